@@ -1,0 +1,273 @@
+//! A one-way link: a FIFO queue, a transmitter of fixed rate, a propagation
+//! delay and an optional Bernoulli loss process.
+//!
+//! Because the link is FIFO and work-conserving, a packet's departure time is
+//! known the moment it is admitted. The link therefore keeps its packets in a
+//! delay line ordered by arrival time at the far end, and only the head of that
+//! line is an event in the engine's queue: one event per packet hop, and an
+//! event queue whose size is the number of links, not the number of packets.
+
+use crate::packet::Packet;
+use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
+use crate::rng::RngStream;
+use crate::stats::{LinkStats, MeasurementWindow};
+use crate::time::{serialization_time, Time};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSpec {
+    pub name: String,
+    pub from: u32,
+    pub to: u32,
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Time,
+    pub buffer: BufferLimit,
+    /// Probability that a transmitted packet is lost (corrupted) on this link.
+    pub loss: f64,
+}
+
+struct InFlight {
+    arrival: Time,
+    seq: u64,
+    packet: Packet,
+}
+
+pub struct Link {
+    pub spec: LinkSpec,
+    discipline: Box<dyn QueueDiscipline>,
+    busy_until: Time,
+    /// Every admitted packet not yet at the far end, in arrival order.
+    delay_line: VecDeque<InFlight>,
+    /// Start of transmission and size of each packet still waiting for the transmitter.
+    waiting: VecDeque<(Time, u32)>,
+    waiting_bytes: u64,
+    loss_rng: Option<RngStream>,
+    pub stats: LinkStats,
+}
+
+/// The event key `(arrival, seq)` of the packet at the head of a link's delay line.
+pub type HeadKey = (Time, u64);
+
+impl Link {
+    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
+        Self {
+            spec,
+            discipline,
+            busy_until: 0,
+            delay_line: VecDeque::new(),
+            waiting: VecDeque::new(),
+            waiting_bytes: 0,
+            loss_rng,
+            stats: LinkStats::default(),
+        }
+    }
+
+    pub fn discipline_name(&self) -> &'static str {
+        self.discipline.name()
+    }
+
+    /// Drops packets that have started transmission by `now` from the waiting set.
+    fn advance(&mut self, now: Time) {
+        while let Some(&(start, bytes)) = self.waiting.front() {
+            if start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.waiting_bytes -= bytes as u64;
+        }
+    }
+
+    /// Packets and bytes waiting behind the transmitter at `now`.
+    pub fn waiting_at(&mut self, now: Time) -> QueueOccupancy {
+        self.advance(now);
+        QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
+    }
+
+    /// Offers a packet at `now`. Returns the new head key when the delay line was
+    /// empty (the caller must schedule it); `None` otherwise, including drops.
+    pub fn enqueue(
+        &mut self,
+        now: Time,
+        packet: Packet,
+        seq: u64,
+        window: &MeasurementWindow,
+    ) -> Option<HeadKey> {
+        let in_window = window.contains(now);
+        self.stats.arrivals += 1;
+        if in_window {
+            self.stats.window_arrivals += 1;
+        }
+        let occupancy = self.waiting_at(now);
+        if self.discipline.admit(now, occupancy, &packet) == Admission::Drop {
+            self.stats.drops += 1;
+            if in_window {
+                self.stats.window_drops += 1;
+            }
+            return None;
+        }
+
+        let bytes = packet.wire_bytes;
+        let start = self.busy_until.max(now);
+        let finish = start + serialization_time(bytes, self.spec.rate_bps);
+        self.busy_until = finish;
+        let arrival = finish + self.spec.delay;
+
+        self.stats.window_busy += window.overlap(start, finish);
+        if window.contains(start) {
+            self.stats.window_bytes += bytes as u64;
+        }
+        if start > now {
+            self.waiting.push_back((start, bytes));
+            self.waiting_bytes += bytes as u64;
+            let waited = window.overlap(now, start) as u128;
+            self.stats.queue_packet_time += waited;
+            self.stats.queue_byte_time += waited * bytes as u128;
+            if in_window {
+                let s = &mut self.stats;
+                s.queue_max_packets = s.queue_max_packets.max(self.waiting.len() as u64);
+                s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
+            }
+        }
+
+        let was_empty = self.delay_line.is_empty();
+        self.delay_line.push_back(InFlight { arrival, seq, packet });
+        was_empty.then_some((arrival, seq))
+    }
+
+    /// Removes the head packet (its arrival event fired) and returns it with the
+    /// key of the next head to schedule, and whether it survived the link's loss process.
+    pub fn pop_arrival(&mut self, now: Time, window: &MeasurementWindow) -> Option<(Packet, bool, Option<HeadKey>)> {
+        let head = self.delay_line.pop_front()?;
+        let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
+        let lost = match self.loss_rng.as_mut() {
+            Some(rng) => rng.bernoulli(self.spec.loss),
+            None => false,
+        };
+        if lost {
+            self.stats.losses += 1;
+            if window.contains(now) {
+                self.stats.window_losses += 1;
+            }
+        } else {
+            self.stats.delivered += 1;
+        }
+        Some((head.packet, !lost, next))
+    }
+
+    /// Packets admitted but not yet at the far end (waiting, in transmission or propagating).
+    pub fn in_flight(&self) -> u64 {
+        self.delay_line.len() as u64
+    }
+
+    /// Mean number of waiting packets and bytes over the window.
+    pub fn queue_means(&self, window: &MeasurementWindow) -> (f64, f64) {
+        if window.is_empty() {
+            return (0.0, 0.0);
+        }
+        let len = window.len() as f64;
+        (self.stats.queue_packet_time as f64 / len, self.stats.queue_byte_time as f64 / len)
+    }
+
+    pub fn utilization(&self, window: &MeasurementWindow) -> f64 {
+        if window.is_empty() {
+            return 0.0;
+        }
+        self.stats.window_busy as f64 / window.len() as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::PacketKind;
+    use crate::queue::DropTail;
+    use crate::time::{micros, millis};
+
+    fn link(buffer: BufferLimit) -> Link {
+        let spec = LinkSpec {
+            name: "l".into(),
+            from: 0,
+            to: 1,
+            rate_bps: 8_000_000, // 1 byte per microsecond
+            delay: millis(1),
+            buffer,
+            loss: 0.0,
+        };
+        Link::new(spec, Box::new(DropTail::new(buffer)), None)
+    }
+
+    fn pkt(bytes: u32) -> Packet {
+        let mut p = Packet::new(PacketKind::Data);
+        p.wire_bytes = bytes;
+        p
+    }
+
+    const ALL: MeasurementWindow = MeasurementWindow { start: 0, end: u64::MAX };
+
+    #[test]
+    fn back_to_back_packets_serialise_then_propagate() {
+        let mut l = link(BufferLimit::Unlimited);
+        assert_eq!(l.enqueue(0, pkt(1000), 1, &ALL), Some((micros(1000) + millis(1), 1)));
+        assert_eq!(l.enqueue(0, pkt(1000), 2, &ALL), None);
+        let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
+        assert!(ok);
+        assert_eq!(next, Some((micros(2000) + millis(1), 2)));
+    }
+
+    #[test]
+    fn droptail_limit_counts_waiting_packets_only() {
+        let mut l = link(BufferLimit::Packets(1));
+        l.enqueue(0, pkt(1000), 1, &ALL); // in transmission
+        l.enqueue(0, pkt(1000), 2, &ALL); // waiting
+        l.enqueue(0, pkt(1000), 3, &ALL); // dropped
+        assert_eq!(l.stats.drops, 1);
+        assert_eq!(l.in_flight(), 2);
+        // Once the first finishes, the second is in service and there is room again.
+        assert_eq!(l.waiting_at(micros(1000)).packets, 0);
+        l.enqueue(micros(1000), pkt(1000), 4, &ALL);
+        assert_eq!(l.stats.drops, 1);
+    }
+
+    #[test]
+    fn queue_integral_is_total_waiting_time() {
+        let mut l = link(BufferLimit::Unlimited);
+        for seq in 0..3 {
+            l.enqueue(0, pkt(1000), seq, &ALL);
+        }
+        // Waits: 0, 1000 us, 2000 us.
+        assert_eq!(l.stats.queue_packet_time, micros(3000) as u128);
+        assert_eq!(l.stats.queue_max_packets, 2);
+        let w = MeasurementWindow { start: 0, end: micros(3000) };
+        assert!((l.queue_means(&w).0 - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn utilization_clips_busy_time_to_window() {
+        let mut l = link(BufferLimit::Unlimited);
+        let w = MeasurementWindow { start: micros(500), end: micros(2500) };
+        l.enqueue(0, pkt(1000), 1, &w);
+        l.enqueue(0, pkt(1000), 2, &w);
+        // Busy [0, 2000) us; inside the window [500, 2000) = 1500 of 2000 us.
+        assert!((l.utilization(&w) - 0.75).abs() < 1e-12);
+    }
+
+    #[test]
+    fn random_loss_consumes_the_link_but_not_the_packet_count() {
+        let spec = LinkSpec {
+            name: "l".into(),
+            from: 0,
+            to: 1,
+            rate_bps: 8_000_000,
+            delay: 0,
+            buffer: BufferLimit::Unlimited,
+            loss: 1.0,
+        };
+        let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
+        l.enqueue(0, pkt(100), 1, &ALL);
+        let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
+        assert!(!ok);
+        assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
+    }
+}
