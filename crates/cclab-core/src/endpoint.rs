@@ -41,6 +41,8 @@ pub struct EndpointCounters {
     pub rtt_samples: u64,
     pub rtt_min: Time,
     pub packets_received: u64,
+    /// When a finite transfer was completely acknowledged.
+    pub finished_at: Option<Time>,
 }
 
 /// Instantaneous sender state for time series.

@@ -89,8 +89,22 @@ impl Engine {
     ) -> (EndpointId, EndpointId) {
         let ia = self.slots.len() as EndpointId;
         let ib = ia + 1;
-        self.slots.push(Slot { endpoint: a, node: a_node, peer_node: b_node, peer: ib, flow, armed: NEVER });
-        self.slots.push(Slot { endpoint: b, node: b_node, peer_node: a_node, peer: ia, flow, armed: NEVER });
+        self.slots.push(Slot {
+            endpoint: a,
+            node: a_node,
+            peer_node: b_node,
+            peer: ib,
+            flow,
+            armed: NEVER,
+        });
+        self.slots.push(Slot {
+            endpoint: b,
+            node: b_node,
+            peer_node: a_node,
+            peer: ia,
+            flow,
+            armed: NEVER,
+        });
         (ia, ib)
     }
 
@@ -112,7 +126,11 @@ impl Engine {
 
     /// Counters at the start of the window and now (the end, after `run`).
     pub fn window_counters(&self, id: EndpointId) -> (EndpointCounters, EndpointCounters) {
-        let start = self.counters_at_start.get(id as usize).copied().unwrap_or_default();
+        let start = self
+            .counters_at_start
+            .get(id as usize)
+            .copied()
+            .unwrap_or_default();
         (start, self.slots[id as usize].endpoint.counters())
     }
 
@@ -151,7 +169,8 @@ impl Engine {
                 Target::Link(l) => self.link_arrival(l),
                 Target::Endpoint(e) => self.endpoint_timer(e, time),
                 Target::WindowStart => {
-                    self.counters_at_start = self.slots.iter().map(|s| s.endpoint.counters()).collect();
+                    self.counters_at_start =
+                        self.slots.iter().map(|s| s.endpoint.counters()).collect();
                 }
                 Target::Sample => self.sample(),
             }
@@ -196,7 +215,9 @@ impl Engine {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        if let Some((time, seq)) = self.net.links[l as usize].enqueue(self.now, packet, seq, &self.window) {
+        if let Some((time, seq)) =
+            self.net.links[l as usize].enqueue(self.now, packet, seq, &self.window)
+        {
             self.heap.push(Reverse((time, seq, Target::Link(l))));
         }
     }
@@ -245,7 +266,10 @@ impl Engine {
         let now = self.now;
         for (i, slot) in self.slots.iter().enumerate() {
             if let Some(p) = slot.endpoint.probe() {
-                let delivered = self.slots[slot.peer as usize].endpoint.counters().bytes_delivered;
+                let delivered = self.slots[slot.peer as usize]
+                    .endpoint
+                    .counters()
+                    .bytes_delivered;
                 self.series.flows.push(FlowSample {
                     time: now,
                     endpoint: i as u32,

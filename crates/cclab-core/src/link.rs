@@ -51,7 +51,11 @@ pub struct Link {
 pub type HeadKey = (Time, u64);
 
 impl Link {
-    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
+    pub fn new(
+        spec: LinkSpec,
+        discipline: Box<dyn QueueDiscipline>,
+        loss_rng: Option<RngStream>,
+    ) -> Self {
         Self {
             spec,
             discipline,
@@ -82,7 +86,10 @@ impl Link {
     /// Packets and bytes waiting behind the transmitter at `now`.
     pub fn waiting_at(&mut self, now: Time) -> QueueOccupancy {
         self.advance(now);
-        QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
+        QueueOccupancy {
+            packets: self.waiting.len() as u64,
+            bytes: self.waiting_bytes,
+        }
     }
 
     /// Offers a packet at `now`. Returns the new head key when the delay line was
@@ -132,13 +139,21 @@ impl Link {
         }
 
         let was_empty = self.delay_line.is_empty();
-        self.delay_line.push_back(InFlight { arrival, seq, packet });
+        self.delay_line.push_back(InFlight {
+            arrival,
+            seq,
+            packet,
+        });
         was_empty.then_some((arrival, seq))
     }
 
     /// Removes the head packet (its arrival event fired) and returns it with the
     /// key of the next head to schedule, and whether it survived the link's loss process.
-    pub fn pop_arrival(&mut self, now: Time, window: &MeasurementWindow) -> Option<(Packet, bool, Option<HeadKey>)> {
+    pub fn pop_arrival(
+        &mut self,
+        now: Time,
+        window: &MeasurementWindow,
+    ) -> Option<(Packet, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
         let lost = match self.loss_rng.as_mut() {
@@ -167,7 +182,10 @@ impl Link {
             return (0.0, 0.0);
         }
         let len = window.len() as f64;
-        (self.stats.queue_packet_time as f64 / len, self.stats.queue_byte_time as f64 / len)
+        (
+            self.stats.queue_packet_time as f64 / len,
+            self.stats.queue_byte_time as f64 / len,
+        )
     }
 
     pub fn utilization(&self, window: &MeasurementWindow) -> f64 {
@@ -204,12 +222,18 @@ mod tests {
         p
     }
 
-    const ALL: MeasurementWindow = MeasurementWindow { start: 0, end: u64::MAX };
+    const ALL: MeasurementWindow = MeasurementWindow {
+        start: 0,
+        end: u64::MAX,
+    };
 
     #[test]
     fn back_to_back_packets_serialise_then_propagate() {
         let mut l = link(BufferLimit::Unlimited);
-        assert_eq!(l.enqueue(0, pkt(1000), 1, &ALL), Some((micros(1000) + millis(1), 1)));
+        assert_eq!(
+            l.enqueue(0, pkt(1000), 1, &ALL),
+            Some((micros(1000) + millis(1), 1))
+        );
         assert_eq!(l.enqueue(0, pkt(1000), 2, &ALL), None);
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
@@ -239,14 +263,20 @@ mod tests {
         // Waits: 0, 1000 us, 2000 us.
         assert_eq!(l.stats.queue_packet_time, micros(3000) as u128);
         assert_eq!(l.stats.queue_max_packets, 2);
-        let w = MeasurementWindow { start: 0, end: micros(3000) };
+        let w = MeasurementWindow {
+            start: 0,
+            end: micros(3000),
+        };
         assert!((l.queue_means(&w).0 - 1.0).abs() < 1e-12);
     }
 
     #[test]
     fn utilization_clips_busy_time_to_window() {
         let mut l = link(BufferLimit::Unlimited);
-        let w = MeasurementWindow { start: micros(500), end: micros(2500) };
+        let w = MeasurementWindow {
+            start: micros(500),
+            end: micros(2500),
+        };
         l.enqueue(0, pkt(1000), 1, &w);
         l.enqueue(0, pkt(1000), 2, &w);
         // Busy [0, 2000) us; inside the window [500, 2000) = 1500 of 2000 us.
@@ -264,10 +294,17 @@ mod tests {
             buffer: BufferLimit::Unlimited,
             loss: 1.0,
         };
-        let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
+        let mut l = Link::new(
+            spec,
+            Box::new(DropTail::new(BufferLimit::Unlimited)),
+            Some(RngStream::new(1, "x")),
+        );
         l.enqueue(0, pkt(100), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
-        assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
+        assert_eq!(
+            (l.stats.arrivals, l.stats.losses, l.stats.delivered),
+            (1, 1, 0)
+        );
     }
 }

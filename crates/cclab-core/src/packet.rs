@@ -122,6 +122,10 @@ mod tests {
     #[test]
     fn packet_stays_small() {
         // Packets are copied on every hop; keep them within two cache lines.
-        assert!(std::mem::size_of::<Packet>() <= 160, "{}", std::mem::size_of::<Packet>());
+        assert!(
+            std::mem::size_of::<Packet>() <= 160,
+            "{}",
+            std::mem::size_of::<Packet>()
+        );
     }
 }

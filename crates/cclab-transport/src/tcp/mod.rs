@@ -1,0 +1,106 @@
+//! TCP as two sans-IO endpoints: [`TcpSender`] and [`TcpReceiver`].
+//!
+//! There is no connection set-up (as with ns-2's one-way TCP agents): the sender
+//! starts sending at its start time, the receiver answers every data segment by
+//! the rules of RFC 5681 §4.2 / RFC 1122 (immediate or delayed cumulative ACKs),
+//! RFC 2018 (SACK blocks) and RFC 7323 (timestamp echo). Sequence numbers are
+//! 64-bit byte offsets; the sender works in whole segments of `mss` bytes, the
+//! last one possibly shorter.
+
+pub mod receiver;
+pub mod recovery;
+pub mod rtt;
+pub mod scoreboard;
+pub mod sender;
+
+pub use receiver::TcpReceiver;
+pub use sender::TcpSender;
+
+use cclab_core::time::{millis, secs};
+use cclab_core::Time;
+
+/// Advertised when no `max_window` is set: far beyond any window a run reaches.
+pub const UNLIMITED_WINDOW_BYTES: u64 = 1 << 50;
+
+/// What the sending application offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum App {
+    /// An infinite backlog (FTP-like bulk transfer).
+    Bulk,
+    /// A finite transfer of this many bytes.
+    Transfer { bytes: u64 },
+}
+
+/// Everything that configures one TCP connection (both ends).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment (SMSS).
+    pub mss: u32,
+    /// Header bytes added on the wire to every segment and ACK.
+    pub header_bytes: u32,
+    /// Initial congestion window in segments.
+    pub initial_window: u32,
+    /// Initial ssthresh in segments ("arbitrarily high" in RFC 5681).
+    pub initial_ssthresh: f64,
+    /// Receiver window in segments (ns-2's `window_`); `None` is unlimited.
+    pub max_window: Option<u64>,
+    pub min_rto: Time,
+    pub initial_rto: Time,
+    pub max_rto: Time,
+    /// Clock granularity G of RFC 6298 §2.
+    pub clock_granularity: Time,
+    pub dupthresh: u32,
+    /// RFC 3042 limited transmit.
+    pub limited_transmit: bool,
+    /// RFC 7323 timestamps; without them RTT samples follow Karn's algorithm.
+    pub timestamps: bool,
+    /// The receiver sends SACK blocks (negotiated when the sender uses SACK recovery).
+    pub sack: bool,
+    pub delayed_ack: bool,
+    pub delack_timeout: Time,
+    pub app: App,
+    pub start: Time,
+}
+
+impl TcpConfig {
+    /// RFC 5681 §3.1 (from RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380 bytes)).
+    /// The window the receiver advertises, in bytes.
+    pub fn receive_window_bytes(&self) -> u64 {
+        self.max_window.map_or(UNLIMITED_WINDOW_BYTES, |w| {
+            w.saturating_mul(self.mss as u64)
+        })
+    }
+
+    pub fn rfc3390_initial_window(mss: u32) -> u32 {
+        let bytes = (4 * mss).min((2 * mss).max(4380));
+        bytes / mss
+    }
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        let mss = 1000;
+        Self {
+            mss,
+            header_bytes: 40,
+            initial_window: Self::rfc3390_initial_window(mss),
+            initial_ssthresh: 1e9,
+            max_window: None,
+            min_rto: secs(1),
+            initial_rto: secs(1),
+            max_rto: secs(60),
+            clock_granularity: millis(1),
+            dupthresh: 3,
+            limited_transmit: false,
+            timestamps: true,
+            sack: false,
+            delayed_ack: false,
+            delack_timeout: millis(200),
+            app: App::Bulk,
+            start: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,338 @@
+//! The TCP data receiver.
+//!
+//! - Cumulative ACKs carry the next byte expected (`rcv_nxt`); out-of-order data
+//!   is kept as sorted byte intervals and delivered once the gap below it fills,
+//!   so the application sees every byte exactly once and in order.
+//! - ACK timing, RFC 5681 §4.2 and RFC 1122 §4.2.3.2: with delayed ACKs, ACK every
+//!   second in-order segment or when the delayed-ACK timer expires; always ACK at
+//!   once for an out-of-order segment, a duplicate, or one that fills (part of) a gap.
+//! - SACK, RFC 2018 §4: the first block is the one holding the segment that
+//!   triggered the ACK (unless it advanced `rcv_nxt`); the rest repeat the most
+//!   recently reported blocks; at most 3 blocks beside the timestamp option, 4 without.
+//! - Timestamps, RFC 7323 §4.3: TS.Recent is updated from a segment with
+//!   `SEG.SEQ <= Last.ACK.sent`, so a delayed ACK echoes the earlier segment and a
+//!   duplicate ACK echoes the last in-order one.
+//! - Congestion marks (CE) are echoed (ECE) on the next ACK.
+
+use super::TcpConfig;
+use cclab_core::{
+    Endpoint, EndpointCounters, Outbox, Packet, PacketKind, Time, MAX_SACK_BLOCKS, NEVER,
+};
+
+pub struct TcpReceiver {
+    header_bytes: u32,
+    window_bytes: u64,
+    sack: bool,
+    max_sack_blocks: usize,
+    delayed_ack: bool,
+    delack_timeout: Time,
+    timestamps: bool,
+
+    rcv_nxt: u64,
+    /// Received data above `rcv_nxt`: sorted, disjoint, non-adjacent `[start, end)`.
+    out_of_order: Vec<(u64, u64)>,
+    /// Blocks in the order they should be reported, most recent first.
+    sack_history: Vec<(u64, u64)>,
+    ts_recent: Time,
+    last_ack_sent: u64,
+    unacked_segments: u32,
+    delack_deadline: Time,
+    ce_pending: bool,
+    counters: EndpointCounters,
+    /// When enabled (tests), every delivery to the application as `[start, end)`.
+    delivery_log: Option<Vec<(u64, u64)>>,
+}
+
+impl TcpReceiver {
+    pub fn new(cfg: &TcpConfig) -> Self {
+        Self {
+            header_bytes: cfg.header_bytes,
+            window_bytes: cfg.receive_window_bytes(),
+            sack: cfg.sack,
+            max_sack_blocks: if cfg.timestamps { 3 } else { MAX_SACK_BLOCKS },
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: cfg.delack_timeout,
+            timestamps: cfg.timestamps,
+            rcv_nxt: 0,
+            out_of_order: Vec::new(),
+            sack_history: Vec::new(),
+            ts_recent: 0,
+            last_ack_sent: 0,
+            unacked_segments: 0,
+            delack_deadline: NEVER,
+            ce_pending: false,
+            counters: EndpointCounters::default(),
+            delivery_log: None,
+        }
+    }
+
+    /// Records every delivery to the application (for invariant tests).
+    pub fn record_deliveries(&mut self) {
+        self.delivery_log = Some(Vec::new());
+    }
+
+    pub fn deliveries(&self) -> Option<&[(u64, u64)]> {
+        self.delivery_log.as_deref()
+    }
+
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+
+    fn deliver(&mut self, from: u64, to: u64) {
+        self.counters.bytes_delivered += to - from;
+        if let Some(log) = self.delivery_log.as_mut() {
+            log.push((from, to));
+        }
+    }
+
+    /// Inserts `[start, end)` above `rcv_nxt`; returns the merged interval holding it.
+    fn insert_out_of_order(&mut self, start: u64, end: u64) -> (u64, u64) {
+        let mut merged = (start, end);
+        // Intervals that overlap or touch [start, end) merge with it.
+        let first = self.out_of_order.partition_point(|&(_, e)| e < start);
+        let mut last = first;
+        while last < self.out_of_order.len() && self.out_of_order[last].0 <= end {
+            merged.0 = merged.0.min(self.out_of_order[last].0);
+            merged.1 = merged.1.max(self.out_of_order[last].1);
+            last += 1;
+        }
+        self.out_of_order
+            .splice(first..last, std::iter::once(merged));
+        merged
+    }
+
+    fn remember_sack_block(&mut self, block: (u64, u64)) {
+        // Older blocks inside the new one are now reported by it.
+        self.sack_history
+            .retain(|&(s, e)| e <= block.0 || s >= block.1);
+        self.sack_history.insert(0, block);
+        self.sack_history.truncate(MAX_SACK_BLOCKS);
+    }
+
+    fn send_ack(&mut self, out: &mut Outbox) {
+        let mut p = Packet::new(PacketKind::Ack);
+        p.ack = self.rcv_nxt;
+        p.window = self.window_bytes;
+        p.ts_ecr = self.ts_recent;
+        p.ece = self.ce_pending;
+        p.wire_bytes = self.header_bytes;
+        if self.sack {
+            for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
+                p.sack.push(s, e);
+            }
+        }
+        out.send(p);
+        self.counters.packets_sent += 1;
+        self.counters.wire_bytes_sent += p.wire_bytes as u64;
+        self.last_ack_sent = self.rcv_nxt;
+        self.unacked_segments = 0;
+        self.delack_deadline = NEVER;
+        self.ce_pending = false;
+    }
+
+    fn on_data(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
+        let (start, end) = (p.seq, p.seq + p.len as u64);
+        if self.timestamps && p.ts_val >= self.ts_recent && start <= self.last_ack_sent {
+            self.ts_recent = p.ts_val;
+        }
+        self.ce_pending |= p.ce;
+
+        if end <= self.rcv_nxt {
+            // Entirely old data: the ACK that covered it was lost or is late.
+            self.send_ack(out);
+            return;
+        }
+        if start > self.rcv_nxt {
+            let block = self.insert_out_of_order(start, end);
+            self.remember_sack_block(block);
+            self.send_ack(out);
+            return;
+        }
+
+        let filled_gap = !self.out_of_order.is_empty();
+        let from = self.rcv_nxt;
+        self.rcv_nxt = end;
+        let joined = self
+            .out_of_order
+            .partition_point(|&(s, _)| s <= self.rcv_nxt);
+        for &(_, e) in &self.out_of_order[..joined] {
+            self.rcv_nxt = self.rcv_nxt.max(e);
+        }
+        self.out_of_order.drain(..joined);
+        let rcv_nxt = self.rcv_nxt;
+        self.sack_history.retain(|&(_, e)| e > rcv_nxt);
+        self.deliver(from, rcv_nxt);
+
+        if filled_gap || !self.delayed_ack {
+            self.send_ack(out);
+            return;
+        }
+        self.unacked_segments += 1;
+        if self.unacked_segments >= 2 {
+            self.send_ack(out);
+        } else if self.delack_deadline == NEVER {
+            self.delack_deadline = now + self.delack_timeout;
+        }
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn on_packet(&mut self, now: Time, packet: &Packet, out: &mut Outbox) {
+        self.counters.packets_received += 1;
+        if packet.kind == PacketKind::Data {
+            self.on_data(now, packet, out);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        if now >= self.delack_deadline && self.unacked_segments > 0 {
+            self.send_ack(out);
+        }
+    }
+
+    fn next_wakeup(&self) -> Time {
+        self.delack_deadline
+    }
+
+    fn counters(&self) -> EndpointCounters {
+        self.counters
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_core::time::millis;
+
+    fn data(seq: u64, len: u32, ts: Time) -> Packet {
+        let mut p = Packet::new(PacketKind::Data);
+        p.seq = seq;
+        p.len = len;
+        p.ts_val = ts;
+        p
+    }
+
+    fn receiver(delayed: bool, sack: bool) -> TcpReceiver {
+        let cfg = TcpConfig {
+            delayed_ack: delayed,
+            sack,
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(&cfg);
+        r.record_deliveries();
+        r
+    }
+
+    fn feed(r: &mut TcpReceiver, now: Time, p: Packet) -> Vec<Packet> {
+        let mut out = Outbox::default();
+        r.on_packet(now, &p, &mut out);
+        out.packets
+    }
+
+    #[test]
+    fn in_order_segments_are_acked_one_by_one_without_delayed_acks() {
+        let mut r = receiver(false, false);
+        let acks = feed(&mut r, 0, data(0, 1000, 1));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 1000);
+        assert_eq!(acks[0].wire_bytes, 40);
+        assert_eq!(acks[0].ts_ecr, 1);
+    }
+
+    #[test]
+    fn delayed_acks_every_second_segment_or_on_timer() {
+        let mut r = receiver(true, false);
+        assert!(feed(&mut r, 0, data(0, 1000, 0)).is_empty());
+        assert_eq!(r.next_wakeup(), millis(200));
+        let acks = feed(&mut r, 10, data(1000, 1000, 10));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 2000);
+        // RFC 7323: the delayed ACK echoes the earlier of the two segments.
+        assert_eq!(acks[0].ts_ecr, 0);
+        assert_eq!(r.next_wakeup(), NEVER);
+
+        assert!(feed(&mut r, 20, data(2000, 1000, 20)).is_empty());
+        let mut out = Outbox::default();
+        r.on_timer(20 + millis(200), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(out.packets[0].ack, 3000);
+    }
+
+    #[test]
+    fn out_of_order_segment_gets_an_immediate_duplicate_ack_with_sack() {
+        let mut r = receiver(true, true);
+        feed(&mut r, 0, data(0, 1000, 0));
+        let acks = feed(&mut r, 1, data(2000, 1000, 1));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 1000);
+        assert_eq!(acks[0].sack.as_slice(), &[(2000, 3000)]);
+        // The duplicate ACK echoes the last in-order segment's timestamp.
+        assert_eq!(acks[0].ts_ecr, 0);
+    }
+
+    #[test]
+    fn gap_filling_segment_is_acked_at_once_and_delivers_everything() {
+        let mut r = receiver(true, true);
+        feed(&mut r, 0, data(0, 1000, 0));
+        feed(&mut r, 1, data(2000, 1000, 1));
+        feed(&mut r, 2, data(3000, 1000, 2));
+        let acks = feed(&mut r, 3, data(1000, 1000, 3));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 4000);
+        assert!(acks[0].sack.is_empty());
+        assert_eq!(r.deliveries().unwrap(), &[(0, 1000), (1000, 4000)]);
+    }
+
+    #[test]
+    fn first_sack_block_reports_the_latest_segment_then_recent_blocks() {
+        let mut r = receiver(false, true);
+        feed(&mut r, 0, data(1000, 1000, 0)); // hole at 0
+        feed(&mut r, 1, data(3000, 1000, 1));
+        feed(&mut r, 2, data(5000, 1000, 2));
+        let acks = feed(&mut r, 3, data(6000, 1000, 3));
+        assert_eq!(
+            acks[0].sack.as_slice(),
+            &[(5000, 7000), (3000, 4000), (1000, 2000)]
+        );
+        // Three blocks fit beside timestamps; a fourth is not reported.
+        feed(&mut r, 4, data(8000, 1000, 4));
+        let acks = feed(&mut r, 5, data(10000, 1000, 5));
+        assert_eq!(acks[0].sack.len(), 3);
+        assert_eq!(acks[0].sack.as_slice()[0], (10000, 11000));
+    }
+
+    #[test]
+    fn duplicate_data_is_acked_and_not_delivered_twice() {
+        let mut r = receiver(false, false);
+        feed(&mut r, 0, data(0, 1000, 0));
+        let acks = feed(&mut r, 1, data(0, 1000, 1));
+        assert_eq!(acks.len(), 1);
+        assert_eq!(acks[0].ack, 1000);
+        assert_eq!(r.counters().bytes_delivered, 1000);
+    }
+
+    #[test]
+    fn advertised_window_reflects_max_window() {
+        let cfg = TcpConfig {
+            max_window: Some(64),
+            ..TcpConfig::default()
+        };
+        let mut r = TcpReceiver::new(&cfg);
+        let acks = feed(&mut r, 0, data(0, 1000, 0));
+        assert_eq!(acks[0].window, 64_000);
+    }
+
+    #[test]
+    fn congestion_mark_is_echoed_once() {
+        let mut r = receiver(false, false);
+        let mut p = data(0, 1000, 0);
+        p.ce = true;
+        assert!(feed(&mut r, 0, p)[0].ece);
+        assert!(!feed(&mut r, 1, data(1000, 1000, 1))[0].ece);
+    }
+}

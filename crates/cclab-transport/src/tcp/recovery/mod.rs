@@ -1,0 +1,145 @@
+//! Loss recovery: what a TCP sender transmits next, and how it manages cwnd
+//! between detecting a loss and recovering from it.
+//!
+//! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`]. The
+//! sender updates the scoreboard and `snd_una` from each ACK, then hands the
+//! [`AckInfo`] to `on_ack`; it asks `next_segment` for transmissions until that
+//! returns `None`; and it calls `on_timeout` after its RTO rules (RFC 6298 §5.4-5.6,
+//! RFC 5681 §3.1: ssthresh from congestion control, cwnd = 1, back-off, go back to
+//! `snd_una`). A retransmission that must go out regardless of the window (fast
+//! retransmit, a NewReno partial ACK) is requested through `core.force_retransmit`.
+
+pub mod newreno;
+pub mod reno;
+pub mod sack;
+pub mod tahoe;
+
+use super::sender::SenderCore;
+use crate::cc::{AckPhase, CongestionControl, LossKind};
+use cclab_core::Time;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxKind {
+    New,
+    Retransmit,
+    /// RFC 6675 NextSeg rule (4): does not move HighRxt.
+    Rescue,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Transmission {
+    pub seg: u64,
+    pub kind: TxKind,
+}
+
+/// What one ACK told the sender, after the scoreboard and `snd_una` were updated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    pub now: Time,
+    /// The cumulative ACK as a segment number (= the new `snd_una`).
+    pub ack_seg: u64,
+    pub newly_acked: u64,
+    pub newly_sacked: u64,
+    pub window_changed: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    pub phase: AckPhase,
+    /// Restart the retransmission timer (RFC 6298 §5.3) because of this ACK.
+    pub restart_timer: bool,
+    pub entered_recovery: bool,
+}
+
+impl Verdict {
+    /// Outside recovery: restart the timer when new data was acknowledged.
+    pub fn open(ack: &AckInfo) -> Self {
+        Self {
+            phase: AckPhase::Open,
+            restart_timer: ack.newly_acked > 0,
+            entered_recovery: false,
+        }
+    }
+
+    pub fn recovery(restart_timer: bool) -> Self {
+        Self {
+            phase: AckPhase::Recovery,
+            restart_timer,
+            entered_recovery: false,
+        }
+    }
+
+    pub fn entered() -> Self {
+        Self {
+            phase: AckPhase::Recovery,
+            restart_timer: false,
+            entered_recovery: true,
+        }
+    }
+}
+
+pub trait LossRecovery {
+    fn name(&self) -> &'static str;
+    fn on_ack(
+        &mut self,
+        core: &mut SenderCore,
+        cc: &mut dyn CongestionControl,
+        ack: &AckInfo,
+    ) -> Verdict;
+    /// After the sender applied the common RTO rules.
+    fn on_timeout(&mut self, core: &mut SenderCore);
+    /// The next segment the window allows, if any.
+    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission>;
+    /// A transmission left (from `next_segment` or `force_retransmit`).
+    fn on_transmit(&mut self, _core: &SenderCore, _tx: Transmission) {}
+    fn in_recovery(&self) -> bool;
+}
+
+/// RFC 5681 §2 duplicate ACK: data is outstanding, the ACK acknowledges nothing
+/// new and does not change the advertised window (our ACKs never carry data).
+pub fn is_duplicate_ack(core: &SenderCore, ack: &AckInfo) -> bool {
+    ack.newly_acked == 0 && core.snd_max > core.snd_una && !ack.window_changed
+}
+
+/// Asks congestion control for ssthresh after a loss detected by duplicate ACKs
+/// and stores it.
+pub fn set_ssthresh_on_loss(core: &mut SenderCore, cc: &mut dyn CongestionControl, now: Time) {
+    let loss = core.loss_event(now, LossKind::FastRetransmit);
+    core.cc.ssthresh = cc.ssthresh_on_loss(&core.cc, &loss);
+}
+
+/// RFC 3042 limited transmit: on the first and second duplicate ACK one new
+/// segment each may be sent beyond cwnd.
+pub fn limited_transmit_allowance(core: &SenderCore) -> u64 {
+    let eligible = core.limited_transmit
+        && core.dupacks > 0
+        && core.dupacks < core.dupthresh
+        && core.snd_nxt == core.snd_max;
+    if eligible {
+        core.dupacks as u64
+    } else {
+        0
+    }
+}
+
+/// Sequence-window sending: the segment at `snd_nxt` (skipping SACKed ones if
+/// asked) if it lies below `snd_una + min(cwnd + extra, rwnd)`. After a timeout
+/// `snd_nxt` is back at `snd_una`, so this is go-back-N.
+pub fn next_in_window(core: &SenderCore, extra: u64, skip_sacked: bool) -> Option<Transmission> {
+    let mut seg = core.snd_nxt;
+    if skip_sacked {
+        while seg < core.snd_max && core.scoreboard.is_sacked(seg) {
+            seg += 1;
+        }
+    }
+    let window = (core.cc.cwnd.floor() as u64 + extra).min(core.rwnd);
+    if seg >= core.snd_una + window || !core.segment_exists(seg) {
+        return None;
+    }
+    let kind = if seg < core.snd_max {
+        TxKind::Retransmit
+    } else {
+        TxKind::New
+    };
+    Some(Transmission { seg, kind })
+}

@@ -1,0 +1,131 @@
+//! NewReno fast recovery, RFC 6582 §3.2.
+//!
+//! - `recover` holds the highest segment sent when recovery starts (kept here as
+//!   the exclusive end, `snd_max`). On the DupThresh-th duplicate ACK, fast
+//!   retransmit starts only if the cumulative ACK covers more than `recover`
+//!   (step 2), which stops repeated fast retransmits after a timeout.
+//! - Entering: `recover = HighData`, ssthresh from congestion control, retransmit
+//!   the first unacknowledged segment, cwnd = ssthresh + 3 (steps 2-3).
+//! - Each further duplicate ACK: cwnd += 1 (step 4).
+//! - Full ACK (acknowledges `recover`): cwnd = `min(ssthresh, max(FlightSize, 1) + 1)`
+//!   (option 1, the default) or ssthresh (option 2); recovery ends (step 5).
+//! - Partial ACK: retransmit the first unacknowledged segment, deflate cwnd by the
+//!   amount acknowledged, add back one segment if at least one was acknowledged,
+//!   stay in recovery; restart the timer on the first partial ACK only
+//!   ("Impatient" variant, RFC 6582 §4).
+//! - Timeout: `recover = HighData`, recovery ends.
+
+use super::{
+    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
+    LossRecovery, Transmission, Verdict,
+};
+use crate::cc::CongestionControl;
+use crate::tcp::sender::SenderCore;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FullAckWindow {
+    /// RFC 6582 option (1): `min(ssthresh, max(FlightSize, SMSS) + SMSS)`, avoids a burst.
+    #[default]
+    FlightPlusOne,
+    /// RFC 6582 option (2): `ssthresh`.
+    Ssthresh,
+}
+
+#[derive(Debug, Default)]
+pub struct NewReno {
+    in_recovery: bool,
+    recover: u64,
+    partial_acks: u32,
+    full_ack: FullAckWindow,
+}
+
+impl NewReno {
+    pub fn with_full_ack(full_ack: FullAckWindow) -> Self {
+        Self {
+            full_ack,
+            ..Self::default()
+        }
+    }
+
+    pub fn recover(&self) -> u64 {
+        self.recover
+    }
+}
+
+impl LossRecovery for NewReno {
+    fn name(&self) -> &'static str {
+        "newreno"
+    }
+
+    fn on_ack(
+        &mut self,
+        core: &mut SenderCore,
+        cc: &mut dyn CongestionControl,
+        ack: &AckInfo,
+    ) -> Verdict {
+        if self.in_recovery {
+            if ack.newly_acked > 0 {
+                if ack.ack_seg >= self.recover {
+                    core.cc.cwnd = match self.full_ack {
+                        FullAckWindow::FlightPlusOne => {
+                            core.cc.ssthresh.min(core.flight_size().max(1) as f64 + 1.0)
+                        }
+                        FullAckWindow::Ssthresh => core.cc.ssthresh,
+                    };
+                    core.dupacks = 0;
+                    self.in_recovery = false;
+                    cc.on_recovery_exit(&mut core.cc, ack.now);
+                    return Verdict::recovery(true);
+                }
+                core.force_retransmit = Some(core.snd_una);
+                core.cc.cwnd -= ack.newly_acked as f64;
+                core.cc.cwnd += 1.0;
+                core.cc.cwnd = core.cc.cwnd.max(1.0);
+                let first_partial = self.partial_acks == 0;
+                self.partial_acks += 1;
+                return Verdict::recovery(first_partial);
+            }
+            if is_duplicate_ack(core, ack) {
+                core.dupacks += 1;
+                core.cc.cwnd += 1.0;
+            }
+            return Verdict::recovery(false);
+        }
+        if ack.newly_acked > 0 {
+            core.dupacks = 0;
+            return Verdict::open(ack);
+        }
+        if !is_duplicate_ack(core, ack) {
+            return Verdict::open(ack);
+        }
+        core.dupacks += 1;
+        if core.dupacks == core.dupthresh && ack.ack_seg >= self.recover {
+            self.recover = core.snd_max;
+            set_ssthresh_on_loss(core, cc, ack.now);
+            core.force_retransmit = Some(core.snd_una);
+            core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
+            self.in_recovery = true;
+            self.partial_acks = 0;
+            return Verdict::entered();
+        }
+        Verdict::open(ack)
+    }
+
+    fn on_timeout(&mut self, core: &mut SenderCore) {
+        self.recover = core.snd_max;
+        self.in_recovery = false;
+    }
+
+    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
+        let extra = if self.in_recovery {
+            0
+        } else {
+            limited_transmit_allowance(core)
+        };
+        next_in_window(core, extra, false)
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+}

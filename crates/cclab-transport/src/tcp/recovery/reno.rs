@@ -1,0 +1,82 @@
+//! Reno fast retransmit and fast recovery, RFC 5681 §3.2.
+//!
+//! 1-3. On the DupThresh-th duplicate ACK: ssthresh from congestion control
+//!      (eq. 4: `max(FlightSize/2, 2)`), retransmit the first unacknowledged
+//!      segment, cwnd = ssthresh + 3 (the segments that left the network).
+//! 4-5. Each further duplicate ACK inflates cwnd by one segment; send if allowed.
+//! 6.   The first ACK of new data deflates cwnd to ssthresh and ends recovery,
+//!      even when it is a partial ACK (which is why Reno often needs a timeout
+//!      when several segments of one window are lost).
+
+use super::{
+    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
+    LossRecovery, Transmission, Verdict,
+};
+use crate::cc::CongestionControl;
+use crate::tcp::sender::SenderCore;
+
+#[derive(Debug, Default)]
+pub struct Reno {
+    in_recovery: bool,
+}
+
+impl LossRecovery for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn on_ack(
+        &mut self,
+        core: &mut SenderCore,
+        cc: &mut dyn CongestionControl,
+        ack: &AckInfo,
+    ) -> Verdict {
+        if self.in_recovery {
+            if ack.newly_acked > 0 {
+                core.cc.cwnd = core.cc.ssthresh;
+                core.dupacks = 0;
+                self.in_recovery = false;
+                cc.on_recovery_exit(&mut core.cc, ack.now);
+                return Verdict::recovery(true);
+            }
+            if is_duplicate_ack(core, ack) {
+                core.dupacks += 1;
+                core.cc.cwnd += 1.0;
+            }
+            return Verdict::recovery(false);
+        }
+        if ack.newly_acked > 0 {
+            core.dupacks = 0;
+            return Verdict::open(ack);
+        }
+        if !is_duplicate_ack(core, ack) {
+            return Verdict::open(ack);
+        }
+        core.dupacks += 1;
+        if core.dupacks == core.dupthresh {
+            set_ssthresh_on_loss(core, cc, ack.now);
+            core.force_retransmit = Some(core.snd_una);
+            core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
+            self.in_recovery = true;
+            return Verdict::entered();
+        }
+        Verdict::open(ack)
+    }
+
+    fn on_timeout(&mut self, _core: &mut SenderCore) {
+        self.in_recovery = false;
+    }
+
+    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
+        let extra = if self.in_recovery {
+            0
+        } else {
+            limited_transmit_allowance(core)
+        };
+        next_in_window(core, extra, false)
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+}

@@ -1,0 +1,231 @@
+//! Conservative SACK-based loss recovery, RFC 6675 (with RFC 2018 SACK blocks).
+//!
+//! Kept in segments: `high_rxt` and `recovery_point` are exclusive segment ends
+//! (HighRxt + 1 and HighData + 1 of the RFC), `rescue_rxt` the segment holding
+//! RescueRxt.
+//!
+//! - Duplicate ACK (§2): an ACK that SACKs previously un-SACKed data; a
+//!   cumulative ACK resets DupAcks first (§5).
+//! - IsLost(S) (§4): DupThresh SACKed segments above S, or more than
+//!   (DupThresh - 1) * SMSS SACKed bytes above S. With whole segments both reduce
+//!   to "S lies below the DupThresh-th highest SACKed segment".
+//! - SetPipe (§4): every un-SACKed segment in [HighACK, HighData] counts once if
+//!   not lost and once more if at or below HighRxt.
+//! - Entering recovery (§5 steps 1, 2, 4) when DupAcks >= DupThresh or
+//!   IsLost(HighACK + 1), and only once HighACK has passed the previous
+//!   RecoveryPoint: RecoveryPoint = HighData, ssthresh from congestion control,
+//!   cwnd = ssthresh, retransmit HighACK + 1, HighRxt = RescueRxt = that segment.
+//! - Every ACK in recovery: (A) a cumulative ACK beyond RecoveryPoint ends it;
+//!   (B) update the scoreboard and SetPipe; (C) while cwnd - pipe >= 1 send
+//!   NextSeg: (1) the first lost un-SACKed segment above HighRxt, (2) new data,
+//!   (3) any un-SACKed segment above HighRxt below the highest SACK, (4) once per
+//!   recovery a rescue retransmission of the highest un-SACKed segment.
+//! - Limited transmit (step 3, optional): below DupThresh, new data may be sent
+//!   while cwnd - pipe >= 1.
+//! - Timeout (§5.1): RecoveryPoint = HighData and recovery ends; SACK bits are
+//!   cleared (RFC 2018 §8) and go-back-N resends what is not SACKed again.
+
+use super::{
+    next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Transmission, TxKind, Verdict,
+};
+use crate::cc::CongestionControl;
+use crate::tcp::sender::SenderCore;
+
+#[derive(Debug)]
+pub struct Sack {
+    in_recovery: bool,
+    recovery_point: u64,
+    high_rxt: u64,
+    rescue_rxt: Option<u64>,
+    pipe: u64,
+    /// NextSeg rule (3).
+    pub use_rule3: bool,
+    /// Clear SACK information on a retransmission timeout.
+    pub clear_on_timeout: bool,
+}
+
+impl Default for Sack {
+    fn default() -> Self {
+        Self {
+            in_recovery: false,
+            recovery_point: 0,
+            high_rxt: 0,
+            rescue_rxt: None,
+            pipe: 0,
+            use_rule3: true,
+            clear_on_timeout: true,
+        }
+    }
+}
+
+impl Sack {
+    pub fn pipe(&self) -> u64 {
+        self.pipe
+    }
+
+    pub fn high_rxt(&self) -> u64 {
+        self.high_rxt
+    }
+
+    pub fn recovery_point(&self) -> u64 {
+        self.recovery_point
+    }
+
+    /// Un-SACKed segments below this bound are lost (IsLost).
+    pub fn lost_bound(core: &SenderCore) -> u64 {
+        core.scoreboard
+            .kth_highest_sacked(core.dupthresh as u64)
+            .unwrap_or(core.snd_una)
+    }
+
+    pub fn is_lost(core: &SenderCore, seg: u64) -> bool {
+        seg < Self::lost_bound(core) && !core.scoreboard.is_sacked(seg)
+    }
+
+    fn set_pipe(&mut self, core: &SenderCore) {
+        let (una, max) = (core.snd_una, core.snd_max);
+        let not_lost_from = Self::lost_bound(core).clamp(una, max);
+        let in_network = (max - not_lost_from) - core.scoreboard.sacked_in(not_lost_from, max);
+        let retransmitted_to = self.high_rxt.clamp(una, max);
+        let retransmitted =
+            (retransmitted_to - una) - core.scoreboard.sacked_in(una, retransmitted_to);
+        self.pipe = in_network + retransmitted;
+    }
+
+    fn window_open(&self, core: &SenderCore) -> bool {
+        core.cc.cwnd - self.pipe as f64 >= 1.0
+    }
+
+    fn next_seg(&self, core: &SenderCore) -> Option<Transmission> {
+        let from = self.high_rxt.max(core.snd_una);
+        let highest_sacked = core.scoreboard.kth_highest_sacked(1);
+        if let Some(top) = highest_sacked {
+            let lost_below = Self::lost_bound(core).min(top);
+            if let Some(seg) = core.scoreboard.first_unsacked_in(from, lost_below) {
+                return Some(Transmission {
+                    seg,
+                    kind: TxKind::Retransmit,
+                });
+            }
+        }
+        if core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd {
+            return Some(Transmission {
+                seg: core.snd_max,
+                kind: TxKind::New,
+            });
+        }
+        if let (true, Some(top)) = (self.use_rule3, highest_sacked) {
+            if let Some(seg) = core.scoreboard.first_unsacked_in(from, top) {
+                return Some(Transmission {
+                    seg,
+                    kind: TxKind::Retransmit,
+                });
+            }
+        }
+        if self.rescue_rxt.is_none_or(|r| core.snd_una > r) {
+            if let Some(seg) = core.scoreboard.last_unsacked_in(core.snd_una, core.snd_max) {
+                return Some(Transmission {
+                    seg,
+                    kind: TxKind::Rescue,
+                });
+            }
+        }
+        None
+    }
+}
+
+impl LossRecovery for Sack {
+    fn name(&self) -> &'static str {
+        "sack"
+    }
+
+    fn on_ack(
+        &mut self,
+        core: &mut SenderCore,
+        cc: &mut dyn CongestionControl,
+        ack: &AckInfo,
+    ) -> Verdict {
+        if self.in_recovery {
+            if ack.ack_seg >= self.recovery_point {
+                self.in_recovery = false;
+                core.dupacks = 0;
+                cc.on_recovery_exit(&mut core.cc, ack.now);
+                return Verdict::recovery(true);
+            }
+            self.set_pipe(core);
+            return Verdict::recovery(ack.newly_acked > 0);
+        }
+        if ack.newly_acked > 0 {
+            core.dupacks = 0;
+        }
+        if ack.newly_sacked == 0 {
+            return Verdict::open(ack);
+        }
+        core.dupacks += 1;
+        let past_previous_recovery = ack.ack_seg >= self.recovery_point;
+        let loss_detected = core.dupacks >= core.dupthresh || Self::is_lost(core, core.snd_una);
+        if past_previous_recovery && loss_detected {
+            self.in_recovery = true;
+            self.recovery_point = core.snd_max;
+            set_ssthresh_on_loss(core, cc, ack.now);
+            core.cc.cwnd = core.cc.ssthresh;
+            self.high_rxt = core.snd_una;
+            self.rescue_rxt = Some(core.snd_una);
+            self.set_pipe(core);
+            core.force_retransmit = Some(core.snd_una);
+            let mut v = Verdict::entered();
+            v.restart_timer = ack.newly_acked > 0;
+            return v;
+        }
+        if core.limited_transmit {
+            self.high_rxt = core.snd_una;
+            self.set_pipe(core);
+        }
+        Verdict::open(ack)
+    }
+
+    fn on_timeout(&mut self, core: &mut SenderCore) {
+        self.in_recovery = false;
+        self.recovery_point = core.snd_max;
+        self.high_rxt = core.snd_una;
+        self.pipe = 0;
+        if self.clear_on_timeout {
+            core.scoreboard.clear_sacks();
+        }
+    }
+
+    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
+        if self.in_recovery {
+            return if self.window_open(core) {
+                self.next_seg(core)
+            } else {
+                None
+            };
+        }
+        let limited_transmit =
+            core.limited_transmit && core.dupacks > 0 && core.dupacks < core.dupthresh;
+        if limited_transmit {
+            let allowed = self.window_open(core)
+                && core.has_unsent_data()
+                && core.snd_max < core.snd_una + core.rwnd;
+            return allowed.then_some(Transmission {
+                seg: core.snd_max,
+                kind: TxKind::New,
+            });
+        }
+        next_in_window(core, 0, true)
+    }
+
+    fn on_transmit(&mut self, _core: &SenderCore, tx: Transmission) {
+        self.pipe += 1;
+        match tx.kind {
+            TxKind::Retransmit => self.high_rxt = self.high_rxt.max(tx.seg + 1),
+            TxKind::Rescue => self.rescue_rxt = Some(self.recovery_point.saturating_sub(1)),
+            TxKind::New => {}
+        }
+    }
+
+    fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+}

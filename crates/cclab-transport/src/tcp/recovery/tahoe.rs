@@ -1,0 +1,64 @@
+//! TCP Tahoe (Jacobson 1988; RFC 5681 without fast recovery).
+//!
+//! On the DupThresh-th duplicate ACK: ssthresh from congestion control
+//! (`max(FlightSize/2, 2)` for Reno), cwnd = 1 segment, and go back to `snd_una`
+//! (retransmit it and everything after it in slow start). As in ns-2's Tahoe with
+//! its default `bug_fix_`, duplicate ACKs for data sent before the last fast
+//! retransmit or timeout (`ack < recover`) do not trigger another one.
+
+use super::{
+    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
+    LossRecovery, Transmission, Verdict,
+};
+use crate::cc::CongestionControl;
+use crate::tcp::sender::SenderCore;
+
+#[derive(Debug, Default)]
+pub struct Tahoe {
+    /// `snd_max` at the last fast retransmit or timeout.
+    recover: u64,
+}
+
+impl LossRecovery for Tahoe {
+    fn name(&self) -> &'static str {
+        "tahoe"
+    }
+
+    fn on_ack(
+        &mut self,
+        core: &mut SenderCore,
+        cc: &mut dyn CongestionControl,
+        ack: &AckInfo,
+    ) -> Verdict {
+        if ack.newly_acked > 0 {
+            core.dupacks = 0;
+            return Verdict::open(ack);
+        }
+        if !is_duplicate_ack(core, ack) {
+            return Verdict::open(ack);
+        }
+        core.dupacks += 1;
+        if core.dupacks == core.dupthresh && ack.ack_seg >= self.recover {
+            set_ssthresh_on_loss(core, cc, ack.now);
+            core.cc.cwnd = 1.0;
+            self.recover = core.snd_max;
+            core.snd_nxt = core.snd_una;
+            let mut v = Verdict::open(ack);
+            v.entered_recovery = true;
+            return v;
+        }
+        Verdict::open(ack)
+    }
+
+    fn on_timeout(&mut self, core: &mut SenderCore) {
+        self.recover = core.snd_max;
+    }
+
+    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
+        next_in_window(core, limited_transmit_allowance(core), false)
+    }
+
+    fn in_recovery(&self) -> bool {
+        false
+    }
+}

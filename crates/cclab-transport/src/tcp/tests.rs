@@ -1,0 +1,572 @@
+//! Rule-level tests of the TCP sender with each loss recovery, driven by
+//! hand-made ACKs, and small end-to-end checks through a lossy in-memory path.
+
+use super::recovery::sack::Sack;
+use super::*;
+use crate::registry;
+use cclab_core::time::{millis, secs};
+use cclab_core::{Endpoint, Outbox, Packet, PacketKind, Time};
+
+const MSS: u64 = 1000;
+
+fn config(initial_window: u32, sack: bool) -> TcpConfig {
+    TcpConfig {
+        initial_window,
+        sack,
+        min_rto: millis(200),
+        ..TcpConfig::default()
+    }
+}
+
+fn sender(recovery: &str, cfg: &TcpConfig) -> TcpSender {
+    TcpSender::new(
+        cfg,
+        registry::congestion_control("reno").unwrap(),
+        registry::loss_recovery(recovery).unwrap(),
+    )
+}
+
+/// Starts the sender at t = 0; returns the segments it sent.
+fn start(s: &mut TcpSender) -> Vec<u64> {
+    let mut out = Outbox::default();
+    s.on_timer(0, &mut out);
+    segs(&out.packets)
+}
+
+fn segs(packets: &[Packet]) -> Vec<u64> {
+    packets.iter().map(|p| p.seq / MSS).collect()
+}
+
+/// Feeds an ACK for `ack_seg` segments with SACK blocks given in segments.
+fn ack(s: &mut TcpSender, now: Time, ack_seg: u64, sack: &[(u64, u64)]) -> Vec<u64> {
+    let mut p = Packet::new(PacketKind::Ack);
+    p.ack = ack_seg * MSS;
+    p.window = super::UNLIMITED_WINDOW_BYTES;
+    p.ts_ecr = 0;
+    for &(a, b) in sack {
+        p.sack.push(a * MSS, b * MSS);
+    }
+    let mut out = Outbox::default();
+    s.on_packet(now, &p, &mut out);
+    segs(&out.packets)
+}
+
+fn cwnd(s: &TcpSender) -> f64 {
+    s.core().cc.cwnd
+}
+
+fn ssthresh(s: &TcpSender) -> f64 {
+    s.core().cc.ssthresh
+}
+
+// ---------------------------------------------------------------- Tahoe
+
+#[test]
+fn tahoe_third_dupack_sets_cwnd_to_one_and_goes_back_to_snd_una() {
+    let cfg = config(10, false);
+    let mut s = sender("tahoe", &cfg);
+    assert_eq!(start(&mut s), (0..10).collect::<Vec<_>>());
+    assert_eq!(ack(&mut s, 100, 1, &[]), vec![10, 11]); // slow start: cwnd 11
+    assert!(ack(&mut s, 101, 1, &[]).is_empty());
+    assert!(ack(&mut s, 102, 1, &[]).is_empty());
+    // Third duplicate: FlightSize = 11 -> ssthresh 5.5, cwnd 1, retransmit segment 1.
+    assert_eq!(ack(&mut s, 103, 1, &[]), vec![1]);
+    assert_eq!((cwnd(&s), ssthresh(&s)), (1.0, 5.5));
+    assert_eq!(s.counters().recoveries, 1);
+    // Further duplicates change nothing.
+    assert!(ack(&mut s, 104, 1, &[]).is_empty());
+    // ACK of the retransmission: slow start resends 2 and 3 (go-back-N).
+    assert_eq!(ack(&mut s, 200, 2, &[]), vec![2, 3]);
+    assert_eq!(cwnd(&s), 2.0);
+}
+
+#[test]
+fn tahoe_ignores_dupacks_for_data_sent_before_the_last_retransmit() {
+    let cfg = config(10, false);
+    let mut s = sender("tahoe", &cfg);
+    start(&mut s);
+    for t in 0..3 {
+        ack(&mut s, 100 + t, 0, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 1);
+    // snd_max was 10 at the fast retransmit; duplicates below that are ignored.
+    ack(&mut s, 200, 1, &[]); // ack of the retransmission
+    for t in 0..3 {
+        ack(&mut s, 300 + t, 1, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 1);
+}
+
+// ---------------------------------------------------------------- Reno
+
+#[test]
+fn reno_fast_recovery_inflates_then_deflates_on_the_first_new_ack() {
+    let cfg = config(10, false);
+    let mut s = sender("reno", &cfg);
+    start(&mut s);
+    assert_eq!(ack(&mut s, 100, 1, &[]), vec![10, 11]);
+    ack(&mut s, 101, 1, &[]);
+    ack(&mut s, 102, 1, &[]);
+    // Third duplicate: ssthresh = 11/2, retransmit, cwnd = ssthresh + 3.
+    assert_eq!(ack(&mut s, 103, 1, &[]), vec![1]);
+    assert_eq!((ssthresh(&s), cwnd(&s)), (5.5, 8.5));
+    assert!(s.recovery().in_recovery());
+    // Each further duplicate inflates by one; new data once cwnd exceeds the flight (11).
+    for t in 0..3 {
+        assert!(ack(&mut s, 104 + t, 1, &[]).is_empty());
+    }
+    assert_eq!(cwnd(&s), 11.5);
+    assert_eq!(ack(&mut s, 107, 1, &[]), vec![12]);
+    // A partial ACK still ends Reno's recovery with cwnd = ssthresh.
+    ack(&mut s, 200, 5, &[]);
+    assert!(!s.recovery().in_recovery());
+    assert_eq!(cwnd(&s), 5.5);
+}
+
+#[test]
+fn reno_needs_a_second_fast_retransmit_for_a_second_loss_in_the_window() {
+    let cfg = config(10, false);
+    let mut s = sender("reno", &cfg);
+    start(&mut s);
+    ack(&mut s, 99, 1, &[]); // segment 0 arrives; 1 and 4 are lost
+    for t in 0..3 {
+        ack(&mut s, 100 + t, 1, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 1);
+    ack(&mut s, 200, 4, &[]); // partial ACK ends Reno's recovery
+    assert!(!s.recovery().in_recovery());
+    for t in 0..3 {
+        ack(&mut s, 300 + t, 4, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 2);
+    // The second reduction halves the already halved window.
+    assert!(ssthresh(&s) < 5.5, "{}", ssthresh(&s));
+}
+
+// ---------------------------------------------------------------- NewReno
+
+#[test]
+fn newreno_partial_ack_retransmits_deflates_and_stays_in_recovery() {
+    let cfg = config(10, false);
+    let mut s = sender("newreno", &cfg);
+    start(&mut s); // segments 0..9; 1 and 4 lost
+    assert_eq!(ack(&mut s, 99, 1, &[]), vec![10, 11]);
+    ack(&mut s, 100, 1, &[]);
+    ack(&mut s, 101, 1, &[]);
+    // Third duplicate: recover = 12, FlightSize 11 -> ssthresh 5.5, cwnd 8.5.
+    assert_eq!(ack(&mut s, 102, 1, &[]), vec![1]);
+    assert_eq!((ssthresh(&s), cwnd(&s)), (5.5, 8.5));
+    for t in 0..4 {
+        ack(&mut s, 103 + t, 1, &[]);
+    }
+    assert_eq!(cwnd(&s), 12.5, "one segment per further duplicate");
+    assert_eq!(s.core().snd_max, 13, "inflation let segment 12 out");
+    let rto_before = s.rto_deadline();
+    // Partial ACK up to 4: retransmit 4 first, cwnd = 12.5 - 3 + 1, stay in recovery.
+    let sent = ack(&mut s, 200, 4, &[]);
+    assert_eq!(sent, vec![4, 13]);
+    assert_eq!(cwnd(&s), 10.5);
+    assert!(s.recovery().in_recovery());
+    assert!(
+        s.rto_deadline() > rto_before,
+        "first partial ACK restarts the timer"
+    );
+    // Impatient: a second partial ACK does not restart the timer.
+    let rto_first_partial = s.rto_deadline();
+    ack(&mut s, 250, 5, &[]);
+    assert_eq!(s.rto_deadline(), rto_first_partial);
+    // Full ACK: cwnd = min(ssthresh, max(FlightSize, 1) + 1) with FlightSize 0.
+    let snd_max = s.core().snd_max;
+    ack(&mut s, 300, snd_max, &[]);
+    assert!(!s.recovery().in_recovery());
+    assert_eq!(cwnd(&s), 2.0);
+    assert_eq!(s.counters().recoveries, 1);
+}
+
+#[test]
+fn newreno_does_not_fast_retransmit_for_data_sent_before_a_timeout() {
+    let cfg = config(10, false);
+    let mut s = sender("newreno", &cfg);
+    start(&mut s);
+    let mut out = Outbox::default();
+    s.on_timer(secs(2), &mut out); // RTO: recover = snd_max = 10
+    assert_eq!(s.counters().timeouts, 1);
+    assert_eq!(segs(&out.packets), vec![0]);
+    ack(&mut s, secs(2) + 100, 3, &[]);
+    for t in 0..3 {
+        ack(&mut s, secs(2) + 200 + t, 3, &[]);
+    }
+    // ACK 3 does not cover recover (10): no fast retransmit (RFC 6582 step 2).
+    assert_eq!(s.counters().recoveries, 0);
+}
+
+// ---------------------------------------------------------------- SACK
+
+#[test]
+fn sack_is_lost_needs_dupthresh_sacked_segments_above() {
+    let cfg = config(10, true);
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    ack(&mut s, 100, 0, &[(1, 3)]);
+    assert!(!Sack::is_lost(s.core(), 0), "two SACKed segments above");
+    assert_eq!(s.counters().recoveries, 0);
+    // A third SACKed segment above 0 makes it lost: recovery starts on the
+    // second duplicate ACK already (RFC 6675 §5 step 2).
+    let sent = ack(&mut s, 101, 0, &[(1, 4)]);
+    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(sent.first(), Some(&0));
+}
+
+#[test]
+fn sack_entry_sets_cwnd_to_half_the_flight_and_computes_pipe() {
+    let cfg = config(10, true);
+    let mut s = sender("sack", &cfg);
+    start(&mut s); // 0..9 outstanding; 0 and 2 lost
+    ack(&mut s, 100, 0, &[(1, 2)]);
+    ack(&mut s, 101, 0, &[(3, 4), (1, 2)]);
+    let sent = ack(&mut s, 102, 0, &[(3, 5), (1, 2)]);
+    // FlightSize 10: ssthresh = cwnd = 5. Retransmit 0 (forced), then NextSeg:
+    // lost bound = 3rd highest SACKed = 3, so 2 is lost too.
+    assert_eq!((ssthresh(&s), cwnd(&s)), (5.0, 5.0));
+    assert_eq!(sent, vec![0]);
+    // pipe: un-SACKed 0,2 lost (count 0), 0 retransmitted (1), 5..9 in network (5) = 6 > cwnd.
+    // Two more SACKs shrink pipe: segment 2 goes next (rule 1 before new data).
+    let sent = ack(&mut s, 103, 0, &[(3, 7), (1, 2)]);
+    assert_eq!(sent, vec![2]);
+    let sent = ack(&mut s, 104, 0, &[(3, 8), (1, 2)]);
+    assert_eq!(
+        sent,
+        vec![10],
+        "rule 2: new data once no lost segment remains"
+    );
+}
+
+#[test]
+fn sack_recovery_ends_when_recovery_point_is_acked() {
+    let cfg = config(10, true);
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    ack(&mut s, 100, 0, &[(1, 2)]);
+    ack(&mut s, 101, 0, &[(1, 3)]);
+    ack(&mut s, 102, 0, &[(1, 4)]);
+    assert!(s.recovery().in_recovery());
+    ack(&mut s, 200, 9, &[]);
+    assert!(s.recovery().in_recovery(), "9 < RecoveryPoint 10");
+    ack(&mut s, 201, 10, &[]);
+    assert!(!s.recovery().in_recovery());
+    assert_eq!(cwnd(&s), 5.0);
+}
+
+#[test]
+fn sack_rescue_retransmission_sends_the_highest_unsacked_segment_once() {
+    // A finite transfer of 10 segments: no new data to send in recovery.
+    let cfg = TcpConfig {
+        app: App::Transfer { bytes: 10 * MSS },
+        ..config(10, true)
+    };
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    // Segments 0 and 9 lost; 1..8 SACKed progressively.
+    ack(&mut s, 100, 0, &[(1, 2)]);
+    ack(&mut s, 101, 0, &[(1, 3)]);
+    let sent = ack(&mut s, 102, 0, &[(1, 4)]);
+    assert_eq!(sent, vec![0]);
+    for (i, top) in (5..=9).enumerate() {
+        ack(&mut s, 103 + i as Time, 0, &[(1, top)]);
+    }
+    // Retransmission of 0 acknowledged: HighACK passes RescueRxt (0). Segment 9 is
+    // not IsLost (nothing SACKed above it) and rules 1-3 find nothing, so rule 4
+    // rescues it.
+    let sent = ack(&mut s, 200, 9, &[]);
+    assert_eq!(sent, vec![9]);
+    // Only once per recovery.
+    assert!(ack(&mut s, 201, 9, &[]).is_empty());
+}
+
+#[test]
+fn sack_rule_three_retransmits_an_unsacked_segment_below_the_highest_sack() {
+    let cfg = TcpConfig {
+        app: App::Transfer { bytes: 10 * MSS },
+        ..config(10, true)
+    };
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    // 0 lost; 5 missing but fewer than 3 SACKed above it, so not IsLost.
+    ack(&mut s, 100, 0, &[(1, 2)]);
+    ack(&mut s, 101, 0, &[(1, 3)]);
+    ack(&mut s, 102, 0, &[(1, 4)]);
+    ack(&mut s, 103, 0, &[(1, 5)]);
+    // SACKed 1-4, 6, 7: lost bound = 3rd highest SACKed = 4, so 5 is not lost.
+    // pipe = 5, 8, 9 in the network + retransmitted 0 = 4 < cwnd 5: rules 1 and 2
+    // find nothing, rule 3 sends 5.
+    let sent = ack(&mut s, 104, 0, &[(6, 8), (1, 5)]);
+    assert_eq!(sent, vec![5]);
+}
+
+// ---------------------------------------------------------------- RTO and RTT
+
+#[test]
+fn timeout_sets_cwnd_one_halves_flight_backs_off_and_retransmits() {
+    let cfg = config(10, false);
+    let mut s = sender("newreno", &cfg);
+    start(&mut s);
+    assert_eq!(s.rto_deadline(), secs(1), "initial RTO");
+    let mut out = Outbox::default();
+    s.on_timer(secs(1), &mut out);
+    assert_eq!(segs(&out.packets), vec![0]);
+    assert_eq!((cwnd(&s), ssthresh(&s)), (1.0, 5.0));
+    assert_eq!(s.rto_deadline(), secs(1) + secs(2), "backed-off RTO");
+    let mut out = Outbox::default();
+    s.on_timer(secs(3), &mut out);
+    assert_eq!(s.rto_deadline(), secs(3) + secs(4));
+    assert_eq!(s.counters().timeouts, 2);
+    assert_eq!(s.counters().retransmits, 2);
+}
+
+#[test]
+fn karn_no_rtt_sample_from_retransmitted_segments_without_timestamps() {
+    let cfg = TcpConfig {
+        timestamps: false,
+        ..config(2, false)
+    };
+    let mut s = sender("reno", &cfg);
+    start(&mut s);
+    let mut out = Outbox::default();
+    s.on_timer(secs(1), &mut out); // retransmit segment 0
+                                   // Go-back-N resends 1 and sends 2 (cwnd 2).
+    assert_eq!(ack(&mut s, secs(1) + millis(50), 1, &[]), vec![1, 2]);
+    assert_eq!(s.counters().rtt_samples, 0, "segment 0 was retransmitted");
+    let sent = ack(&mut s, secs(1) + millis(100), 3, &[]);
+    assert_eq!(s.counters().rtt_samples, 0, "segment 1 was retransmitted");
+    assert_eq!(sent, vec![3, 4]);
+    ack(&mut s, secs(1) + millis(160), 4, &[]);
+    assert_eq!(s.counters().rtt_samples, 1, "segment 3 was sent once");
+    assert_eq!(s.core().rtt.latest(), millis(60));
+}
+
+#[test]
+fn timestamps_give_samples_even_after_retransmission() {
+    let cfg = config(2, false);
+    let mut s = sender("reno", &cfg);
+    start(&mut s);
+    let mut p = Packet::new(PacketKind::Ack);
+    p.ack = MSS;
+    p.window = super::UNLIMITED_WINDOW_BYTES;
+    p.ts_ecr = millis(10);
+    let mut out = Outbox::default();
+    s.on_packet(millis(110), &p, &mut out);
+    assert_eq!(s.core().rtt.latest(), millis(100));
+}
+
+#[test]
+fn timer_stops_when_everything_is_acknowledged() {
+    let cfg = TcpConfig {
+        app: App::Transfer { bytes: 2500 },
+        ..config(4, false)
+    };
+    let mut s = sender("reno", &cfg);
+    assert_eq!(start(&mut s), vec![0, 1, 2]);
+    ack(&mut s, 100, 3, &[]);
+    assert_eq!(s.rto_deadline(), cclab_core::NEVER);
+    assert!(s.is_finished());
+    assert_eq!(s.counters().finished_at, Some(100));
+    assert_eq!(s.counters().payload_bytes_sent, 2500);
+}
+
+#[test]
+fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
+    let cfg = TcpConfig {
+        limited_transmit: true,
+        ..config(4, false)
+    };
+    let mut s = sender("newreno", &cfg);
+    start(&mut s);
+    assert_eq!(ack(&mut s, 100, 0, &[]), vec![4]);
+    assert_eq!(ack(&mut s, 101, 0, &[]), vec![5]);
+    assert_eq!(ack(&mut s, 102, 0, &[]), vec![0]);
+}
+
+#[test]
+fn receiver_window_caps_the_sender() {
+    let cfg = TcpConfig {
+        max_window: Some(3),
+        ..config(10, false)
+    };
+    let mut s = sender("reno", &cfg);
+    assert_eq!(start(&mut s), vec![0, 1, 2]);
+}
+
+#[test]
+fn rfc3390_initial_window() {
+    assert_eq!(TcpConfig::rfc3390_initial_window(1000), 4);
+    assert_eq!(TcpConfig::rfc3390_initial_window(1460), 3);
+    assert_eq!(TcpConfig::rfc3390_initial_window(2200), 2);
+}
+
+// ---------------------------------------------------------------- end to end
+
+/// Sender and receiver joined by a fixed-delay path that drops chosen data
+/// transmissions (by segment and transmission count) or a random fraction.
+struct Path {
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    one_way: Time,
+    in_flight: Vec<(Time, u64, bool, Packet)>,
+    seq: u64,
+    sends: std::collections::HashMap<u64, u32>,
+    drop: Box<dyn FnMut(u64, u32) -> bool>,
+}
+
+impl Path {
+    fn new(recovery: &str, cfg: &TcpConfig, drop: Box<dyn FnMut(u64, u32) -> bool>) -> Self {
+        let mut receiver = TcpReceiver::new(cfg);
+        receiver.record_deliveries();
+        Self {
+            sender: sender(recovery, cfg),
+            receiver,
+            one_way: millis(50),
+            in_flight: Vec::new(),
+            seq: 0,
+            sends: Default::default(),
+            drop,
+        }
+    }
+
+    fn post(&mut self, now: Time, packets: Vec<Packet>, to_receiver: bool) {
+        for p in packets {
+            if to_receiver {
+                let n = self.sends.entry(p.seq).or_insert(0);
+                *n += 1;
+                if (self.drop)(p.seq / MSS, *n) {
+                    continue;
+                }
+            }
+            self.seq += 1;
+            self.in_flight
+                .push((now + self.one_way, self.seq, to_receiver, p));
+        }
+    }
+
+    fn run(&mut self, until: Time) {
+        loop {
+            let next_packet = self.in_flight.iter().map(|e| (e.0, e.1)).min();
+            let wake_s = self.sender.next_wakeup();
+            let wake_r = self.receiver.next_wakeup();
+            let t = next_packet
+                .map_or(Time::MAX, |k| k.0)
+                .min(wake_s)
+                .min(wake_r);
+            if t >= until {
+                return;
+            }
+            let mut out = Outbox::default();
+            if wake_s == t {
+                self.sender.on_timer(t, &mut out);
+                self.post(t, std::mem::take(&mut out.packets), true);
+            } else if wake_r == t {
+                self.receiver.on_timer(t, &mut out);
+                self.post(t, std::mem::take(&mut out.packets), false);
+            } else {
+                let key = next_packet.unwrap_or_default();
+                let i = self
+                    .in_flight
+                    .iter()
+                    .position(|e| (e.0, e.1) == key)
+                    .unwrap_or(0);
+                let (_, _, to_receiver, p) = self.in_flight.swap_remove(i);
+                if to_receiver {
+                    self.receiver.on_packet(t, &p, &mut out);
+                } else {
+                    self.sender.on_packet(t, &p, &mut out);
+                }
+                self.post(t, std::mem::take(&mut out.packets), !to_receiver);
+            }
+        }
+    }
+
+    fn delivered_exactly_once_in_order(&self, bytes: u64) -> bool {
+        let mut expect = 0;
+        for &(a, b) in self.receiver.deliveries().unwrap_or(&[]) {
+            if a != expect || b <= a {
+                return false;
+            }
+            expect = b;
+        }
+        expect == bytes
+    }
+}
+
+fn transfer(bytes: u64, sack: bool) -> TcpConfig {
+    TcpConfig {
+        app: App::Transfer { bytes },
+        max_window: Some(64),
+        ..config(4, sack)
+    }
+}
+
+/// With a 1 s minimum RTO (RFC 6298) so that a three-RTT recovery cannot race the timer.
+fn patient_transfer(bytes: u64, sack: bool) -> TcpConfig {
+    TcpConfig {
+        min_rto: secs(1),
+        ..transfer(bytes, sack)
+    }
+}
+
+#[test]
+fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
+    let lost = [30u64, 33, 36];
+    let drop = move |seg: u64, n: u32| n == 1 && lost.contains(&seg);
+    let mut results = Vec::new();
+    for recovery in ["reno", "newreno", "sack"] {
+        let mut path = Path::new(
+            recovery,
+            &patient_transfer(200 * MSS, recovery == "sack"),
+            Box::new(drop),
+        );
+        path.run(secs(30));
+        assert!(
+            path.delivered_exactly_once_in_order(200 * MSS),
+            "{recovery}"
+        );
+        let c = path.sender.counters();
+        results.push((recovery, c.timeouts, c.recoveries, c.retransmits));
+    }
+    assert_eq!(results[1].1, 0, "newreno: {results:?}");
+    assert_eq!(
+        results[1].2, 1,
+        "newreno recovers all three in one episode: {results:?}"
+    );
+    assert_eq!(results[2].1, 0, "sack: {results:?}");
+    assert_eq!(
+        results[2].3, 3,
+        "sack retransmits exactly the three lost segments: {results:?}"
+    );
+    assert!(results[0].1 >= 1 || results[0].2 >= 2, "reno: {results:?}");
+}
+
+#[test]
+fn every_variant_delivers_a_transfer_exactly_once_under_heavy_loss() {
+    for recovery in ["tahoe", "reno", "newreno", "sack"] {
+        for seed in 1..6u64 {
+            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let drop = move |_seg: u64, _n: u32| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % 100 < 10
+            };
+            let mut path = Path::new(
+                recovery,
+                &transfer(300 * MSS + 123, recovery == "sack"),
+                Box::new(drop),
+            );
+            path.run(secs(600));
+            assert!(
+                path.delivered_exactly_once_in_order(300 * MSS + 123),
+                "{recovery} seed {seed}: delivered {}",
+                path.receiver.counters().bytes_delivered
+            );
+            assert!(path.sender.is_finished(), "{recovery} seed {seed}");
+        }
+    }
+}
