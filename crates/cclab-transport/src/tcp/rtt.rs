@@ -7,6 +7,7 @@
 //!   RFC, configurable) and capped at the maximum (§2.5, at least 60 s).
 //! - §5.5 on expiry RTO doubles (exponential back-off) up to the maximum; the
 //!   back-off is kept until a valid sample arrives (Karn).
+//!
 //! Before any sample RTO is the initial value (§2.1, 1 s).
 
 use cclab_core::Time;
