@@ -68,6 +68,12 @@ impl Link {
         }
     }
 
+    /// Replaces the buffer limit and queue discipline (before the run starts).
+    pub fn set_queue(&mut self, buffer: BufferLimit, discipline: Box<dyn QueueDiscipline>) {
+        self.spec.buffer = buffer;
+        self.discipline = discipline;
+    }
+
     pub fn discipline_name(&self) -> &'static str {
         self.discipline.name()
     }

@@ -1,0 +1,36 @@
+//! Runs a scenario file from Rust alone (for profilers): `cargo run --release -p cclab-sim --example run -- FILE [REPEAT]`.
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let Some(path) = args.get(1) else {
+        eprintln!("usage: run FILE [REPEAT]");
+        std::process::exit(2);
+    };
+    let repeat: usize = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(1);
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2)
+    });
+    for _ in 0..repeat {
+        match cclab_sim::run_toml(&text, path, None) {
+            Ok(r) if std::env::var_os("CCLAB_JSON").is_some() => {
+                println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+            }
+            Ok(r) => {
+                let delivered: u64 = r.flows.iter().map(|f| f.bytes_delivered).sum();
+                println!(
+                    "wall {:.4}s events {} ({:.1} M/s) hops {} ({:.1} M/s) delivered {} MB",
+                    r.wall_s,
+                    r.events,
+                    r.events as f64 / r.wall_s / 1e6,
+                    r.packet_hops,
+                    r.packet_hops as f64 / r.wall_s / 1e6,
+                    delivered / 1_000_000
+                );
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(2);
+            }
+        }
+    }
+}

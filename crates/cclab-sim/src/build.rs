@@ -1,0 +1,395 @@
+//! From a validated [`Scenario`] and a seed to a ready-to-run [`Simulation`]:
+//! topology, buffers resolved against the BDP, flow instances with their start
+//! times, and the TCP endpoints attached to the engine.
+
+use crate::error::ScenarioError;
+use crate::scenario::{Direction, FlowGroup, LinkParams, QueueKind, Scenario, Start, Topology};
+use crate::units::BufferSpec;
+use cclab_core::network::NodeKind;
+use cclab_core::{
+    BufferLimit, DropTail, EndpointId, Engine, LinkSpec, MeasurementWindow, Network, NodeId,
+    QueueDiscipline, RngStream, Time,
+};
+use cclab_transport::registry;
+use cclab_transport::tcp::{TcpReceiver, TcpSender};
+
+/// One instance of a flow group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowInstance {
+    pub group: usize,
+    pub index: u32,
+    pub flow_id: u32,
+    pub sender: EndpointId,
+    pub receiver: EndpointId,
+    pub start: Time,
+    /// Propagation-only round-trip time of the path.
+    pub base_rtt: Time,
+}
+
+pub struct Simulation {
+    pub scenario: Scenario,
+    pub seed: u64,
+    pub engine: Engine,
+    pub flows: Vec<FlowInstance>,
+    /// Role of each link: "bottleneck", "bottleneck.reverse", "access" or "link".
+    pub link_roles: Vec<&'static str>,
+}
+
+struct PlannedFlow {
+    group: usize,
+    index: u32,
+    start: Time,
+    sender_node: NodeId,
+    receiver_node: NodeId,
+}
+
+/// Links are created with unlimited buffers; these are applied once the BDP is known.
+struct PendingBuffer {
+    link: u32,
+    spec: BufferSpec,
+    queue: QueueKind,
+    /// Where the buffer was configured, for error messages.
+    key: String,
+}
+
+fn draw_start(seed: u64, group: &FlowGroup, index: u32) -> Time {
+    match group.start {
+        Start::At(t) => t,
+        Start::Uniform(lo, hi) => {
+            RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index))
+                .uniform_inclusive(lo, hi)
+        }
+    }
+}
+
+fn discipline(queue: QueueKind, limit: BufferLimit) -> Box<dyn QueueDiscipline> {
+    match queue {
+        QueueKind::Droptail => Box::new(DropTail::new(limit)),
+    }
+}
+
+fn add_duplex(
+    net: &mut Network,
+    seed: u64,
+    a: NodeId,
+    b: NodeId,
+    params: &LinkParams,
+    buffer_key: &str,
+    pending: &mut Vec<PendingBuffer>,
+) -> (u32, u32) {
+    let mut ids = [0u32; 2];
+    for (i, (from, to, loss)) in [(a, b, params.loss), (b, a, params.reverse_loss)]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!(
+            "{}->{}",
+            net.nodes[from as usize].name, net.nodes[to as usize].name
+        );
+        let spec = LinkSpec {
+            name,
+            from,
+            to,
+            rate_bps: params.rate_bps,
+            delay: params.delay,
+            buffer: BufferLimit::Unlimited,
+            loss,
+        };
+        ids[i] = net.add_link(spec, discipline(params.queue, BufferLimit::Unlimited), seed);
+        pending.push(PendingBuffer {
+            link: ids[i],
+            spec: params.buffer,
+            queue: params.queue,
+            key: buffer_key.into(),
+        });
+    }
+    (ids[0], ids[1])
+}
+
+fn node(net: &mut Network, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
+    net.add_node(name, kind)
+        .map_err(|e| ScenarioError::at(key, e.to_string()))
+}
+
+pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError> {
+    let mut net = Network::default();
+    let mut pending = Vec::new();
+    let mut roles = Vec::new();
+    let mut planned = Vec::new();
+
+    match &scenario.topology {
+        Topology::Dumbbell(d) => {
+            let left = node(&mut net, "left", NodeKind::Router, "topology")?;
+            let right = node(&mut net, "right", NodeKind::Router, "topology")?;
+            add_duplex(
+                &mut net,
+                seed,
+                left,
+                right,
+                &d.bottleneck,
+                "topology.bottleneck.buffer",
+                &mut pending,
+            );
+            roles.extend(["bottleneck", "bottleneck.reverse"]);
+            let access = |delay| LinkParams {
+                rate_bps: d.access_rate_bps,
+                delay,
+                buffer: d.access_buffer,
+                queue: QueueKind::Droptail,
+                loss: 0.0,
+                reverse_loss: 0.0,
+            };
+            for (g, group) in scenario.flows.iter().enumerate() {
+                let rtt = group.rtt.unwrap_or(2 * d.bottleneck.delay);
+                // Two access links per direction share what the bottleneck leaves of rtt/2.
+                let spare = rtt / 2 - d.bottleneck.delay;
+                let (near, far) = (spare / 2, spare - spare / 2);
+                for k in 0..group.count {
+                    let key = format!("flows[{g}]");
+                    let snd = node(
+                        &mut net,
+                        &format!("{}[{k}].snd", group.name),
+                        NodeKind::Host,
+                        &key,
+                    )?;
+                    let rcv = node(
+                        &mut net,
+                        &format!("{}[{k}].rcv", group.name),
+                        NodeKind::Host,
+                        &key,
+                    )?;
+                    let (snd_router, rcv_router) = match group.direction {
+                        Direction::Forward => (left, right),
+                        Direction::Reverse => (right, left),
+                    };
+                    let buffer_key = "topology.access.buffer";
+                    add_duplex(
+                        &mut net,
+                        seed,
+                        snd,
+                        snd_router,
+                        &access(near),
+                        buffer_key,
+                        &mut pending,
+                    );
+                    add_duplex(
+                        &mut net,
+                        seed,
+                        rcv_router,
+                        rcv,
+                        &access(far),
+                        buffer_key,
+                        &mut pending,
+                    );
+                    roles.extend(["access"; 4]);
+                    let start = draw_start(seed, group, k);
+                    planned.push(PlannedFlow {
+                        group: g,
+                        index: k,
+                        start,
+                        sender_node: snd,
+                        receiver_node: rcv,
+                    });
+                }
+            }
+        }
+        Topology::Graph(graph) => {
+            for n in &graph.nodes {
+                node(&mut net, n, NodeKind::Router, "topology.nodes")?;
+            }
+            for (i, l) in graph.links.iter().enumerate() {
+                let (a, b) = (net.node_id(&l.from), net.node_id(&l.to));
+                let (Some(a), Some(b)) = (a, b) else {
+                    return Err(ScenarioError::at(
+                        format!("topology.links[{i}]"),
+                        "unknown node",
+                    ));
+                };
+                let key = format!("topology.links[{i}].buffer");
+                add_duplex(&mut net, seed, a, b, &l.params, &key, &mut pending);
+                roles.extend(["link"; 2]);
+            }
+            for (g, group) in scenario.flows.iter().enumerate() {
+                let lookup = |key: &str, name: &Option<String>| {
+                    name.as_deref().and_then(|n| net.node_id(n)).ok_or_else(|| {
+                        ScenarioError::at(format!("flows[{g}].{key}"), "unknown node")
+                    })
+                };
+                let (snd, rcv) = (lookup("from", &group.from)?, lookup("to", &group.to)?);
+                for k in 0..group.count {
+                    let start = draw_start(seed, group, k);
+                    planned.push(PlannedFlow {
+                        group: g,
+                        index: k,
+                        start,
+                        sender_node: snd,
+                        receiver_node: rcv,
+                    });
+                }
+            }
+        }
+    }
+    net.compute_routes();
+
+    let mut rtts = Vec::with_capacity(planned.len());
+    for p in &planned {
+        let name = |n: NodeId| net.nodes[n as usize].name.clone();
+        let there = net
+            .path_delay(p.sender_node, p.receiver_node)
+            .ok_or_else(|| {
+                ScenarioError::at(
+                    format!("flows[{}].to", p.group),
+                    format!(
+                        "no route from \"{}\" to \"{}\"",
+                        name(p.sender_node),
+                        name(p.receiver_node)
+                    ),
+                )
+            })?;
+        let back = net
+            .path_delay(p.receiver_node, p.sender_node)
+            .ok_or_else(|| {
+                ScenarioError::at(
+                    format!("flows[{}].from", p.group),
+                    format!(
+                        "no route back from \"{}\" to \"{}\" for ACKs",
+                        name(p.receiver_node),
+                        name(p.sender_node)
+                    ),
+                )
+            })?;
+        rtts.push(there + back);
+    }
+    resolve_buffers(&mut net, &pending, scenario, &planned, &rtts)?;
+
+    let window = MeasurementWindow {
+        start: scenario.run.warmup,
+        end: scenario.run.duration,
+    };
+    let mut engine = Engine::new(net, window, scenario.run.sample);
+    let mut flows = Vec::with_capacity(planned.len());
+    for (flow_id, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
+        let group = &scenario.flows[p.group];
+        let cfg = group.tcp_config(p.start);
+        let key = format!("flows[{}]", p.group);
+        let cc = registry::congestion_control(&group.cc)
+            .ok_or_else(|| ScenarioError::at(format!("{key}.cc"), "unknown algorithm"))?;
+        let recovery = registry::loss_recovery(&group.recovery)
+            .ok_or_else(|| ScenarioError::at(format!("{key}.recovery"), "unknown algorithm"))?;
+        let sender = Box::new(TcpSender::new(&cfg, cc, recovery));
+        let receiver = Box::new(TcpReceiver::new(&cfg));
+        let (s, r) = engine.connect(
+            flow_id as u32,
+            sender,
+            p.sender_node,
+            receiver,
+            p.receiver_node,
+        );
+        flows.push(FlowInstance {
+            group: p.group,
+            index: p.index,
+            flow_id: flow_id as u32,
+            sender: s,
+            receiver: r,
+            start: p.start,
+            base_rtt,
+        });
+    }
+    Ok(Simulation {
+        scenario: scenario.clone(),
+        seed,
+        engine,
+        flows,
+        link_roles: roles,
+    })
+}
+
+/// Turns each link's buffer spec into a limit. "1bdp" is the link rate times the
+/// mean base RTT of all flow instances, in packets of the mean full-segment
+/// wire size.
+fn resolve_buffers(
+    net: &mut Network,
+    pending: &[PendingBuffer],
+    scenario: &Scenario,
+    planned: &[PlannedFlow],
+    rtts: &[Time],
+) -> Result<(), ScenarioError> {
+    let n = planned.len().max(1) as f64;
+    let mean_rtt_s = rtts
+        .iter()
+        .map(|&r| cclab_core::time::to_secs_f64(r))
+        .sum::<f64>()
+        / n;
+    let wire: Vec<u64> = planned
+        .iter()
+        .map(|p| scenario.flows[p.group].wire_segment_bytes())
+        .collect();
+    let mean_wire = wire.iter().sum::<u64>() as f64 / n;
+    let largest_wire = wire.iter().copied().max().unwrap_or(1);
+    for b in pending {
+        let link = &mut net.links[b.link as usize];
+        let limit = match b.spec {
+            BufferSpec::Packets(p) => BufferLimit::Packets(p),
+            BufferSpec::Unlimited => BufferLimit::Unlimited,
+            BufferSpec::Bytes(bytes) => {
+                if bytes < largest_wire {
+                    return Err(ScenarioError::at(
+                        &b.key,
+                        format!(
+                            "{bytes} bytes is under one packet ({largest_wire} bytes on the wire)"
+                        ),
+                    ));
+                }
+                BufferLimit::Bytes(bytes)
+            }
+            BufferSpec::Bdp(multiple) => {
+                let bdp_packets = link.spec.rate_bps as f64 / 8.0 * mean_rtt_s / mean_wire;
+                let packets = (multiple * bdp_packets).round();
+                if packets < 1.0 {
+                    return Err(ScenarioError::at(
+                        &b.key,
+                        format!(
+                            "{multiple}bdp is {:.2} packets of {mean_wire:.0} bytes, under one packet",
+                            multiple * bdp_packets
+                        ),
+                    ));
+                }
+                BufferLimit::Packets(packets as u64)
+            }
+        };
+        link.set_queue(limit, discipline(b.queue, limit));
+    }
+    Ok(())
+}
+
+impl Simulation {
+    /// Every packet an endpoint sent is exactly one of: received by an endpoint,
+    /// dropped or lost at a link, still inside a link, or unroutable; and at every
+    /// link, arrivals = drops + losses + deliveries + packets inside.
+    pub fn check_conservation(&self) -> Result<(), String> {
+        let mut dropped = 0;
+        let mut lost = 0;
+        for l in &self.engine.net.links {
+            let s = &l.stats;
+            let accounted = s.drops + s.losses + s.delivered + l.in_flight();
+            if s.arrivals != accounted {
+                return Err(format!(
+                    "link {}: {} arrivals but {} accounted for",
+                    l.spec.name, s.arrivals, accounted
+                ));
+            }
+            dropped += s.drops;
+            lost += s.losses;
+        }
+        let t = self.engine.totals();
+        let accounted =
+            t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable;
+        if t.packets_sent != accounted {
+            return Err(format!(
+                "{} packets sent but {} accounted for",
+                t.packets_sent, accounted
+            ));
+        }
+        Ok(())
+    }
+}

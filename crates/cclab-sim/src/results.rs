@@ -1,0 +1,229 @@
+//! What a run reports: per-flow and per-link statistics over the measurement
+//! window, run totals, and optional time series. Serialised as the `--json`
+//! summary; field names are part of the interface (DESIGN.md).
+
+use crate::build::Simulation;
+use cclab_core::time::to_secs_f64;
+use cclab_core::BufferLimit;
+use serde::Serialize;
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    /// Instance number within its `[[flows]]` entry.
+    pub index: u32,
+    /// Position among all flow instances of the run.
+    pub flow_id: u32,
+    pub direction: &'static str,
+    pub protocol: String,
+    pub cc: String,
+    pub recovery: String,
+    pub pacing: &'static str,
+    pub start_s: f64,
+    pub rtt_base_s: f64,
+    /// In-order payload delivered to the receiving application.
+    pub goodput_bps: f64,
+    /// Data segments put on the wire, headers and retransmissions included.
+    pub throughput_bps: f64,
+    /// ACKs put on the wire by the receiver, headers included.
+    pub ack_throughput_bps: f64,
+    pub bytes_delivered: u64,
+    pub packets_sent: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub recoveries: u64,
+    pub rtt_mean_s: Option<f64>,
+    pub rtt_min_s: Option<f64>,
+    /// Time from start until a finite transfer was fully acknowledged.
+    pub completion_s: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkResult {
+    pub name: String,
+    pub role: &'static str,
+    pub from: String,
+    pub to: String,
+    pub rate_bps: u64,
+    pub delay_s: f64,
+    pub buffer_pkts: Option<u64>,
+    pub buffer_bytes: Option<u64>,
+    pub utilization: f64,
+    pub throughput_bps: f64,
+    pub arrivals: u64,
+    pub drops: u64,
+    pub losses: u64,
+    pub queue_mean_pkts: f64,
+    pub queue_mean_bytes: f64,
+    pub queue_max_pkts: u64,
+    pub queue_max_bytes: u64,
+}
+
+/// Time series as columns (one entry per sample and flow or link).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FlowSeries {
+    pub time_s: Vec<f64>,
+    pub flow_id: Vec<u32>,
+    pub cwnd: Vec<f64>,
+    pub ssthresh: Vec<f64>,
+    pub srtt_s: Vec<f64>,
+    pub rtt_s: Vec<f64>,
+    pub seq_sent: Vec<u64>,
+    pub seq_acked: Vec<u64>,
+    pub in_flight: Vec<u64>,
+    pub bytes_delivered: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkSeries {
+    pub time_s: Vec<f64>,
+    pub link: Vec<String>,
+    pub queue_pkts: Vec<u64>,
+    pub queue_bytes: Vec<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TimeSeries {
+    pub flows: FlowSeries,
+    pub links: LinkSeries,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunResult {
+    pub scenario: String,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub warmup_s: f64,
+    pub wall_s: f64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeseries: Option<TimeSeries>,
+}
+
+fn rate(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        bytes as f64 * 8.0 / seconds
+    } else {
+        0.0
+    }
+}
+
+impl RunResult {
+    /// Collects the results of a finished simulation.
+    pub fn collect(sim: &Simulation, wall_s: f64) -> Self {
+        let engine = &sim.engine;
+        let window = engine.window();
+        let secs = to_secs_f64(window.len());
+        let flows = sim
+            .flows
+            .iter()
+            .map(|f| {
+                let group = &sim.scenario.flows[f.group];
+                let (s0, s1) = engine.window_counters(f.sender);
+                let (r0, r1) = engine.window_counters(f.receiver);
+                let samples = s1.rtt_samples - s0.rtt_samples;
+                FlowResult {
+                    name: group.name.clone(),
+                    index: f.index,
+                    flow_id: f.flow_id,
+                    direction: group.direction.as_str(),
+                    protocol: group.protocol.clone(),
+                    cc: group.cc.clone(),
+                    recovery: group.recovery.clone(),
+                    pacing: "none",
+                    start_s: to_secs_f64(f.start),
+                    rtt_base_s: to_secs_f64(f.base_rtt),
+                    goodput_bps: rate(r1.bytes_delivered - r0.bytes_delivered, secs),
+                    throughput_bps: rate(s1.wire_bytes_sent - s0.wire_bytes_sent, secs),
+                    ack_throughput_bps: rate(r1.wire_bytes_sent - r0.wire_bytes_sent, secs),
+                    bytes_delivered: r1.bytes_delivered - r0.bytes_delivered,
+                    packets_sent: s1.packets_sent - s0.packets_sent,
+                    retransmits: s1.retransmits - s0.retransmits,
+                    timeouts: s1.timeouts - s0.timeouts,
+                    recoveries: s1.recoveries - s0.recoveries,
+                    rtt_mean_s: (samples > 0)
+                        .then(|| to_secs_f64(s1.rtt_sum - s0.rtt_sum) / samples as f64),
+                    rtt_min_s: (s1.rtt_samples > 0).then(|| to_secs_f64(s1.rtt_min)),
+                    completion_s: s1
+                        .finished_at
+                        .map(|t| to_secs_f64(t.saturating_sub(f.start))),
+                }
+            })
+            .collect();
+        let nodes = &engine.net.nodes;
+        let links = engine
+            .net
+            .links
+            .iter()
+            .zip(&sim.link_roles)
+            .map(|(l, &role)| {
+                let (q_pkts, q_bytes) = l.queue_means(&window);
+                let (buffer_pkts, buffer_bytes) = match l.spec.buffer {
+                    BufferLimit::Packets(p) => (Some(p), None),
+                    BufferLimit::Bytes(b) => (None, Some(b)),
+                    BufferLimit::Unlimited => (None, None),
+                };
+                LinkResult {
+                    name: l.spec.name.clone(),
+                    role,
+                    from: nodes[l.spec.from as usize].name.clone(),
+                    to: nodes[l.spec.to as usize].name.clone(),
+                    rate_bps: l.spec.rate_bps,
+                    delay_s: to_secs_f64(l.spec.delay),
+                    buffer_pkts,
+                    buffer_bytes,
+                    utilization: l.utilization(&window),
+                    throughput_bps: rate(l.stats.window_bytes, secs),
+                    arrivals: l.stats.window_arrivals,
+                    drops: l.stats.window_drops,
+                    losses: l.stats.window_losses,
+                    queue_mean_pkts: q_pkts,
+                    queue_mean_bytes: q_bytes,
+                    queue_max_pkts: l.stats.queue_max_packets,
+                    queue_max_bytes: l.stats.queue_max_bytes,
+                }
+            })
+            .collect();
+        let timeseries = sim.scenario.run.sample.map(|_| {
+            let mut ts = TimeSeries::default();
+            for s in &engine.series.flows {
+                let f = &mut ts.flows;
+                f.time_s.push(to_secs_f64(s.time));
+                f.flow_id.push(s.flow);
+                f.cwnd.push(s.cwnd);
+                f.ssthresh.push(s.ssthresh.min(1e12));
+                f.srtt_s.push(to_secs_f64(s.srtt));
+                f.rtt_s.push(to_secs_f64(s.rtt));
+                f.seq_sent.push(s.seq_sent);
+                f.seq_acked.push(s.seq_acked);
+                f.in_flight.push(s.in_flight);
+                f.bytes_delivered.push(s.bytes_delivered);
+            }
+            for s in &engine.series.links {
+                let l = &mut ts.links;
+                l.time_s.push(to_secs_f64(s.time));
+                l.link
+                    .push(engine.net.links[s.link as usize].spec.name.clone());
+                l.queue_pkts.push(s.queue_packets);
+                l.queue_bytes.push(s.queue_bytes);
+            }
+            ts
+        });
+        let totals = engine.totals();
+        RunResult {
+            scenario: sim.scenario.name.clone(),
+            seed: sim.seed,
+            sim_time_s: to_secs_f64(sim.scenario.run.duration),
+            warmup_s: to_secs_f64(sim.scenario.run.warmup),
+            wall_s,
+            events: totals.events,
+            packet_hops: totals.packet_hops,
+            flows,
+            links,
+            timeseries,
+        }
+    }
+}
