@@ -1,1 +1,69 @@
+//! PyO3 bindings: thin wrappers that move strings across the boundary. All
+//! logic lives in cclab-sim; results cross as JSON text.
 
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+create_exception!(
+    _core,
+    ScenarioError,
+    PyValueError,
+    "A scenario problem; args are (message, key_path)."
+);
+
+fn to_py(e: cclab_sim::ScenarioError) -> PyErr {
+    ScenarioError::new_err((e.to_string(), e.path))
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Runs scenario text; returns the JSON summary. Releases the GIL while simulating.
+#[pyfunction]
+#[pyo3(signature = (text, name, seed=None))]
+fn run_toml(py: Python<'_>, text: String, name: String, seed: Option<u64>) -> PyResult<String> {
+    let result = py.detach(move || cclab_sim::run_toml(&text, &name, seed));
+    to_json(&result.map_err(to_py)?)
+}
+
+/// Validates scenario text without running it; returns the resolved scenario as JSON.
+#[pyfunction]
+fn validate_toml(py: Python<'_>, text: String, name: String) -> PyResult<String> {
+    let scenario = py.detach(move || cclab_sim::validate_toml(&text, &name));
+    to_json(&scenario.map_err(to_py)?)
+}
+
+/// Every algorithm a scenario can name, as JSON.
+#[pyfunction]
+fn algorithms() -> PyResult<String> {
+    let list: Vec<serde_json::Value> = cclab_transport::registry::ALGORITHMS
+        .iter()
+        .map(|a| {
+            serde_json::json!({
+                "name": a.name,
+                "role": match a.role {
+                    cclab_transport::registry::Role::CongestionControl => "cc",
+                    cclab_transport::registry::Role::LossRecovery => "recovery",
+                },
+                "summary": a.summary,
+                "source": a.source,
+                "parameters": a.parameters.iter().map(|p| serde_json::json!({
+                    "name": p.name, "default": p.default, "meaning": p.meaning
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    to_json(&list)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(run_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

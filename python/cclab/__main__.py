@@ -1,0 +1,3 @@
+from cclab.cli import main
+
+raise SystemExit(main())
