@@ -11,19 +11,59 @@
 //! pushed; the early entry fires, finds nothing due, and re-arms at the new time.
 
 use crate::endpoint::{Endpoint, EndpointCounters, Outbox};
+use crate::link::Enqueued;
 use crate::network::Network;
-use crate::packet::{EndpointId, LinkId, NodeId, Packet};
+use crate::packet::{EndpointId, LinkId, NodeId, PacketId, PacketPool};
 use crate::stats::{FlowSample, LinkSample, MeasurementWindow, TimeSeries};
 use crate::time::{Time, NEVER};
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
     WindowStart,
     Sample,
     Link(LinkId),
     Endpoint(EndpointId),
+}
+
+/// A heap entry ordered by `(time, seq)` packed into one integer; `seq` is
+/// unique, so the target never takes part in the comparison.
+#[derive(Clone, Copy, Debug)]
+struct Event {
+    key: u128,
+    target: Target,
+}
+
+impl Event {
+    fn new(time: Time, seq: u64, target: Target) -> Self {
+        Self { key: ((time as u128) << 64) | seq as u128, target }
+    }
+
+    fn time(&self) -> Time {
+        (self.key >> 64) as Time
+    }
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Event {}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 struct Slot {
@@ -49,8 +89,9 @@ pub struct RunTotals {
 pub struct Engine {
     now: Time,
     next_seq: u64,
-    heap: BinaryHeap<Reverse<(Time, u64, Target)>>,
+    heap: BinaryHeap<Reverse<Event>>,
     pub net: Network,
+    pool: PacketPool,
     slots: Vec<Slot>,
     outbox: Outbox,
     window: MeasurementWindow,
@@ -68,6 +109,7 @@ impl Engine {
             next_seq: 0,
             heap: BinaryHeap::new(),
             net,
+            pool: PacketPool::default(),
             slots: Vec::new(),
             outbox: Outbox::default(),
             window,
@@ -89,22 +131,8 @@ impl Engine {
     ) -> (EndpointId, EndpointId) {
         let ia = self.slots.len() as EndpointId;
         let ib = ia + 1;
-        self.slots.push(Slot {
-            endpoint: a,
-            node: a_node,
-            peer_node: b_node,
-            peer: ib,
-            flow,
-            armed: NEVER,
-        });
-        self.slots.push(Slot {
-            endpoint: b,
-            node: b_node,
-            peer_node: a_node,
-            peer: ia,
-            flow,
-            armed: NEVER,
-        });
+        self.slots.push(Slot { endpoint: a, node: a_node, peer_node: b_node, peer: ib, flow, armed: NEVER });
+        self.slots.push(Slot { endpoint: b, node: b_node, peer_node: a_node, peer: ia, flow, armed: NEVER });
         (ia, ib)
     }
 
@@ -126,11 +154,7 @@ impl Engine {
 
     /// Counters at the start of the window and now (the end, after `run`).
     pub fn window_counters(&self, id: EndpointId) -> (EndpointCounters, EndpointCounters) {
-        let start = self
-            .counters_at_start
-            .get(id as usize)
-            .copied()
-            .unwrap_or_default();
+        let start = self.counters_at_start.get(id as usize).copied().unwrap_or_default();
         (start, self.slots[id as usize].endpoint.counters())
     }
 
@@ -146,7 +170,7 @@ impl Engine {
     fn push(&mut self, time: Time, target: Target) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse((time, seq, target)));
+        self.heap.push(Reverse(Event::new(time, seq, target)));
     }
 
     /// Runs until the end of the measurement window.
@@ -159,18 +183,22 @@ impl Engine {
             self.rearm(id);
         }
         let end = self.window.end;
-        while let Some(&Reverse((time, _, target))) = self.heap.peek() {
+        while let Some(&Reverse(event)) = self.heap.peek() {
+            let time = event.time();
             if time >= end {
                 break;
             }
-            self.heap.pop();
+            let target = event.target;
             self.now = time;
+            if !matches!(target, Target::Link(_)) {
+                self.heap.pop();
+            }
             match target {
+                // Leaves the event at the top of the heap for link_arrival to replace.
                 Target::Link(l) => self.link_arrival(l),
                 Target::Endpoint(e) => self.endpoint_timer(e, time),
                 Target::WindowStart => {
-                    self.counters_at_start =
-                        self.slots.iter().map(|s| s.endpoint.counters()).collect();
+                    self.counters_at_start = self.slots.iter().map(|s| s.endpoint.counters()).collect();
                 }
                 Target::Sample => self.sample(),
             }
@@ -186,39 +214,52 @@ impl Engine {
     fn link_arrival(&mut self, l: LinkId) {
         let link = &mut self.net.links[l as usize];
         let Some((packet, survived, next)) = link.pop_arrival(self.now, &self.window) else {
+            self.heap.pop();
             return;
         };
         let at = link.spec.to;
-        if let Some((time, seq)) = next {
-            self.heap.push(Reverse((time, seq, Target::Link(l))));
+        // This link's event is still at the top: replacing it in place is one
+        // sift-down instead of a pop and a push.
+        match (next, self.heap.peek_mut()) {
+            (Some((time, seq)), Some(mut top)) => *top = Reverse(Event::new(time, seq, Target::Link(l))),
+            (None, Some(top)) => {
+                PeekMut::pop(top);
+            }
+            (_, None) => {}
         }
         self.totals.packet_hops += 1;
         if survived {
             self.forward(packet, at);
+        } else {
+            self.pool.release(packet);
         }
     }
 
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route.
-    fn forward(&mut self, packet: Packet, at: NodeId) {
+    fn forward(&mut self, id: PacketId, at: NodeId) {
+        let packet = self.pool.get(id);
         if at == packet.dst {
             self.totals.packets_received += 1;
-            let id = packet.to_endpoint;
-            let slot = &mut self.slots[id as usize];
-            slot.endpoint.on_packet(self.now, &packet, &mut self.outbox);
-            self.flush(id);
+            let to = packet.to_endpoint;
+            self.slots[to as usize].endpoint.on_packet(self.now, packet, &mut self.outbox);
+            self.pool.release(id);
+            self.flush(to);
             return;
         }
         let Some(l) = self.net.next_link(at, packet.dst) else {
             self.totals.unroutable += 1;
+            self.pool.release(id);
             return;
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        if let Some((time, seq)) =
-            self.net.links[l as usize].enqueue(self.now, packet, seq, &self.window)
-        {
-            self.heap.push(Reverse((time, seq, Target::Link(l))));
+        match self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window) {
+            Enqueued::Dropped => self.pool.release(id),
+            Enqueued::Admitted(Some((time, seq))) => {
+                self.heap.push(Reverse(Event::new(time, seq, Target::Link(l))));
+            }
+            Enqueued::Admitted(None) => {}
         }
     }
 
@@ -247,7 +288,8 @@ impl Engine {
             packet.to_endpoint = peer;
             packet.flow = flow;
             self.totals.packets_sent += 1;
-            self.forward(packet, node);
+            let id = self.pool.insert(packet);
+            self.forward(id, node);
         }
         self.outbox.packets = packets;
         self.rearm(id);
@@ -266,10 +308,7 @@ impl Engine {
         let now = self.now;
         for (i, slot) in self.slots.iter().enumerate() {
             if let Some(p) = slot.endpoint.probe() {
-                let delivered = self.slots[slot.peer as usize]
-                    .endpoint
-                    .counters()
-                    .bytes_delivered;
+                let delivered = self.slots[slot.peer as usize].endpoint.counters().bytes_delivered;
                 self.series.flows.push(FlowSample {
                     time: now,
                     endpoint: i as u32,

@@ -22,9 +22,11 @@ pub mod time;
 
 pub use endpoint::{Endpoint, EndpointCounters, Outbox, Probe};
 pub use engine::{Engine, RunTotals};
-pub use link::{Link, LinkSpec};
+pub use link::{Enqueued, Link, LinkSpec};
 pub use network::{Network, NetworkError, Node, NodeKind};
-pub use packet::{EndpointId, LinkId, NodeId, Packet, PacketKind, SackBlocks, MAX_SACK_BLOCKS};
+pub use packet::{
+    EndpointId, LinkId, NodeId, Packet, PacketId, PacketKind, PacketPool, SackBlocks, MAX_SACK_BLOCKS,
+};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};
 pub use rng::RngStream;
 pub use stats::{LinkStats, MeasurementWindow, TimeSeries};

@@ -7,7 +7,7 @@
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
 
-use crate::packet::Packet;
+use crate::packet::{Packet, PacketId};
 use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::rng::RngStream;
 use crate::stats::{LinkStats, MeasurementWindow};
@@ -28,10 +28,20 @@ pub struct LinkSpec {
     pub loss: f64,
 }
 
+/// A packet inside the link, by its slot in the engine's [`crate::packet::PacketPool`].
 struct InFlight {
     arrival: Time,
     seq: u64,
-    packet: Packet,
+    packet: PacketId,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enqueued {
+    /// Refused by the queue discipline; the caller frees the packet.
+    Dropped,
+    /// Admitted; carries the new head key when the delay line was empty (the
+    /// caller must schedule it).
+    Admitted(Option<HeadKey>),
 }
 
 pub struct Link {
@@ -51,11 +61,7 @@ pub struct Link {
 pub type HeadKey = (Time, u64);
 
 impl Link {
-    pub fn new(
-        spec: LinkSpec,
-        discipline: Box<dyn QueueDiscipline>,
-        loss_rng: Option<RngStream>,
-    ) -> Self {
+    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
         Self {
             spec,
             discipline,
@@ -92,33 +98,30 @@ impl Link {
     /// Packets and bytes waiting behind the transmitter at `now`.
     pub fn waiting_at(&mut self, now: Time) -> QueueOccupancy {
         self.advance(now);
-        QueueOccupancy {
-            packets: self.waiting.len() as u64,
-            bytes: self.waiting_bytes,
-        }
+        QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
     }
 
-    /// Offers a packet at `now`. Returns the new head key when the delay line was
-    /// empty (the caller must schedule it); `None` otherwise, including drops.
+    /// Offers packet `id` (whose contents are `packet`) at `now`; `seq` is its event sequence number.
     pub fn enqueue(
         &mut self,
         now: Time,
-        packet: Packet,
+        packet: &Packet,
+        id: PacketId,
         seq: u64,
         window: &MeasurementWindow,
-    ) -> Option<HeadKey> {
+    ) -> Enqueued {
         let in_window = window.contains(now);
         self.stats.arrivals += 1;
         if in_window {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        if self.discipline.admit(now, occupancy, &packet) == Admission::Drop {
+        if self.discipline.admit(now, occupancy, packet) == Admission::Drop {
             self.stats.drops += 1;
             if in_window {
                 self.stats.window_drops += 1;
             }
-            return None;
+            return Enqueued::Dropped;
         }
 
         let bytes = packet.wire_bytes;
@@ -145,12 +148,8 @@ impl Link {
         }
 
         let was_empty = self.delay_line.is_empty();
-        self.delay_line.push_back(InFlight {
-            arrival,
-            seq,
-            packet,
-        });
-        was_empty.then_some((arrival, seq))
+        self.delay_line.push_back(InFlight { arrival, seq, packet: id });
+        Enqueued::Admitted(was_empty.then_some((arrival, seq)))
     }
 
     /// Removes the head packet (its arrival event fired) and returns it with the
@@ -159,7 +158,7 @@ impl Link {
         &mut self,
         now: Time,
         window: &MeasurementWindow,
-    ) -> Option<(Packet, bool, Option<HeadKey>)> {
+    ) -> Option<(PacketId, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
         let lost = match self.loss_rng.as_mut() {
@@ -188,10 +187,7 @@ impl Link {
             return (0.0, 0.0);
         }
         let len = window.len() as f64;
-        (
-            self.stats.queue_packet_time as f64 / len,
-            self.stats.queue_byte_time as f64 / len,
-        )
+        (self.stats.queue_packet_time as f64 / len, self.stats.queue_byte_time as f64 / len)
     }
 
     pub fn utilization(&self, window: &MeasurementWindow) -> f64 {
@@ -228,19 +224,16 @@ mod tests {
         p
     }
 
-    const ALL: MeasurementWindow = MeasurementWindow {
-        start: 0,
-        end: u64::MAX,
-    };
+    const ALL: MeasurementWindow = MeasurementWindow { start: 0, end: u64::MAX };
 
     #[test]
     fn back_to_back_packets_serialise_then_propagate() {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
-            l.enqueue(0, pkt(1000), 1, &ALL),
-            Some((micros(1000) + millis(1), 1))
+            l.enqueue(0, &pkt(1000), 0, 1, &ALL),
+            Enqueued::Admitted(Some((micros(1000) + millis(1), 1)))
         );
-        assert_eq!(l.enqueue(0, pkt(1000), 2, &ALL), None);
+        assert_eq!(l.enqueue(0, &pkt(1000), 1, 2, &ALL), Enqueued::Admitted(None));
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
         assert_eq!(next, Some((micros(2000) + millis(1), 2)));
@@ -249,14 +242,14 @@ mod tests {
     #[test]
     fn droptail_limit_counts_waiting_packets_only() {
         let mut l = link(BufferLimit::Packets(1));
-        l.enqueue(0, pkt(1000), 1, &ALL); // in transmission
-        l.enqueue(0, pkt(1000), 2, &ALL); // waiting
-        l.enqueue(0, pkt(1000), 3, &ALL); // dropped
+        l.enqueue(0, &pkt(1000), 0, 1, &ALL); // in transmission
+        l.enqueue(0, &pkt(1000), 0, 2, &ALL); // waiting
+        l.enqueue(0, &pkt(1000), 0, 3, &ALL); // dropped
         assert_eq!(l.stats.drops, 1);
         assert_eq!(l.in_flight(), 2);
         // Once the first finishes, the second is in service and there is room again.
         assert_eq!(l.waiting_at(micros(1000)).packets, 0);
-        l.enqueue(micros(1000), pkt(1000), 4, &ALL);
+        l.enqueue(micros(1000), &pkt(1000), 0, 4, &ALL);
         assert_eq!(l.stats.drops, 1);
     }
 
@@ -264,27 +257,21 @@ mod tests {
     fn queue_integral_is_total_waiting_time() {
         let mut l = link(BufferLimit::Unlimited);
         for seq in 0..3 {
-            l.enqueue(0, pkt(1000), seq, &ALL);
+            l.enqueue(0, &pkt(1000), 0, seq, &ALL);
         }
         // Waits: 0, 1000 us, 2000 us.
         assert_eq!(l.stats.queue_packet_time, micros(3000) as u128);
         assert_eq!(l.stats.queue_max_packets, 2);
-        let w = MeasurementWindow {
-            start: 0,
-            end: micros(3000),
-        };
+        let w = MeasurementWindow { start: 0, end: micros(3000) };
         assert!((l.queue_means(&w).0 - 1.0).abs() < 1e-12);
     }
 
     #[test]
     fn utilization_clips_busy_time_to_window() {
         let mut l = link(BufferLimit::Unlimited);
-        let w = MeasurementWindow {
-            start: micros(500),
-            end: micros(2500),
-        };
-        l.enqueue(0, pkt(1000), 1, &w);
-        l.enqueue(0, pkt(1000), 2, &w);
+        let w = MeasurementWindow { start: micros(500), end: micros(2500) };
+        l.enqueue(0, &pkt(1000), 0, 1, &w);
+        l.enqueue(0, &pkt(1000), 0, 2, &w);
         // Busy [0, 2000) us; inside the window [500, 2000) = 1500 of 2000 us.
         assert!((l.utilization(&w) - 0.75).abs() < 1e-12);
     }
@@ -300,17 +287,11 @@ mod tests {
             buffer: BufferLimit::Unlimited,
             loss: 1.0,
         };
-        let mut l = Link::new(
-            spec,
-            Box::new(DropTail::new(BufferLimit::Unlimited)),
-            Some(RngStream::new(1, "x")),
-        );
-        l.enqueue(0, pkt(100), 1, &ALL);
+        let mut l =
+            Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
+        l.enqueue(0, &pkt(100), 0, 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
-        assert_eq!(
-            (l.stats.arrivals, l.stats.losses, l.stats.delivered),
-            (1, 1, 0)
-        );
+        assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
     }
 }

@@ -52,30 +52,18 @@ impl Network {
         if self.node_id(name).is_some() {
             return Err(NetworkError::DuplicateNode(name.to_string()));
         }
-        self.nodes.push(Node {
-            name: name.to_string(),
-            kind,
-        });
+        self.nodes.push(Node { name: name.to_string(), kind });
         Ok((self.nodes.len() - 1) as NodeId)
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as NodeId)
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
     }
 
     /// Adds a one-way link. Its loss process draws from the stream named after the
     /// link, so it is independent of every other random component.
-    pub fn add_link(
-        &mut self,
-        spec: LinkSpec,
-        discipline: Box<dyn QueueDiscipline>,
-        seed: u64,
-    ) -> LinkId {
-        let rng =
-            (spec.loss > 0.0).then(|| RngStream::new(seed, &format!("link:{}:loss", spec.name)));
+    pub fn add_link(&mut self, spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, seed: u64) -> LinkId {
+        let rng = (spec.loss > 0.0).then(|| RngStream::new(seed, &format!("link:{}:loss", spec.name)));
         self.links.push(Link::new(spec, discipline, rng));
         (self.links.len() - 1) as LinkId
     }
@@ -106,11 +94,7 @@ impl Network {
                     let cand = (d + link.spec.delay, hops + 1);
                     if best[v].is_none_or(|b| cand < b) {
                         best[v] = Some(cand);
-                        first[v] = if u as usize == src {
-                            l
-                        } else {
-                            first[u as usize]
-                        };
+                        first[v] = if u as usize == src { l } else { first[u as usize] };
                         heap.push(Reverse((cand.0, cand.1, v as u32)));
                     }
                 }
@@ -144,8 +128,7 @@ impl Network {
 
     /// Sum of propagation delays along the route from `src` to `dst`.
     pub fn path_delay(&self, src: NodeId, dst: NodeId) -> Option<Time> {
-        self.path(src, dst)
-            .map(|p| p.iter().map(|&l| self.links[l as usize].spec.delay).sum())
+        self.path(src, dst).map(|p| p.iter().map(|&l| self.links[l as usize].spec.delay).sum())
     }
 }
 
@@ -188,9 +171,6 @@ mod tests {
     fn duplicate_node_names_are_rejected() {
         let mut net = Network::default();
         net.add_node("a", NodeKind::Host).unwrap();
-        assert_eq!(
-            net.add_node("a", NodeKind::Host),
-            Err(NetworkError::DuplicateNode("a".into()))
-        );
+        assert_eq!(net.add_node("a", NodeKind::Host), Err(NetworkError::DuplicateNode("a".into())));
     }
 }

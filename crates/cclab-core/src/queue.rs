@@ -80,10 +80,7 @@ mod tests {
     #[test]
     fn droptail_packets_admits_up_to_limit() {
         let mut q = DropTail::new(BufferLimit::Packets(2));
-        let occ = |n| QueueOccupancy {
-            packets: n,
-            bytes: n * 1000,
-        };
+        let occ = |n| QueueOccupancy { packets: n, bytes: n * 1000 };
         assert_eq!(q.admit(0, occ(1), &pkt(1000)), Admission::Enqueue);
         assert_eq!(q.admit(0, occ(2), &pkt(1000)), Admission::Drop);
     }
@@ -91,10 +88,7 @@ mod tests {
     #[test]
     fn droptail_bytes_counts_the_arrival() {
         let mut q = DropTail::new(BufferLimit::Bytes(2500));
-        let occ = QueueOccupancy {
-            packets: 2,
-            bytes: 2000,
-        };
+        let occ = QueueOccupancy { packets: 2, bytes: 2000 };
         assert_eq!(q.admit(0, occ, &pkt(500)), Admission::Enqueue);
         assert_eq!(q.admit(0, occ, &pkt(501)), Admission::Drop);
     }

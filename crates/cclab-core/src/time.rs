@@ -36,9 +36,13 @@ pub const fn secs(s: u64) -> Time {
 /// Time to serialise `bytes` onto a link of `rate_bps`, rounded to the nearest
 /// nanosecond (the rounding error is below 1e-5 of a 1000-byte packet at 10 Gbit/s).
 pub fn serialization_time(bytes: u32, rate_bps: u64) -> Time {
-    let bits = bytes as u128 * 8 * NANOS_PER_SEC as u128;
-    let rate = rate_bps as u128;
-    ((bits + rate / 2) / rate) as Time
+    // bytes < 2^32 and 8e9 < 2^33, so the product fits in u64 below 2^65 only
+    // for huge packets; use u128 just for those.
+    let rate = rate_bps.max(1);
+    match (bytes as u64).checked_mul(8 * NANOS_PER_SEC) {
+        Some(bits) if bits <= u64::MAX - rate / 2 => (bits + rate / 2) / rate,
+        _ => ((bytes as u128 * 8 * NANOS_PER_SEC as u128 + rate as u128 / 2) / rate as u128) as Time,
+    }
 }
 
 /// Length of the intersection of `[a, b)` with `[lo, hi)`.

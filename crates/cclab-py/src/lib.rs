@@ -5,12 +5,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-create_exception!(
-    _core,
-    ScenarioError,
-    PyValueError,
-    "A scenario problem; args are (message, key_path)."
-);
+create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
 
 fn to_py(e: cclab_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), e.path))

@@ -7,8 +7,8 @@ use crate::scenario::{Direction, FlowGroup, LinkParams, QueueKind, Scenario, Sta
 use crate::units::BufferSpec;
 use cclab_core::network::NodeKind;
 use cclab_core::{
-    BufferLimit, DropTail, EndpointId, Engine, LinkSpec, MeasurementWindow, Network, NodeId,
-    QueueDiscipline, RngStream, Time,
+    BufferLimit, DropTail, EndpointId, Engine, LinkSpec, MeasurementWindow, Network, NodeId, QueueDiscipline,
+    RngStream, Time,
 };
 use cclab_transport::registry;
 use cclab_transport::tcp::{TcpReceiver, TcpSender};
@@ -56,8 +56,7 @@ fn draw_start(seed: u64, group: &FlowGroup, index: u32) -> Time {
     match group.start {
         Start::At(t) => t,
         Start::Uniform(lo, hi) => {
-            RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index))
-                .uniform_inclusive(lo, hi)
+            RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)).uniform_inclusive(lo, hi)
         }
     }
 }
@@ -78,14 +77,8 @@ fn add_duplex(
     pending: &mut Vec<PendingBuffer>,
 ) -> (u32, u32) {
     let mut ids = [0u32; 2];
-    for (i, (from, to, loss)) in [(a, b, params.loss), (b, a, params.reverse_loss)]
-        .into_iter()
-        .enumerate()
-    {
-        let name = format!(
-            "{}->{}",
-            net.nodes[from as usize].name, net.nodes[to as usize].name
-        );
+    for (i, (from, to, loss)) in [(a, b, params.loss), (b, a, params.reverse_loss)].into_iter().enumerate() {
+        let name = format!("{}->{}", net.nodes[from as usize].name, net.nodes[to as usize].name);
         let spec = LinkSpec {
             name,
             from,
@@ -107,8 +100,7 @@ fn add_duplex(
 }
 
 fn node(net: &mut Network, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
-    net.add_node(name, kind)
-        .map_err(|e| ScenarioError::at(key, e.to_string()))
+    net.add_node(name, kind).map_err(|e| ScenarioError::at(key, e.to_string()))
 }
 
 pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError> {
@@ -146,41 +138,15 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
                 let (near, far) = (spare / 2, spare - spare / 2);
                 for k in 0..group.count {
                     let key = format!("flows[{g}]");
-                    let snd = node(
-                        &mut net,
-                        &format!("{}[{k}].snd", group.name),
-                        NodeKind::Host,
-                        &key,
-                    )?;
-                    let rcv = node(
-                        &mut net,
-                        &format!("{}[{k}].rcv", group.name),
-                        NodeKind::Host,
-                        &key,
-                    )?;
+                    let snd = node(&mut net, &format!("{}[{k}].snd", group.name), NodeKind::Host, &key)?;
+                    let rcv = node(&mut net, &format!("{}[{k}].rcv", group.name), NodeKind::Host, &key)?;
                     let (snd_router, rcv_router) = match group.direction {
                         Direction::Forward => (left, right),
                         Direction::Reverse => (right, left),
                     };
                     let buffer_key = "topology.access.buffer";
-                    add_duplex(
-                        &mut net,
-                        seed,
-                        snd,
-                        snd_router,
-                        &access(near),
-                        buffer_key,
-                        &mut pending,
-                    );
-                    add_duplex(
-                        &mut net,
-                        seed,
-                        rcv_router,
-                        rcv,
-                        &access(far),
-                        buffer_key,
-                        &mut pending,
-                    );
+                    add_duplex(&mut net, seed, snd, snd_router, &access(near), buffer_key, &mut pending);
+                    add_duplex(&mut net, seed, rcv_router, rcv, &access(far), buffer_key, &mut pending);
                     roles.extend(["access"; 4]);
                     let start = draw_start(seed, group, k);
                     planned.push(PlannedFlow {
@@ -200,10 +166,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
             for (i, l) in graph.links.iter().enumerate() {
                 let (a, b) = (net.node_id(&l.from), net.node_id(&l.to));
                 let (Some(a), Some(b)) = (a, b) else {
-                    return Err(ScenarioError::at(
-                        format!("topology.links[{i}]"),
-                        "unknown node",
-                    ));
+                    return Err(ScenarioError::at(format!("topology.links[{i}]"), "unknown node"));
                 };
                 let key = format!("topology.links[{i}].buffer");
                 add_duplex(&mut net, seed, a, b, &l.params, &key, &mut pending);
@@ -211,9 +174,9 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
             }
             for (g, group) in scenario.flows.iter().enumerate() {
                 let lookup = |key: &str, name: &Option<String>| {
-                    name.as_deref().and_then(|n| net.node_id(n)).ok_or_else(|| {
-                        ScenarioError::at(format!("flows[{g}].{key}"), "unknown node")
-                    })
+                    name.as_deref()
+                        .and_then(|n| net.node_id(n))
+                        .ok_or_else(|| ScenarioError::at(format!("flows[{g}].{key}"), "unknown node"))
                 };
                 let (snd, rcv) = (lookup("from", &group.from)?, lookup("to", &group.to)?);
                 for k in 0..group.count {
@@ -234,38 +197,27 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
     let mut rtts = Vec::with_capacity(planned.len());
     for p in &planned {
         let name = |n: NodeId| net.nodes[n as usize].name.clone();
-        let there = net
-            .path_delay(p.sender_node, p.receiver_node)
-            .ok_or_else(|| {
-                ScenarioError::at(
-                    format!("flows[{}].to", p.group),
-                    format!(
-                        "no route from \"{}\" to \"{}\"",
-                        name(p.sender_node),
-                        name(p.receiver_node)
-                    ),
-                )
-            })?;
-        let back = net
-            .path_delay(p.receiver_node, p.sender_node)
-            .ok_or_else(|| {
-                ScenarioError::at(
-                    format!("flows[{}].from", p.group),
-                    format!(
-                        "no route back from \"{}\" to \"{}\" for ACKs",
-                        name(p.receiver_node),
-                        name(p.sender_node)
-                    ),
-                )
-            })?;
+        let there = net.path_delay(p.sender_node, p.receiver_node).ok_or_else(|| {
+            ScenarioError::at(
+                format!("flows[{}].to", p.group),
+                format!("no route from \"{}\" to \"{}\"", name(p.sender_node), name(p.receiver_node)),
+            )
+        })?;
+        let back = net.path_delay(p.receiver_node, p.sender_node).ok_or_else(|| {
+            ScenarioError::at(
+                format!("flows[{}].from", p.group),
+                format!(
+                    "no route back from \"{}\" to \"{}\" for ACKs",
+                    name(p.receiver_node),
+                    name(p.sender_node)
+                ),
+            )
+        })?;
         rtts.push(there + back);
     }
     resolve_buffers(&mut net, &pending, scenario, &planned, &rtts)?;
 
-    let window = MeasurementWindow {
-        start: scenario.run.warmup,
-        end: scenario.run.duration,
-    };
+    let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
     let mut engine = Engine::new(net, window, scenario.run.sample);
     let mut flows = Vec::with_capacity(planned.len());
     for (flow_id, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
@@ -278,13 +230,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
             .ok_or_else(|| ScenarioError::at(format!("{key}.recovery"), "unknown algorithm"))?;
         let sender = Box::new(TcpSender::new(&cfg, cc, recovery));
         let receiver = Box::new(TcpReceiver::new(&cfg));
-        let (s, r) = engine.connect(
-            flow_id as u32,
-            sender,
-            p.sender_node,
-            receiver,
-            p.receiver_node,
-        );
+        let (s, r) = engine.connect(flow_id as u32, sender, p.sender_node, receiver, p.receiver_node);
         flows.push(FlowInstance {
             group: p.group,
             index: p.index,
@@ -295,13 +241,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
             base_rtt,
         });
     }
-    Ok(Simulation {
-        scenario: scenario.clone(),
-        seed,
-        engine,
-        flows,
-        link_roles: roles,
-    })
+    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles })
 }
 
 /// Turns each link's buffer spec into a limit. "1bdp" is the link rate times the
@@ -315,15 +255,8 @@ fn resolve_buffers(
     rtts: &[Time],
 ) -> Result<(), ScenarioError> {
     let n = planned.len().max(1) as f64;
-    let mean_rtt_s = rtts
-        .iter()
-        .map(|&r| cclab_core::time::to_secs_f64(r))
-        .sum::<f64>()
-        / n;
-    let wire: Vec<u64> = planned
-        .iter()
-        .map(|p| scenario.flows[p.group].wire_segment_bytes())
-        .collect();
+    let mean_rtt_s = rtts.iter().map(|&r| cclab_core::time::to_secs_f64(r)).sum::<f64>() / n;
+    let wire: Vec<u64> = planned.iter().map(|p| scenario.flows[p.group].wire_segment_bytes()).collect();
     let mean_wire = wire.iter().sum::<u64>() as f64 / n;
     let largest_wire = wire.iter().copied().max().unwrap_or(1);
     for b in pending {
@@ -335,9 +268,7 @@ fn resolve_buffers(
                 if bytes < largest_wire {
                     return Err(ScenarioError::at(
                         &b.key,
-                        format!(
-                            "{bytes} bytes is under one packet ({largest_wire} bytes on the wire)"
-                        ),
+                        format!("{bytes} bytes is under one packet ({largest_wire} bytes on the wire)"),
                     ));
                 }
                 BufferLimit::Bytes(bytes)
@@ -382,13 +313,9 @@ impl Simulation {
             lost += s.losses;
         }
         let t = self.engine.totals();
-        let accounted =
-            t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable;
+        let accounted = t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable;
         if t.packets_sent != accounted {
-            return Err(format!(
-                "{} packets sent but {} accounted for",
-                t.packets_sent, accounted
-            ));
+            return Err(format!("{} packets sent but {} accounted for", t.packets_sent, accounted));
         }
         Ok(())
     }

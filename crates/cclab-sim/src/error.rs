@@ -11,10 +11,7 @@ pub struct ScenarioError {
 
 impl ScenarioError {
     pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            path: path.into(),
-            message: message.into(),
-        }
+        Self { path: path.into(), message: message.into() }
     }
 }
 
@@ -34,12 +31,7 @@ impl std::error::Error for ScenarioError {}
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     candidates
         .into_iter()
-        .map(|c| {
-            (
-                strsim::normalized_damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()),
-                c,
-            )
-        })
+        .map(|c| (strsim::normalized_damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()), c))
         .filter(|&(score, _)| score >= 0.5)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, c)| c)
@@ -56,14 +48,8 @@ mod tests {
 
     #[test]
     fn suggests_the_closest_name() {
-        assert_eq!(
-            closest("hstpc", ["highspeed", "hstcp", "reno"]),
-            Some("hstcp")
-        );
-        assert_eq!(
-            closest("sackk", ["tahoe", "reno", "newreno", "sack"]),
-            Some("sack")
-        );
+        assert_eq!(closest("hstpc", ["highspeed", "hstcp", "reno"]), Some("hstcp"));
+        assert_eq!(closest("sackk", ["tahoe", "reno", "newreno", "sack"]), Some("sack"));
         assert_eq!(closest("zzzzzz", ["reno", "sack"]), None);
     }
 }

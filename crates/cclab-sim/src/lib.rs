@@ -27,11 +27,7 @@ pub fn run(scenario: &Scenario, seed: Option<u64>) -> Result<RunResult, Scenario
 }
 
 /// Parses, validates and runs scenario text.
-pub fn run_toml(
-    text: &str,
-    default_name: &str,
-    seed: Option<u64>,
-) -> Result<RunResult, ScenarioError> {
+pub fn run_toml(text: &str, default_name: &str, seed: Option<u64>) -> Result<RunResult, ScenarioError> {
     run(&parse(text, default_name)?, seed)
 }
 

@@ -27,11 +27,7 @@ fn type_name(v: &Value) -> &'static str {
 
 impl<'a> Section<'a> {
     pub fn new(path: impl Into<String>, table: &'a Table) -> Self {
-        Self {
-            path: path.into(),
-            table,
-            known: Vec::new(),
-        }
+        Self { path: path.into(), table, known: Vec::new() }
     }
 
     pub fn key_path(&self, key: &str) -> String {
@@ -57,10 +53,7 @@ impl<'a> Section<'a> {
     }
 
     fn wrong_type(&self, key: &str, value: &Value, expected: &str) -> ScenarioError {
-        self.error(
-            key,
-            format!("expected {expected}, found {}", type_name(value)),
-        )
+        self.error(key, format!("expected {expected}, found {}", type_name(value)))
     }
 
     pub fn string(&mut self, key: &'static str) -> Result<Option<&'a str>, ScenarioError> {
@@ -72,8 +65,7 @@ impl<'a> Section<'a> {
     }
 
     pub fn required_string(&mut self, key: &'static str) -> Result<&'a str, ScenarioError> {
-        self.string(key)?
-            .ok_or_else(|| self.error(key, "is required"))
+        self.string(key)?.ok_or_else(|| self.error(key, "is required"))
     }
 
     pub fn bool(&mut self, key: &'static str) -> Result<Option<bool>, ScenarioError> {
@@ -85,29 +77,17 @@ impl<'a> Section<'a> {
     }
 
     /// A whole number in `[min, max]`.
-    pub fn integer(
-        &mut self,
-        key: &'static str,
-        min: i64,
-        max: i64,
-    ) -> Result<Option<i64>, ScenarioError> {
+    pub fn integer(&mut self, key: &'static str, min: i64, max: i64) -> Result<Option<i64>, ScenarioError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::Integer(i)) if (min..=max).contains(i) => Ok(Some(*i)),
-            Some(Value::Integer(i)) => {
-                Err(self.error(key, format!("{i} is out of range [{min}, {max}]")))
-            }
+            Some(Value::Integer(i)) => Err(self.error(key, format!("{i} is out of range [{min}, {max}]"))),
             Some(v) => Err(self.wrong_type(key, v, "a whole number")),
         }
     }
 
     /// A number in `[min, max)` (integers accepted).
-    pub fn number(
-        &mut self,
-        key: &'static str,
-        min: f64,
-        max: f64,
-    ) -> Result<Option<f64>, ScenarioError> {
+    pub fn number(&mut self, key: &'static str, min: f64, max: f64) -> Result<Option<f64>, ScenarioError> {
         let x = match self.get(key) {
             None => return Ok(None),
             Some(Value::Float(f)) => *f,
@@ -131,10 +111,9 @@ impl<'a> Section<'a> {
             None => Ok(None),
             Some(Value::String(s)) => parse(s).map(Some).map_err(|m| self.error(key, m)),
             Some(Value::Integer(0)) if zero.is_some() => Ok(zero),
-            Some(v @ (Value::Integer(_) | Value::Float(_))) => Err(self.error(
-                key,
-                format!("{v} has no unit; write it as a string like \"10ms\""),
-            )),
+            Some(v @ (Value::Integer(_) | Value::Float(_))) => {
+                Err(self.error(key, format!("{v} has no unit; write it as a string like \"10ms\"")))
+            }
             Some(v) => Err(self.wrong_type(key, v, "a string with a unit")),
         }
     }
@@ -159,10 +138,7 @@ impl<'a> Section<'a> {
         self.parsed(key, units::size, None)
     }
 
-    pub fn buffer(
-        &mut self,
-        key: &'static str,
-    ) -> Result<Option<units::BufferSpec>, ScenarioError> {
+    pub fn buffer(&mut self, key: &'static str) -> Result<Option<units::BufferSpec>, ScenarioError> {
         self.parsed(key, units::buffer, None)
     }
 

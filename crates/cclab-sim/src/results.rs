@@ -144,12 +144,9 @@ impl RunResult {
                     retransmits: s1.retransmits - s0.retransmits,
                     timeouts: s1.timeouts - s0.timeouts,
                     recoveries: s1.recoveries - s0.recoveries,
-                    rtt_mean_s: (samples > 0)
-                        .then(|| to_secs_f64(s1.rtt_sum - s0.rtt_sum) / samples as f64),
+                    rtt_mean_s: (samples > 0).then(|| to_secs_f64(s1.rtt_sum - s0.rtt_sum) / samples as f64),
                     rtt_min_s: (s1.rtt_samples > 0).then(|| to_secs_f64(s1.rtt_min)),
-                    completion_s: s1
-                        .finished_at
-                        .map(|t| to_secs_f64(t.saturating_sub(f.start))),
+                    completion_s: s1.finished_at.map(|t| to_secs_f64(t.saturating_sub(f.start))),
                 }
             })
             .collect();
@@ -205,8 +202,7 @@ impl RunResult {
             for s in &engine.series.links {
                 let l = &mut ts.links;
                 l.time_s.push(to_secs_f64(s.time));
-                l.link
-                    .push(engine.net.links[s.link as usize].spec.name.clone());
+                l.link.push(engine.net.links[s.link as usize].spec.name.clone());
                 l.queue_pkts.push(s.queue_packets);
                 l.queue_bytes.push(s.queue_bytes);
             }

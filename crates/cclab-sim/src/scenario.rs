@@ -113,10 +113,7 @@ pub enum Start {
     #[serde(serialize_with = "as_secs")]
     At(Time),
     /// Uniform in `[from, to]`, drawn per flow instance.
-    Uniform(
-        #[serde(serialize_with = "as_secs")] Time,
-        #[serde(serialize_with = "as_secs")] Time,
-    ),
+    Uniform(#[serde(serialize_with = "as_secs")] Time, #[serde(serialize_with = "as_secs")] Time),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -177,9 +174,7 @@ impl FlowGroup {
             mss: t.mss,
             header_bytes: t.header,
             initial_window: t.initial_window,
-            initial_ssthresh: t
-                .initial_ssthresh
-                .unwrap_or(TcpConfig::default().initial_ssthresh),
+            initial_ssthresh: t.initial_ssthresh.unwrap_or(TcpConfig::default().initial_ssthresh),
             max_window: t.max_window,
             min_rto: t.min_rto,
             initial_rto: t.initial_rto,
@@ -214,12 +209,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     let name = root.string("name")?.unwrap_or(default_name).to_string();
     let run = match root.table("run")? {
         Some(s) => parse_run(s)?,
-        None => {
-            return Err(ScenarioError::at(
-                "run",
-                "is required (at least `duration`)",
-            ))
-        }
+        None => return Err(ScenarioError::at("run", "is required (at least `duration`)")),
     };
     let topology = match root.table("topology")? {
         Some(s) => parse_topology(s)?,
@@ -230,10 +220,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         flows.push(parse_flow(section, i, &topology)?);
     }
     if flows.is_empty() {
-        return Err(ScenarioError::at(
-            "flows",
-            "at least one [[flows]] entry is required",
-        ));
+        return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
     }
     for (i, f) in flows.iter().enumerate() {
         if flows[..i].iter().any(|g| g.name == f.name) {
@@ -244,38 +231,22 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         }
     }
     root.finish()?;
-    Ok(Scenario {
-        name,
-        run,
-        topology,
-        flows,
-    })
+    Ok(Scenario { name, run, topology, flows })
 }
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
-    let duration = s
-        .positive_duration("duration")?
-        .ok_or_else(|| s.error("duration", "is required"))?;
+    let duration = s.positive_duration("duration")?.ok_or_else(|| s.error("duration", "is required"))?;
     let warmup = s.duration("warmup")?.unwrap_or(0);
     if warmup >= duration {
         return Err(s.error(
             "warmup",
-            format!(
-                "must be shorter than run.duration ({} >= {})",
-                fmt_time(warmup),
-                fmt_time(duration)
-            ),
+            format!("must be shorter than run.duration ({} >= {})", fmt_time(warmup), fmt_time(duration)),
         ));
     }
     let seed = s.integer("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
     let sample = s.positive_duration("sample")?;
     s.finish()?;
-    Ok(RunConfig {
-        duration,
-        warmup,
-        seed,
-        sample,
-    })
+    Ok(RunConfig { duration, warmup, seed, sample })
 }
 
 fn fmt_time(t: Time) -> String {
@@ -287,10 +258,7 @@ fn parse_queue(s: &mut Section) -> Result<QueueKind, ScenarioError> {
         None | Some("droptail") => Ok(QueueKind::Droptail),
         Some(other) => Err(s.error(
             "queue",
-            format!(
-                "unknown queue discipline \"{other}\"{}",
-                suggestion(other, ["droptail"])
-            ),
+            format!("unknown queue discipline \"{other}\"{}", suggestion(other, ["droptail"])),
         )),
     }
 }
@@ -303,12 +271,8 @@ fn parse_link_params(
     s: &mut Section,
     default_buffer: Option<BufferSpec>,
 ) -> Result<LinkParams, ScenarioError> {
-    let rate_bps = s
-        .rate("rate")?
-        .ok_or_else(|| s.error("rate", "is required"))?;
-    let delay = s
-        .duration("delay")?
-        .ok_or_else(|| s.error("delay", "is required"))?;
+    let rate_bps = s.rate("rate")?.ok_or_else(|| s.error("rate", "is required"))?;
+    let delay = s.duration("delay")?.ok_or_else(|| s.error("delay", "is required"))?;
     let buffer = match (s.buffer("buffer")?, default_buffer) {
         (Some(b), _) | (None, Some(b)) => b,
         (None, None) => return Err(s.error("buffer", "is required")),
@@ -341,16 +305,13 @@ fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
     let kind = s.required_string("kind")?;
     let topology = match kind {
         "dumbbell" => {
-            let mut bottleneck = s
-                .table("bottleneck")?
-                .ok_or_else(|| s.error("bottleneck", "is required"))?;
+            let mut bottleneck =
+                s.table("bottleneck")?.ok_or_else(|| s.error("bottleneck", "is required"))?;
             let params = parse_link_params(&mut bottleneck, Some(BufferSpec::Bdp(1.0)))?;
             bottleneck.finish()?;
             let (access_rate_bps, access_buffer) = match s.table("access")? {
                 Some(mut a) => {
-                    let rate = a
-                        .rate("rate")?
-                        .unwrap_or(params.rate_bps.saturating_mul(10));
+                    let rate = a.rate("rate")?.unwrap_or(params.rate_bps.saturating_mul(10));
                     let buffer = a.buffer("buffer")?.unwrap_or(BufferSpec::Unlimited);
                     check_buffer_nonzero(&a, buffer)?;
                     a.finish()?;
@@ -358,20 +319,13 @@ fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
                 }
                 None => (params.rate_bps.saturating_mul(10), BufferSpec::Unlimited),
             };
-            Topology::Dumbbell(Dumbbell {
-                access_rate_bps,
-                access_buffer,
-                bottleneck: params,
-            })
+            Topology::Dumbbell(Dumbbell { access_rate_bps, access_buffer, bottleneck: params })
         }
         "graph" => Topology::Graph(parse_graph(&mut s)?),
         other => {
             return Err(s.error(
                 "kind",
-                format!(
-                    "unknown topology \"{other}\"{}",
-                    suggestion(other, ["dumbbell", "graph"])
-                ),
+                format!("unknown topology \"{other}\"{}", suggestion(other, ["dumbbell", "graph"])),
             ))
         }
     };
@@ -386,10 +340,7 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
             .enumerate()
             .map(|(i, v)| match v {
                 toml::Value::String(n) if !n.is_empty() => Ok(n.clone()),
-                _ => Err(ScenarioError::at(
-                    format!("{}[{i}]", s.key_path("nodes")),
-                    "expected a node name",
-                )),
+                _ => Err(ScenarioError::at(format!("{}[{i}]", s.key_path("nodes")), "expected a node name")),
             })
             .collect::<Result<Vec<_>, _>>()?,
         Some(_) => return Err(s.error("nodes", "expected an array of node names")),
@@ -441,9 +392,7 @@ fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
             }
             Ok(Start::Uniform(lo, hi))
         }
-        None => Ok(Start::At(
-            crate::units::duration(text).map_err(|m| s.error("start", m))?,
-        )),
+        None => Ok(Start::At(crate::units::duration(text).map_err(|m| s.error("start", m))?)),
     }
 }
 
@@ -453,7 +402,10 @@ fn parse_app(s: &mut Section) -> Result<AppSpec, ScenarioError> {
         Some(toml::Value::String(k)) if k == "bulk" => Ok(AppSpec::Bulk),
         Some(toml::Value::String(k)) => Err(s.error(
             "app",
-            format!("unknown application \"{k}\"{}; or write {{ kind = \"transfer\", size = \"10MB\" }}", suggestion(k, ["bulk"])),
+            format!(
+                "unknown application \"{k}\"{}; or write {{ kind = \"transfer\", size = \"10MB\" }}",
+                suggestion(k, ["bulk"])
+            ),
         )),
         Some(toml::Value::Table(_)) => {
             let mut app = s.table("app")?.ok_or_else(|| s.error("app", "expected a table"))?;
@@ -461,7 +413,8 @@ fn parse_app(s: &mut Section) -> Result<AppSpec, ScenarioError> {
             let spec = match kind {
                 "bulk" => AppSpec::Bulk,
                 "transfer" => {
-                    let bytes = app.size("size")?.ok_or_else(|| app.error("size", "is required for a transfer"))?;
+                    let bytes =
+                        app.size("size")?.ok_or_else(|| app.error("size", "is required for a transfer"))?;
                     if bytes == 0 {
                         return Err(app.error("size", "must be at least one byte"));
                     }
@@ -477,16 +430,13 @@ fn parse_app(s: &mut Section) -> Result<AppSpec, ScenarioError> {
             app.finish()?;
             Ok(spec)
         }
-        Some(_) => Err(s.error("app", "expected \"bulk\" or a table like { kind = \"transfer\", size = \"10MB\" }")),
+        Some(_) => {
+            Err(s.error("app", "expected \"bulk\" or a table like { kind = \"transfer\", size = \"10MB\" }"))
+        }
     }
 }
 
-fn algorithm(
-    s: &mut Section,
-    key: &'static str,
-    role: Role,
-    default: &str,
-) -> Result<String, ScenarioError> {
+fn algorithm(s: &mut Section, key: &'static str, role: Role, default: &str) -> Result<String, ScenarioError> {
     let name = s.string(key)?.unwrap_or(default);
     if registry::names(role).any(|n| n == name) {
         return Ok(name.to_string());
@@ -497,10 +447,7 @@ fn algorithm(
     };
     Err(s.error(
         key,
-        format!(
-            "unknown {what} algorithm \"{name}\"{}",
-            suggestion(name, registry::names(role))
-        ),
+        format!("unknown {what} algorithm \"{name}\"{}", suggestion(name, registry::names(role))),
     ))
 }
 
@@ -516,13 +463,9 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
         initial_ssthresh: s.number("initial_ssthresh", 2.0, 1e12)?,
         max_window: s.integer("max_window", 1, 1 << 40)?.map(|w| w as u64),
         delayed_ack: s.bool("delayed_ack")?.unwrap_or(false),
-        delack_timeout: s
-            .positive_duration("delack_timeout")?
-            .unwrap_or(defaults.delack_timeout),
+        delack_timeout: s.positive_duration("delack_timeout")?.unwrap_or(defaults.delack_timeout),
         min_rto: s.duration("min_rto")?.unwrap_or(defaults.min_rto),
-        initial_rto: s
-            .positive_duration("initial_rto")?
-            .unwrap_or(defaults.initial_rto),
+        initial_rto: s.positive_duration("initial_rto")?.unwrap_or(defaults.initial_rto),
         max_rto: s.positive_duration("max_rto")?.unwrap_or(defaults.max_rto),
         clock_granularity: s.duration("clock_granularity")?.unwrap_or(millis(1)),
         dupthresh: s.integer("dupthresh", 1, 1000)?.unwrap_or(3) as u32,
@@ -531,27 +474,17 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
     })
 }
 
-fn parse_flow(
-    mut s: Section,
-    index: usize,
-    topology: &Topology,
-) -> Result<FlowGroup, ScenarioError> {
-    let name = s
-        .string("name")?
-        .map_or_else(|| format!("flow{index}"), str::to_string);
+fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowGroup, ScenarioError> {
+    let name = s.string("name")?.map_or_else(|| format!("flow{index}"), str::to_string);
     if name.is_empty() {
         return Err(s.error("name", "must not be empty"));
     }
     let count = s.integer("count", 1, 100_000)?.unwrap_or(1) as u32;
     let protocol = s.string("protocol")?.unwrap_or("tcp");
     if protocol != "tcp" {
-        return Err(s.error(
-            "protocol",
-            format!(
-                "unknown protocol \"{protocol}\"{}",
-                suggestion(protocol, ["tcp"])
-            ),
-        ));
+        return Err(
+            s.error("protocol", format!("unknown protocol \"{protocol}\"{}", suggestion(protocol, ["tcp"])))
+        );
     }
     let cc = algorithm(&mut s, "cc", Role::CongestionControl, "reno")?;
     let recovery = algorithm(&mut s, "recovery", Role::LossRecovery, "newreno")?;
@@ -578,16 +511,12 @@ fn parse_flow(
                 Some(other) => {
                     return Err(s.error(
                         "direction",
-                        format!(
-                            "unknown direction \"{other}\"{}",
-                            suggestion(other, ["forward", "reverse"])
-                        ),
+                        format!("unknown direction \"{other}\"{}", suggestion(other, ["forward", "reverse"])),
                     ))
                 }
             };
-            let rtt = s
-                .positive_duration("rtt")?
-                .ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
+            let rtt =
+                s.positive_duration("rtt")?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
             let floor = 2 * d.bottleneck.delay;
             if rtt < floor {
                 return Err(s.error(

@@ -21,9 +21,7 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
     let end = s
         .char_indices()
-        .find(|&(_, c)| {
-            !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E')
-        })
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
         .map_or(s.len(), |(i, _)| i);
     // "1e3" style exponents are fine, but a unit starting with 'e' is not a
     // concern: no unit we accept starts with 'e'.
@@ -31,22 +29,14 @@ fn split_number(s: &str) -> Result<(f64, &str), String> {
     if num.is_empty() {
         return Err(format!("\"{s}\" does not start with a number"));
     }
-    let value: f64 = num
-        .parse()
-        .map_err(|_| format!("\"{num}\" is not a number"))?;
+    let value: f64 = num.parse().map_err(|_| format!("\"{num}\" is not a number"))?;
     if !value.is_finite() {
         return Err(format!("\"{s}\" is not a finite number"));
     }
     Ok((value, unit.trim()))
 }
 
-fn scale(
-    value: f64,
-    unit: &str,
-    units: &[(&str, f64)],
-    what: &str,
-    example: &str,
-) -> Result<f64, String> {
+fn scale(value: f64, unit: &str, units: &[(&str, f64)], what: &str, example: &str) -> Result<f64, String> {
     if unit.is_empty() {
         return Err(format!("{value} has no unit; write it like \"{example}\""));
     }
@@ -54,23 +44,13 @@ fn scale(
         Some((_, factor)) => Ok(value * factor),
         None => {
             let known: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
-            Err(format!(
-                "unknown {what} unit \"{unit}\" (use one of {})",
-                known.join(", ")
-            ))
+            Err(format!("unknown {what} unit \"{unit}\" (use one of {})", known.join(", ")))
         }
     }
 }
 
-const TIME_UNITS: &[(&str, f64)] = &[
-    ("ns", 1.0),
-    ("us", 1e3),
-    ("µs", 1e3),
-    ("ms", 1e6),
-    ("s", 1e9),
-    ("min", 60e9),
-    ("h", 3600e9),
-];
+const TIME_UNITS: &[(&str, f64)] =
+    &[("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9), ("h", 3600e9)];
 
 /// A non-negative duration such as "10ms" or "1.5s".
 pub fn duration(s: &str) -> Result<Time, String> {
@@ -157,12 +137,12 @@ pub fn buffer(s: &str) -> Result<BufferSpec, String> {
         "%bdp" | "%BDP" => Ok(BufferSpec::Bdp(value / 100.0)),
         _ => match size(t) {
             Ok(bytes) => Ok(BufferSpec::Bytes(bytes)),
-            Err(_) if unit.is_empty() => Err(format!(
-                "{value} has no unit; write it like \"100pkts\", \"64KB\" or \"1bdp\""
-            )),
-            Err(_) => Err(format!(
-                "unknown buffer unit \"{unit}\" (use pkts, B, KB, MB, KiB, MiB, bdp or %bdp)"
-            )),
+            Err(_) if unit.is_empty() => {
+                Err(format!("{value} has no unit; write it like \"100pkts\", \"64KB\" or \"1bdp\""))
+            }
+            Err(_) => {
+                Err(format!("unknown buffer unit \"{unit}\" (use pkts, B, KB, MB, KiB, MiB, bdp or %bdp)"))
+            }
         },
     }
 }
@@ -179,13 +159,9 @@ mod tests {
         assert_eq!(duration("250us"), Ok(250_000));
         assert_eq!(duration("2min"), Ok(secs(120)));
         assert!(duration("10").unwrap_err().contains("no unit"));
-        assert!(duration("10 parsecs")
-            .unwrap_err()
-            .contains("unknown time unit \"parsecs\""));
+        assert!(duration("10 parsecs").unwrap_err().contains("unknown time unit \"parsecs\""));
         assert!(duration("-1s").unwrap_err().contains("negative"));
-        assert!(duration("ms")
-            .unwrap_err()
-            .contains("does not start with a number"));
+        assert!(duration("ms").unwrap_err().contains("does not start with a number"));
     }
 
     #[test]
@@ -215,8 +191,6 @@ mod tests {
         assert_eq!(buffer("unlimited"), Ok(BufferSpec::Unlimited));
         assert!(buffer("2.5pkts").unwrap_err().contains("whole"));
         assert!(buffer("100").unwrap_err().contains("no unit"));
-        assert!(buffer("3furlongs")
-            .unwrap_err()
-            .contains("unknown buffer unit"));
+        assert!(buffer("3furlongs").unwrap_err().contains("unknown buffer unit"));
     }
 }

@@ -65,10 +65,7 @@ pub const ALGORITHMS: &[Algorithm] = &[
 ];
 
 pub fn names(role: Role) -> impl Iterator<Item = &'static str> {
-    ALGORITHMS
-        .iter()
-        .filter(move |a| a.role == role)
-        .map(|a| a.name)
+    ALGORITHMS.iter().filter(move |a| a.role == role).map(|a| a.name)
 }
 
 pub fn congestion_control(name: &str) -> Option<Box<dyn CongestionControl>> {

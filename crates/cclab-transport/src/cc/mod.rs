@@ -105,14 +105,7 @@ pub struct LossEvent {
 
 impl LossEvent {
     pub fn new(now: Time, kind: LossKind, flight: u64, mss: u32) -> Self {
-        Self {
-            now,
-            kind,
-            flight,
-            srtt: 0,
-            min_rtt: 0,
-            mss,
-        }
+        Self { now, kind, flight, srtt: 0, min_rtt: 0, mss }
     }
 }
 

@@ -61,10 +61,7 @@ mod tests {
 
     #[test]
     fn slow_start_adds_at_most_one_segment_per_ack() {
-        let mut s = CcState {
-            cwnd: 2.0,
-            ssthresh: 100.0,
-        };
+        let mut s = CcState { cwnd: 2.0, ssthresh: 100.0 };
         Reno.on_ack(&mut s, &ack(1, AckPhase::Open));
         assert_eq!(s.cwnd, 3.0);
         // A delayed ACK covering two segments still adds one SMSS (RFC 5681 §3.1).
@@ -74,17 +71,11 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_over_cwnd_per_ack() {
-        let mut s = CcState {
-            cwnd: 10.0,
-            ssthresh: 5.0,
-        };
+        let mut s = CcState { cwnd: 10.0, ssthresh: 5.0 };
         Reno.on_ack(&mut s, &ack(1, AckPhase::Open));
         assert!((s.cwnd - 10.1).abs() < 1e-12);
         // One window of ACKs adds about one segment.
-        let mut s = CcState {
-            cwnd: 10.0,
-            ssthresh: 5.0,
-        };
+        let mut s = CcState { cwnd: 10.0, ssthresh: 5.0 };
         for _ in 0..10 {
             Reno.on_ack(&mut s, &ack(1, AckPhase::Open));
         }
@@ -94,20 +85,14 @@ mod tests {
     #[test]
     fn ssthresh_at_entry_to_slow_start_boundary_uses_congestion_avoidance() {
         // cwnd == ssthresh: RFC 5681 allows either; we use congestion avoidance.
-        let mut s = CcState {
-            cwnd: 8.0,
-            ssthresh: 8.0,
-        };
+        let mut s = CcState { cwnd: 8.0, ssthresh: 8.0 };
         Reno.on_ack(&mut s, &ack(1, AckPhase::Open));
         assert!((s.cwnd - 8.125).abs() < 1e-12);
     }
 
     #[test]
     fn no_growth_in_recovery_or_on_duplicate_acks() {
-        let mut s = CcState {
-            cwnd: 10.0,
-            ssthresh: 5.0,
-        };
+        let mut s = CcState { cwnd: 10.0, ssthresh: 5.0 };
         Reno.on_ack(&mut s, &ack(3, AckPhase::Recovery));
         Reno.on_ack(&mut s, &ack(0, AckPhase::Open));
         assert_eq!(s.cwnd, 10.0);
@@ -115,10 +100,7 @@ mod tests {
 
     #[test]
     fn ssthresh_is_half_the_flight_but_at_least_two() {
-        let s = CcState {
-            cwnd: 40.0,
-            ssthresh: 100.0,
-        };
+        let s = CcState { cwnd: 40.0, ssthresh: 100.0 };
         let loss = |flight| LossEvent::new(0, LossKind::FastRetransmit, flight, 1000);
         assert_eq!(Reno.ssthresh_on_loss(&s, &loss(30)), 15.0);
         assert_eq!(Reno.ssthresh_on_loss(&s, &loss(3)), 2.0);

@@ -66,9 +66,7 @@ impl TcpConfig {
     /// RFC 5681 §3.1 (from RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380 bytes)).
     /// The window the receiver advertises, in bytes.
     pub fn receive_window_bytes(&self) -> u64 {
-        self.max_window.map_or(UNLIMITED_WINDOW_BYTES, |w| {
-            w.saturating_mul(self.mss as u64)
-        })
+        self.max_window.map_or(UNLIMITED_WINDOW_BYTES, |w| w.saturating_mul(self.mss as u64))
     }
 
     pub fn rfc3390_initial_window(mss: u32) -> u32 {

@@ -15,9 +15,7 @@
 //! - Congestion marks (CE) are echoed (ECE) on the next ACK.
 
 use super::TcpConfig;
-use cclab_core::{
-    Endpoint, EndpointCounters, Outbox, Packet, PacketKind, Time, MAX_SACK_BLOCKS, NEVER,
-};
+use cclab_core::{Endpoint, EndpointCounters, Outbox, Packet, PacketKind, Time, MAX_SACK_BLOCKS, NEVER};
 
 pub struct TcpReceiver {
     header_bytes: u32,
@@ -97,15 +95,13 @@ impl TcpReceiver {
             merged.1 = merged.1.max(self.out_of_order[last].1);
             last += 1;
         }
-        self.out_of_order
-            .splice(first..last, std::iter::once(merged));
+        self.out_of_order.splice(first..last, std::iter::once(merged));
         merged
     }
 
     fn remember_sack_block(&mut self, block: (u64, u64)) {
         // Older blocks inside the new one are now reported by it.
-        self.sack_history
-            .retain(|&(s, e)| e <= block.0 || s >= block.1);
+        self.sack_history.retain(|&(s, e)| e <= block.0 || s >= block.1);
         self.sack_history.insert(0, block);
         self.sack_history.truncate(MAX_SACK_BLOCKS);
     }
@@ -153,9 +149,7 @@ impl TcpReceiver {
         let filled_gap = !self.out_of_order.is_empty();
         let from = self.rcv_nxt;
         self.rcv_nxt = end;
-        let joined = self
-            .out_of_order
-            .partition_point(|&(s, _)| s <= self.rcv_nxt);
+        let joined = self.out_of_order.partition_point(|&(s, _)| s <= self.rcv_nxt);
         for &(_, e) in &self.out_of_order[..joined] {
             self.rcv_nxt = self.rcv_nxt.max(e);
         }
@@ -218,11 +212,7 @@ mod tests {
     }
 
     fn receiver(delayed: bool, sack: bool) -> TcpReceiver {
-        let cfg = TcpConfig {
-            delayed_ack: delayed,
-            sack,
-            ..TcpConfig::default()
-        };
+        let cfg = TcpConfig { delayed_ack: delayed, sack, ..TcpConfig::default() };
         let mut r = TcpReceiver::new(&cfg);
         r.record_deliveries();
         r
@@ -295,10 +285,7 @@ mod tests {
         feed(&mut r, 1, data(3000, 1000, 1));
         feed(&mut r, 2, data(5000, 1000, 2));
         let acks = feed(&mut r, 3, data(6000, 1000, 3));
-        assert_eq!(
-            acks[0].sack.as_slice(),
-            &[(5000, 7000), (3000, 4000), (1000, 2000)]
-        );
+        assert_eq!(acks[0].sack.as_slice(), &[(5000, 7000), (3000, 4000), (1000, 2000)]);
         // Three blocks fit beside timestamps; a fourth is not reported.
         feed(&mut r, 4, data(8000, 1000, 4));
         let acks = feed(&mut r, 5, data(10000, 1000, 5));
@@ -318,10 +305,7 @@ mod tests {
 
     #[test]
     fn advertised_window_reflects_max_window() {
-        let cfg = TcpConfig {
-            max_window: Some(64),
-            ..TcpConfig::default()
-        };
+        let cfg = TcpConfig { max_window: Some(64), ..TcpConfig::default() };
         let mut r = TcpReceiver::new(&cfg);
         let acks = feed(&mut r, 0, data(0, 1000, 0));
         assert_eq!(acks[0].window, 64_000);

@@ -43,8 +43,7 @@ impl Scoreboard {
     }
 
     pub fn get(&self, seg: u64) -> Option<&SegmentRecord> {
-        seg.checked_sub(self.base)
-            .and_then(|i| self.records.get(i as usize))
+        seg.checked_sub(self.base).and_then(|i| self.records.get(i as usize))
     }
 
     pub fn is_sacked(&self, seg: u64) -> bool {
@@ -64,10 +63,7 @@ impl Scoreboard {
                 retransmitted: retransmission,
                 sacked: false,
             });
-        } else if let Some(r) = seg
-            .checked_sub(self.base)
-            .and_then(|i| self.records.get_mut(i as usize))
-        {
+        } else if let Some(r) = seg.checked_sub(self.base).and_then(|i| self.records.get_mut(i as usize)) {
             r.sent_at = now;
             r.retransmitted |= retransmission;
         }
@@ -140,9 +136,7 @@ impl Scoreboard {
     pub fn sacked_in(&self, start: u64, end: u64) -> u64 {
         let lo = start.max(self.base);
         let hi = end.min(self.end());
-        (lo..hi)
-            .filter(|&s| self.records[(s - self.base) as usize].sacked)
-            .count() as u64
+        (lo..hi).filter(|&s| self.records[(s - self.base) as usize].sacked).count() as u64
     }
 
     /// The first segment in `[start, end)` that is not SACKed.
@@ -156,9 +150,7 @@ impl Scoreboard {
     pub fn last_unsacked_in(&self, start: u64, end: u64) -> Option<u64> {
         let lo = start.max(self.base);
         let hi = end.min(self.end());
-        (lo..hi)
-            .rev()
-            .find(|&s| !self.records[(s - self.base) as usize].sacked)
+        (lo..hi).rev().find(|&s| !self.records[(s - self.base) as usize].sacked)
     }
 }
 

@@ -96,11 +96,7 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
-    pub fn new(
-        cfg: &TcpConfig,
-        cc: Box<dyn CongestionControl>,
-        recovery: Box<dyn LossRecovery>,
-    ) -> Self {
+    pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, recovery: Box<dyn LossRecovery>) -> Self {
         let mss = cfg.mss.max(1);
         let (total_segments, last_segment_len) = match cfg.app {
             App::Bulk => (None, mss),
@@ -117,21 +113,13 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            cc: CcState {
-                cwnd: cfg.initial_window.max(1) as f64,
-                ssthresh: cfg.initial_ssthresh,
-            },
+            cc: CcState { cwnd: cfg.initial_window.max(1) as f64, ssthresh: cfg.initial_ssthresh },
             rwnd: cfg.receive_window_bytes() / mss as u64,
             dupacks: 0,
             dupthresh: cfg.dupthresh.max(1),
             limited_transmit: cfg.limited_transmit,
             scoreboard: Scoreboard::default(),
-            rtt: RttEstimator::new(
-                cfg.initial_rto,
-                cfg.min_rto,
-                cfg.max_rto,
-                cfg.clock_granularity,
-            ),
+            rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             force_retransmit: None,
         };
         Self {
@@ -163,9 +151,7 @@ impl TcpSender {
     }
 
     pub fn is_finished(&self) -> bool {
-        self.core
-            .total_segments
-            .is_some_and(|t| self.core.snd_una >= t)
+        self.core.total_segments.is_some_and(|t| self.core.snd_una >= t)
     }
 
     fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
@@ -203,25 +189,13 @@ impl TcpSender {
         if let Some(r) = rtt_sample {
             core.rtt.on_sample(r);
             let c = &mut self.counters;
-            c.rtt_min = if c.rtt_samples == 0 {
-                r
-            } else {
-                c.rtt_min.min(r)
-            };
+            c.rtt_min = if c.rtt_samples == 0 { r } else { c.rtt_min.min(r) };
             c.rtt_sum += r;
             c.rtt_samples += 1;
         }
 
-        let info = AckInfo {
-            now,
-            ack_seg,
-            newly_acked,
-            newly_sacked,
-            window_changed,
-        };
-        let verdict = self
-            .recovery
-            .on_ack(&mut self.core, self.cc.as_mut(), &info);
+        let info = AckInfo { now, ack_seg, newly_acked, newly_sacked, window_changed };
+        let verdict = self.recovery.on_ack(&mut self.core, self.cc.as_mut(), &info);
         if verdict.entered_recovery {
             self.counters.recoveries += 1;
         }
@@ -278,15 +252,10 @@ impl TcpSender {
             return;
         }
         loop {
-            let forced = self
-                .core
-                .force_retransmit
-                .filter(|&s| s >= self.core.snd_una && s < self.core.snd_max);
+            let forced =
+                self.core.force_retransmit.filter(|&s| s >= self.core.snd_una && s < self.core.snd_max);
             let tx = match forced {
-                Some(seg) => Transmission {
-                    seg,
-                    kind: TxKind::Retransmit,
-                },
+                Some(seg) => Transmission { seg, kind: TxKind::Retransmit },
                 None => {
                     self.core.force_retransmit = None;
                     match self.recovery.next_segment(&self.core) {
@@ -327,8 +296,7 @@ impl TcpSender {
         core.snd_max = core.snd_max.max(seg + 1);
         core.snd_nxt = core.snd_nxt.max(seg + 1);
         self.recovery.on_transmit(&self.core, tx);
-        self.cc
-            .on_send(now, retransmission, self.core.flight_size());
+        self.cc.on_send(now, retransmission, self.core.flight_size());
         if self.rto_deadline == NEVER {
             self.rto_deadline = now + self.core.rtt.rto();
         }
@@ -363,11 +331,7 @@ impl Endpoint for TcpSender {
         if !self.started {
             return self.start;
         }
-        let pacing = if self.pacing_blocked {
-            self.next_send_at
-        } else {
-            NEVER
-        };
+        let pacing = if self.pacing_blocked { self.next_send_at } else { NEVER };
         self.rto_deadline.min(pacing)
     }
 
@@ -398,9 +362,7 @@ impl Endpoint for TcpSender {
 impl TcpSender {
     fn stream_bytes(&self) -> u64 {
         match self.core.total_segments {
-            Some(t) => {
-                t.saturating_sub(1) * self.core.mss as u64 + self.core.last_segment_len as u64
-            }
+            Some(t) => t.saturating_sub(1) * self.core.mss as u64 + self.core.last_segment_len as u64,
             None => u64::MAX,
         }
     }

@@ -10,12 +10,7 @@ use cclab_core::{Endpoint, Outbox, Packet, PacketKind, Time};
 const MSS: u64 = 1000;
 
 fn config(initial_window: u32, sack: bool) -> TcpConfig {
-    TcpConfig {
-        initial_window,
-        sack,
-        min_rto: millis(200),
-        ..TcpConfig::default()
-    }
+    TcpConfig { initial_window, sack, min_rto: millis(200), ..TcpConfig::default() }
 }
 
 fn sender(recovery: &str, cfg: &TcpConfig) -> TcpSender {
@@ -167,10 +162,7 @@ fn newreno_partial_ack_retransmits_deflates_and_stays_in_recovery() {
     assert_eq!(sent, vec![4, 13]);
     assert_eq!(cwnd(&s), 10.5);
     assert!(s.recovery().in_recovery());
-    assert!(
-        s.rto_deadline() > rto_before,
-        "first partial ACK restarts the timer"
-    );
+    assert!(s.rto_deadline() > rto_before, "first partial ACK restarts the timer");
     // Impatient: a second partial ACK does not restart the timer.
     let rto_first_partial = s.rto_deadline();
     ack(&mut s, 250, 5, &[]);
@@ -234,11 +226,7 @@ fn sack_entry_sets_cwnd_to_half_the_flight_and_computes_pipe() {
     let sent = ack(&mut s, 103, 0, &[(3, 7), (1, 2)]);
     assert_eq!(sent, vec![2]);
     let sent = ack(&mut s, 104, 0, &[(3, 8), (1, 2)]);
-    assert_eq!(
-        sent,
-        vec![10],
-        "rule 2: new data once no lost segment remains"
-    );
+    assert_eq!(sent, vec![10], "rule 2: new data once no lost segment remains");
 }
 
 #[test]
@@ -260,10 +248,7 @@ fn sack_recovery_ends_when_recovery_point_is_acked() {
 #[test]
 fn sack_rescue_retransmission_sends_the_highest_unsacked_segment_once() {
     // A finite transfer of 10 segments: no new data to send in recovery.
-    let cfg = TcpConfig {
-        app: App::Transfer { bytes: 10 * MSS },
-        ..config(10, true)
-    };
+    let cfg = TcpConfig { app: App::Transfer { bytes: 10 * MSS }, ..config(10, true) };
     let mut s = sender("sack", &cfg);
     start(&mut s);
     // Segments 0 and 9 lost; 1..8 SACKed progressively.
@@ -285,10 +270,7 @@ fn sack_rescue_retransmission_sends_the_highest_unsacked_segment_once() {
 
 #[test]
 fn sack_rule_three_retransmits_an_unsacked_segment_below_the_highest_sack() {
-    let cfg = TcpConfig {
-        app: App::Transfer { bytes: 10 * MSS },
-        ..config(10, true)
-    };
+    let cfg = TcpConfig { app: App::Transfer { bytes: 10 * MSS }, ..config(10, true) };
     let mut s = sender("sack", &cfg);
     start(&mut s);
     // 0 lost; 5 missing but fewer than 3 SACKed above it, so not IsLost.
@@ -325,10 +307,7 @@ fn timeout_sets_cwnd_one_halves_flight_backs_off_and_retransmits() {
 
 #[test]
 fn karn_no_rtt_sample_from_retransmitted_segments_without_timestamps() {
-    let cfg = TcpConfig {
-        timestamps: false,
-        ..config(2, false)
-    };
+    let cfg = TcpConfig { timestamps: false, ..config(2, false) };
     let mut s = sender("reno", &cfg);
     start(&mut s);
     let mut out = Outbox::default();
@@ -360,10 +339,7 @@ fn timestamps_give_samples_even_after_retransmission() {
 
 #[test]
 fn timer_stops_when_everything_is_acknowledged() {
-    let cfg = TcpConfig {
-        app: App::Transfer { bytes: 2500 },
-        ..config(4, false)
-    };
+    let cfg = TcpConfig { app: App::Transfer { bytes: 2500 }, ..config(4, false) };
     let mut s = sender("reno", &cfg);
     assert_eq!(start(&mut s), vec![0, 1, 2]);
     ack(&mut s, 100, 3, &[]);
@@ -375,10 +351,7 @@ fn timer_stops_when_everything_is_acknowledged() {
 
 #[test]
 fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
-    let cfg = TcpConfig {
-        limited_transmit: true,
-        ..config(4, false)
-    };
+    let cfg = TcpConfig { limited_transmit: true, ..config(4, false) };
     let mut s = sender("newreno", &cfg);
     start(&mut s);
     assert_eq!(ack(&mut s, 100, 0, &[]), vec![4]);
@@ -388,10 +361,7 @@ fn limited_transmit_sends_one_new_segment_on_each_of_the_first_two_dupacks() {
 
 #[test]
 fn receiver_window_caps_the_sender() {
-    let cfg = TcpConfig {
-        max_window: Some(3),
-        ..config(10, false)
-    };
+    let cfg = TcpConfig { max_window: Some(3), ..config(10, false) };
     let mut s = sender("reno", &cfg);
     assert_eq!(start(&mut s), vec![0, 1, 2]);
 }
@@ -442,8 +412,7 @@ impl Path {
                 }
             }
             self.seq += 1;
-            self.in_flight
-                .push((now + self.one_way, self.seq, to_receiver, p));
+            self.in_flight.push((now + self.one_way, self.seq, to_receiver, p));
         }
     }
 
@@ -452,10 +421,7 @@ impl Path {
             let next_packet = self.in_flight.iter().map(|e| (e.0, e.1)).min();
             let wake_s = self.sender.next_wakeup();
             let wake_r = self.receiver.next_wakeup();
-            let t = next_packet
-                .map_or(Time::MAX, |k| k.0)
-                .min(wake_s)
-                .min(wake_r);
+            let t = next_packet.map_or(Time::MAX, |k| k.0).min(wake_s).min(wake_r);
             if t >= until {
                 return;
             }
@@ -468,11 +434,7 @@ impl Path {
                 self.post(t, std::mem::take(&mut out.packets), false);
             } else {
                 let key = next_packet.unwrap_or_default();
-                let i = self
-                    .in_flight
-                    .iter()
-                    .position(|e| (e.0, e.1) == key)
-                    .unwrap_or(0);
+                let i = self.in_flight.iter().position(|e| (e.0, e.1) == key).unwrap_or(0);
                 let (_, _, to_receiver, p) = self.in_flight.swap_remove(i);
                 if to_receiver {
                     self.receiver.on_packet(t, &p, &mut out);
@@ -497,19 +459,12 @@ impl Path {
 }
 
 fn transfer(bytes: u64, sack: bool) -> TcpConfig {
-    TcpConfig {
-        app: App::Transfer { bytes },
-        max_window: Some(64),
-        ..config(4, sack)
-    }
+    TcpConfig { app: App::Transfer { bytes }, max_window: Some(64), ..config(4, sack) }
 }
 
 /// With a 1 s minimum RTO (RFC 6298) so that a three-RTT recovery cannot race the timer.
 fn patient_transfer(bytes: u64, sack: bool) -> TcpConfig {
-    TcpConfig {
-        min_rto: secs(1),
-        ..transfer(bytes, sack)
-    }
+    TcpConfig { min_rto: secs(1), ..transfer(bytes, sack) }
 }
 
 #[test]
@@ -518,29 +473,16 @@ fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
     let drop = move |seg: u64, n: u32| n == 1 && lost.contains(&seg);
     let mut results = Vec::new();
     for recovery in ["reno", "newreno", "sack"] {
-        let mut path = Path::new(
-            recovery,
-            &patient_transfer(200 * MSS, recovery == "sack"),
-            Box::new(drop),
-        );
+        let mut path = Path::new(recovery, &patient_transfer(200 * MSS, recovery == "sack"), Box::new(drop));
         path.run(secs(30));
-        assert!(
-            path.delivered_exactly_once_in_order(200 * MSS),
-            "{recovery}"
-        );
+        assert!(path.delivered_exactly_once_in_order(200 * MSS), "{recovery}");
         let c = path.sender.counters();
         results.push((recovery, c.timeouts, c.recoveries, c.retransmits));
     }
     assert_eq!(results[1].1, 0, "newreno: {results:?}");
-    assert_eq!(
-        results[1].2, 1,
-        "newreno recovers all three in one episode: {results:?}"
-    );
+    assert_eq!(results[1].2, 1, "newreno recovers all three in one episode: {results:?}");
     assert_eq!(results[2].1, 0, "sack: {results:?}");
-    assert_eq!(
-        results[2].3, 3,
-        "sack retransmits exactly the three lost segments: {results:?}"
-    );
+    assert_eq!(results[2].3, 3, "sack retransmits exactly the three lost segments: {results:?}");
     assert!(results[0].1 >= 1 || results[0].2 >= 2, "reno: {results:?}");
 }
 
@@ -555,11 +497,8 @@ fn every_variant_delivers_a_transfer_exactly_once_under_heavy_loss() {
                 state ^= state << 17;
                 state % 100 < 10
             };
-            let mut path = Path::new(
-                recovery,
-                &transfer(300 * MSS + 123, recovery == "sack"),
-                Box::new(drop),
-            );
+            let mut path =
+                Path::new(recovery, &transfer(300 * MSS + 123, recovery == "sack"), Box::new(drop));
             path.run(secs(600));
             assert!(
                 path.delivered_exactly_once_in_order(300 * MSS + 123),

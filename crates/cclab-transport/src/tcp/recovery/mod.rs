@@ -54,38 +54,21 @@ pub struct Verdict {
 impl Verdict {
     /// Outside recovery: restart the timer when new data was acknowledged.
     pub fn open(ack: &AckInfo) -> Self {
-        Self {
-            phase: AckPhase::Open,
-            restart_timer: ack.newly_acked > 0,
-            entered_recovery: false,
-        }
+        Self { phase: AckPhase::Open, restart_timer: ack.newly_acked > 0, entered_recovery: false }
     }
 
     pub fn recovery(restart_timer: bool) -> Self {
-        Self {
-            phase: AckPhase::Recovery,
-            restart_timer,
-            entered_recovery: false,
-        }
+        Self { phase: AckPhase::Recovery, restart_timer, entered_recovery: false }
     }
 
     pub fn entered() -> Self {
-        Self {
-            phase: AckPhase::Recovery,
-            restart_timer: false,
-            entered_recovery: true,
-        }
+        Self { phase: AckPhase::Recovery, restart_timer: false, entered_recovery: true }
     }
 }
 
 pub trait LossRecovery {
     fn name(&self) -> &'static str;
-    fn on_ack(
-        &mut self,
-        core: &mut SenderCore,
-        cc: &mut dyn CongestionControl,
-        ack: &AckInfo,
-    ) -> Verdict;
+    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict;
     /// After the sender applied the common RTO rules.
     fn on_timeout(&mut self, core: &mut SenderCore);
     /// The next segment the window allows, if any.
@@ -132,14 +115,11 @@ pub fn next_in_window(core: &SenderCore, extra: u64, skip_sacked: bool) -> Optio
             seg += 1;
         }
     }
-    let window = (core.cc.cwnd.floor() as u64 + extra).min(core.rwnd);
+    // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
+    let window = (core.cc.cwnd as u64 + extra).min(core.rwnd);
     if seg >= core.snd_una + window || !core.segment_exists(seg) {
         return None;
     }
-    let kind = if seg < core.snd_max {
-        TxKind::Retransmit
-    } else {
-        TxKind::New
-    };
+    let kind = if seg < core.snd_max { TxKind::Retransmit } else { TxKind::New };
     Some(Transmission { seg, kind })
 }

@@ -41,10 +41,7 @@ pub struct NewReno {
 
 impl NewReno {
     pub fn with_full_ack(full_ack: FullAckWindow) -> Self {
-        Self {
-            full_ack,
-            ..Self::default()
-        }
+        Self { full_ack, ..Self::default() }
     }
 
     pub fn recover(&self) -> u64 {
@@ -57,12 +54,7 @@ impl LossRecovery for NewReno {
         "newreno"
     }
 
-    fn on_ack(
-        &mut self,
-        core: &mut SenderCore,
-        cc: &mut dyn CongestionControl,
-        ack: &AckInfo,
-    ) -> Verdict {
+    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
         if self.in_recovery {
             if ack.newly_acked > 0 {
                 if ack.ack_seg >= self.recover {
@@ -117,11 +109,7 @@ impl LossRecovery for NewReno {
     }
 
     fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        let extra = if self.in_recovery {
-            0
-        } else {
-            limited_transmit_allowance(core)
-        };
+        let extra = if self.in_recovery { 0 } else { limited_transmit_allowance(core) };
         next_in_window(core, extra, false)
     }
 

@@ -25,12 +25,7 @@ impl LossRecovery for Reno {
         "reno"
     }
 
-    fn on_ack(
-        &mut self,
-        core: &mut SenderCore,
-        cc: &mut dyn CongestionControl,
-        ack: &AckInfo,
-    ) -> Verdict {
+    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
         if self.in_recovery {
             if ack.newly_acked > 0 {
                 core.cc.cwnd = core.cc.ssthresh;
@@ -68,11 +63,7 @@ impl LossRecovery for Reno {
     }
 
     fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        let extra = if self.in_recovery {
-            0
-        } else {
-            limited_transmit_allowance(core)
-        };
+        let extra = if self.in_recovery { 0 } else { limited_transmit_allowance(core) };
         next_in_window(core, extra, false)
     }
 

@@ -25,9 +25,7 @@
 //! - Timeout (§5.1): RecoveryPoint = HighData and recovery ends; SACK bits are
 //!   cleared (RFC 2018 §8) and go-back-N resends what is not SACKed again.
 
-use super::{
-    next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Transmission, TxKind, Verdict,
-};
+use super::{next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Transmission, TxKind, Verdict};
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
 
@@ -73,9 +71,7 @@ impl Sack {
 
     /// Un-SACKed segments below this bound are lost (IsLost).
     pub fn lost_bound(core: &SenderCore) -> u64 {
-        core.scoreboard
-            .kth_highest_sacked(core.dupthresh as u64)
-            .unwrap_or(core.snd_una)
+        core.scoreboard.kth_highest_sacked(core.dupthresh as u64).unwrap_or(core.snd_una)
     }
 
     pub fn is_lost(core: &SenderCore, seg: u64) -> bool {
@@ -87,8 +83,7 @@ impl Sack {
         let not_lost_from = Self::lost_bound(core).clamp(una, max);
         let in_network = (max - not_lost_from) - core.scoreboard.sacked_in(not_lost_from, max);
         let retransmitted_to = self.high_rxt.clamp(una, max);
-        let retransmitted =
-            (retransmitted_to - una) - core.scoreboard.sacked_in(una, retransmitted_to);
+        let retransmitted = (retransmitted_to - una) - core.scoreboard.sacked_in(una, retransmitted_to);
         self.pipe = in_network + retransmitted;
     }
 
@@ -102,32 +97,20 @@ impl Sack {
         if let Some(top) = highest_sacked {
             let lost_below = Self::lost_bound(core).min(top);
             if let Some(seg) = core.scoreboard.first_unsacked_in(from, lost_below) {
-                return Some(Transmission {
-                    seg,
-                    kind: TxKind::Retransmit,
-                });
+                return Some(Transmission { seg, kind: TxKind::Retransmit });
             }
         }
         if core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd {
-            return Some(Transmission {
-                seg: core.snd_max,
-                kind: TxKind::New,
-            });
+            return Some(Transmission { seg: core.snd_max, kind: TxKind::New });
         }
         if let (true, Some(top)) = (self.use_rule3, highest_sacked) {
             if let Some(seg) = core.scoreboard.first_unsacked_in(from, top) {
-                return Some(Transmission {
-                    seg,
-                    kind: TxKind::Retransmit,
-                });
+                return Some(Transmission { seg, kind: TxKind::Retransmit });
             }
         }
         if self.rescue_rxt.is_none_or(|r| core.snd_una > r) {
             if let Some(seg) = core.scoreboard.last_unsacked_in(core.snd_una, core.snd_max) {
-                return Some(Transmission {
-                    seg,
-                    kind: TxKind::Rescue,
-                });
+                return Some(Transmission { seg, kind: TxKind::Rescue });
             }
         }
         None
@@ -139,12 +122,7 @@ impl LossRecovery for Sack {
         "sack"
     }
 
-    fn on_ack(
-        &mut self,
-        core: &mut SenderCore,
-        cc: &mut dyn CongestionControl,
-        ack: &AckInfo,
-    ) -> Verdict {
+    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
         if self.in_recovery {
             if ack.ack_seg >= self.recovery_point {
                 self.in_recovery = false;
@@ -196,22 +174,13 @@ impl LossRecovery for Sack {
 
     fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
         if self.in_recovery {
-            return if self.window_open(core) {
-                self.next_seg(core)
-            } else {
-                None
-            };
+            return if self.window_open(core) { self.next_seg(core) } else { None };
         }
-        let limited_transmit =
-            core.limited_transmit && core.dupacks > 0 && core.dupacks < core.dupthresh;
+        let limited_transmit = core.limited_transmit && core.dupacks > 0 && core.dupacks < core.dupthresh;
         if limited_transmit {
-            let allowed = self.window_open(core)
-                && core.has_unsent_data()
-                && core.snd_max < core.snd_una + core.rwnd;
-            return allowed.then_some(Transmission {
-                seg: core.snd_max,
-                kind: TxKind::New,
-            });
+            let allowed =
+                self.window_open(core) && core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd;
+            return allowed.then_some(Transmission { seg: core.snd_max, kind: TxKind::New });
         }
         next_in_window(core, 0, true)
     }

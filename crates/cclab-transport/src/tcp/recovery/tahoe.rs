@@ -24,12 +24,7 @@ impl LossRecovery for Tahoe {
         "tahoe"
     }
 
-    fn on_ack(
-        &mut self,
-        core: &mut SenderCore,
-        cc: &mut dyn CongestionControl,
-        ack: &AckInfo,
-    ) -> Verdict {
+    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
         if ack.newly_acked > 0 {
             core.dupacks = 0;
             return Verdict::open(ack);
