@@ -74,4 +74,5 @@ pub trait Endpoint {
     }
     /// Allows tests and drivers to reach the concrete endpoint behind the trait.
     fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

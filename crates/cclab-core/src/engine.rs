@@ -148,6 +148,10 @@ impl Engine {
         self.slots[id as usize].endpoint.as_ref()
     }
 
+    pub fn endpoint_mut(&mut self, id: EndpointId) -> &mut dyn Endpoint {
+        self.slots[id as usize].endpoint.as_mut()
+    }
+
     pub fn endpoint_count(&self) -> usize {
         self.slots.len()
     }

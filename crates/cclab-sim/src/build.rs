@@ -294,6 +294,24 @@ fn resolve_buffers(
 }
 
 impl Simulation {
+    /// Makes every TCP receiver log its deliveries to the application (for tests).
+    pub fn record_deliveries(&mut self) {
+        for f in &self.flows {
+            if let Some(r) = self.engine.endpoint_mut(f.receiver).as_any_mut().downcast_mut::<TcpReceiver>() {
+                r.record_deliveries();
+            }
+        }
+    }
+
+    /// The deliveries a receiver logged, as `[start, end)` byte ranges.
+    pub fn deliveries(&self, flow: &FlowInstance) -> Option<&[(u64, u64)]> {
+        self.engine.endpoint(flow.receiver).as_any().downcast_ref::<TcpReceiver>()?.deliveries()
+    }
+
+    pub fn sender(&self, flow: &FlowInstance) -> Option<&TcpSender> {
+        self.engine.endpoint(flow.sender).as_any().downcast_ref::<TcpSender>()
+    }
+
     /// Every packet an endpoint sent is exactly one of: received by an endpoint,
     /// dropped or lost at a link, still inside a link, or unroutable; and at every
     /// link, arrivals = drops + losses + deliveries + packets inside.

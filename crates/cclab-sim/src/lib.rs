@@ -9,6 +9,7 @@ pub mod error;
 mod reader;
 pub mod results;
 pub mod scenario;
+pub mod theory;
 pub mod units;
 
 pub use build::{build, FlowInstance, Simulation};

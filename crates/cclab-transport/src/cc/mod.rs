@@ -120,6 +120,10 @@ pub trait CongestionControl {
     /// cwnd by its own rules (1 for Tahoe and RTO, ssthresh + 3 for Reno, ...).
     fn ssthresh_on_loss(&mut self, state: &CcState, loss: &LossEvent) -> f64;
 
+    /// A retransmission timeout fired (after ssthresh and cwnd were set), for
+    /// algorithms that reset their state on timeouts.
+    fn on_timeout(&mut self, _state: &mut CcState, _now: Time) {}
+
     /// Loss recovery has ended (after it set cwnd by its own rules).
     fn on_recovery_exit(&mut self, _state: &mut CcState, _now: Time) {}
 

@@ -65,6 +65,11 @@ impl RttEstimator {
         self.base_rto.saturating_mul(factor).min(self.max_rto)
     }
 
+    /// The timeout without back-off: SRTT + max(G, 4 RTTVAR), clamped.
+    pub fn base_rto(&self) -> Time {
+        self.base_rto
+    }
+
     /// Doubles the timeout after an expiry (RFC 6298 §5.5).
     pub fn back_off(&mut self) {
         if self.rto() < self.max_rto {

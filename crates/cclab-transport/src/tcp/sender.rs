@@ -7,7 +7,13 @@
 //! e.g. NewReno's Impatient rule); (5.4-5.6) on expiry retransmit the first
 //! unacknowledged segment, back off, restart. On expiry RFC 5681 §3.1 also sets
 //! ssthresh (from congestion control) and cwnd = 1 segment, and the sender goes
-//! back to `snd_una` (go-back-N, as BSD and ns-2 do).
+//! back to `snd_una` (go-back-N, as BSD and ns-2 do). ssthresh is reduced at
+//! most once per window of data: a timeout while the window in which a loss was
+//! already detected is still unacknowledged (during fast recovery, or after an
+//! earlier timeout) keeps the ssthresh set then, as Linux's `tcp_enter_loss`
+//! does. Recomputing it from FlightSize there would count the segments that fast
+//! recovery's window inflation sent while the receiver was holding them, and can
+//! raise ssthresh far above the window at which the loss happened.
 //!
 //! RTT samples come from the timestamp echo of every ACK that acknowledges new
 //! data (RFC 7323 §4); without timestamps, from the send time of the highest
@@ -234,14 +240,17 @@ impl TcpSender {
             return;
         }
         self.counters.timeouts += 1;
-        let loss = core.loss_event(now, LossKind::Timeout);
-        core.cc.ssthresh = self.cc.ssthresh_on_loss(&core.cc, &loss);
+        if !self.recovery.in_loss_episode(core) {
+            let loss = core.loss_event(now, LossKind::Timeout);
+            core.cc.ssthresh = self.cc.ssthresh_on_loss(&core.cc, &loss);
+        }
         core.cc.cwnd = 1.0;
         core.rtt.back_off();
         core.dupacks = 0;
         core.snd_nxt = core.snd_una;
         core.force_retransmit = None;
         self.recovery.on_timeout(core);
+        self.cc.on_timeout(&mut core.cc, now);
         // The retransmission below restarts the timer with the backed-off RTO.
         self.rto_deadline = NEVER;
     }
@@ -355,6 +364,10 @@ impl Endpoint for TcpSender {
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
     }
 }

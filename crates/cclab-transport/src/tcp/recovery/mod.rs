@@ -76,6 +76,9 @@ pub trait LossRecovery {
     /// A transmission left (from `next_segment` or `force_retransmit`).
     fn on_transmit(&mut self, _core: &SenderCore, _tx: Transmission) {}
     fn in_recovery(&self) -> bool;
+    /// True while the window of data in which the last loss was detected is
+    /// not yet fully acknowledged. A timeout then does not reduce ssthresh again.
+    fn in_loss_episode(&self, core: &SenderCore) -> bool;
 }
 
 /// RFC 5681 §2 duplicate ACK: data is outstanding, the ACK acknowledges nothing

@@ -116,4 +116,8 @@ impl LossRecovery for NewReno {
     fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+
+    fn in_loss_episode(&self, core: &SenderCore) -> bool {
+        core.snd_una < self.recover
+    }
 }

@@ -70,4 +70,9 @@ impl LossRecovery for Reno {
     fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+
+    fn in_loss_episode(&self, core: &SenderCore) -> bool {
+        let _ = core;
+        self.in_recovery
+    }
 }

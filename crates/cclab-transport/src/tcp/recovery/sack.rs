@@ -197,4 +197,8 @@ impl LossRecovery for Sack {
     fn in_recovery(&self) -> bool {
         self.in_recovery
     }
+
+    fn in_loss_episode(&self, core: &SenderCore) -> bool {
+        core.snd_una < self.recovery_point
+    }
 }

@@ -56,4 +56,8 @@ impl LossRecovery for Tahoe {
     fn in_recovery(&self) -> bool {
         false
     }
+
+    fn in_loss_episode(&self, core: &SenderCore) -> bool {
+        core.snd_una < self.recover
+    }
 }
