@@ -6,6 +6,7 @@
 //! - Padhye, Firoiu, Towsley, Kurose, SIGCOMM 1998 ("PFTK"), full model with
 //!   triple-duplicate and timeout loss indications, `b` packets per ACK, initial
 //!   timeout `T0` and receiver window `Wmax`.
+//!
 //! Both return packets per second.
 
 /// Mathis: `C / (RTT * sqrt(p))` packets per second.
