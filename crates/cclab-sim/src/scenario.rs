@@ -219,6 +219,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
         flows.push(parse_flow(section, i, &topology)?);
     }
+    root.finish()?;
     if flows.is_empty() {
         return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
     }
@@ -230,7 +231,6 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
             ));
         }
     }
-    root.finish()?;
     Ok(Scenario { name, run, topology, flows })
 }
 
