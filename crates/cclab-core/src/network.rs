@@ -6,7 +6,7 @@ use crate::queue::QueueDiscipline;
 use crate::rng::RngStream;
 use crate::time::Time;
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
@@ -43,21 +43,28 @@ const NO_ROUTE: u32 = u32::MAX;
 pub struct Network {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
-    /// `next_hop[at * n + dst]`: the link to take from `at` towards `dst`.
+    index: HashMap<String, NodeId>,
+    /// `next_hop[row_of[at] * n + dst]`: the link from `at` towards `dst`, for
+    /// nodes with more than one outgoing link.
     next_hop: Vec<u32>,
+    row_of: Vec<u32>,
+    /// The outgoing link of nodes that have exactly one.
+    only_link: Vec<u32>,
 }
 
 impl Network {
     pub fn add_node(&mut self, name: &str, kind: NodeKind) -> Result<NodeId, NetworkError> {
-        if self.node_id(name).is_some() {
+        if self.index.contains_key(name) {
             return Err(NetworkError::DuplicateNode(name.to_string()));
         }
+        let id = self.nodes.len() as NodeId;
         self.nodes.push(Node { name: name.to_string(), kind });
-        Ok((self.nodes.len() - 1) as NodeId)
+        self.index.insert(name.to_string(), id);
+        Ok(id)
     }
 
     pub fn node_id(&self, name: &str) -> Option<NodeId> {
-        self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
+        self.index.get(name).copied()
     }
 
     /// Adds a one-way link. Its loss process draws from the stream named after the
@@ -69,15 +76,21 @@ impl Network {
     }
 
     /// Computes shortest paths by propagation delay, ties broken by hop count and
-    /// then by link order, so routes are deterministic.
+    /// then by link order, so routes are deterministic. A node with a single
+    /// outgoing link (every host of a dumbbell) needs no table: all its traffic
+    /// takes that link. Only nodes with a choice get a row, so a dumbbell with F
+    /// flows stores two rows rather than (2F)^2 entries.
     pub fn compute_routes(&mut self) {
         let n = self.nodes.len();
         let mut out_links: Vec<Vec<LinkId>> = vec![Vec::new(); n];
         for (i, l) in self.links.iter().enumerate() {
             out_links[l.spec.from as usize].push(i as LinkId);
         }
-        self.next_hop = vec![NO_ROUTE; n * n];
-        for src in 0..n {
+        self.only_link = out_links.iter().map(|o| if o.len() == 1 { o[0] } else { NO_ROUTE }).collect();
+        self.row_of = vec![NO_ROUTE; n];
+        self.next_hop.clear();
+        for src in (0..n).filter(|&v| out_links[v].len() > 1) {
+            self.row_of[src] = (self.next_hop.len() / n) as u32;
             // Dijkstra from `src`; `first[v]` is the first link on the best path to v.
             let mut best: Vec<Option<(Time, u32)>> = vec![None; n];
             let mut first = vec![NO_ROUTE; n];
@@ -99,16 +112,21 @@ impl Network {
                     }
                 }
             }
-            self.next_hop[src * n..(src + 1) * n].copy_from_slice(&first);
+            self.next_hop.extend_from_slice(&first);
         }
     }
 
+    /// The link to take from `at` towards `dst`. For a node with one outgoing
+    /// link this is that link whatever `dst` is; [`Network::path`] tells whether
+    /// `dst` is reachable at all.
     pub fn next_link(&self, at: NodeId, dst: NodeId) -> Option<LinkId> {
         let n = self.nodes.len();
-        match self.next_hop.get(at as usize * n + dst as usize) {
-            Some(&l) if l != NO_ROUTE => Some(l),
-            _ => None,
-        }
+        let l = match self.row_of.get(at as usize) {
+            Some(&row) if row != NO_ROUTE => self.next_hop[row as usize * n + dst as usize],
+            Some(_) => self.only_link[at as usize],
+            None => NO_ROUTE,
+        };
+        (l != NO_ROUTE && at != dst).then_some(l)
     }
 
     /// The links from `src` to `dst`, or `None` if unreachable.
@@ -165,6 +183,27 @@ mod tests {
         assert_eq!(net.path_delay(a, c), Some(millis(20)));
         assert_ne!(net.path(a, c), Some(vec![direct]));
         assert_eq!(net.path(c, a), None);
+    }
+
+    #[test]
+    fn single_link_nodes_route_without_a_table_and_unreachable_is_detected() {
+        // h1 -> r (one link) ; r -> h2, r -> h3 ; h2 -> r ; h3 isolated outbound.
+        let mut net = Network::default();
+        let h1 = net.add_node("h1", NodeKind::Host).unwrap();
+        let r = net.add_node("r", NodeKind::Router).unwrap();
+        let h2 = net.add_node("h2", NodeKind::Host).unwrap();
+        let h3 = net.add_node("h3", NodeKind::Host).unwrap();
+        let island = net.add_node("island", NodeKind::Host).unwrap();
+        let dq = || Box::new(DropTail::new(BufferLimit::Unlimited));
+        let up = net.add_link(spec(h1, r, 1), dq(), 1);
+        let down2 = net.add_link(spec(r, h2, 1), dq(), 1);
+        net.add_link(spec(r, h3, 1), dq(), 1);
+        net.add_link(spec(h2, r, 1), dq(), 1);
+        net.compute_routes();
+        assert_eq!(net.path(h1, h2), Some(vec![up, down2]));
+        assert_eq!(net.path(h1, island), None);
+        assert_eq!(net.path(h3, h1), None);
+        assert_eq!(net.next_link(h1, h1), None);
     }
 
     #[test]
