@@ -509,3 +509,44 @@ fn every_variant_delivers_a_transfer_exactly_once_under_heavy_loss() {
         }
     }
 }
+
+// ---------------------------------------------------------------- pacing
+
+/// Reno growth with a fixed pacing rate: the sender must space segments by
+/// wire size / rate whatever cwnd allows.
+struct PacedReno(f64);
+
+impl crate::cc::CongestionControl for PacedReno {
+    fn name(&self) -> &'static str {
+        "paced-reno"
+    }
+    fn on_ack(&mut self, state: &mut crate::cc::CcState, ack: &crate::cc::AckSample) {
+        crate::cc::reno::Reno.on_ack(state, ack);
+    }
+    fn ssthresh_on_loss(&mut self, state: &crate::cc::CcState, loss: &crate::cc::LossEvent) -> f64 {
+        crate::cc::reno::Reno.ssthresh_on_loss(state, loss)
+    }
+    fn pacing_rate(&self, _state: &crate::cc::CcState, _srtt: Time) -> Option<f64> {
+        Some(self.0)
+    }
+}
+
+#[test]
+fn a_pacing_rate_spaces_transmissions_by_wire_size_over_rate() {
+    use crate::cc::CongestionControl;
+    let cfg = config(10, false);
+    // 1040-byte segments at 1.04 MB/s: one per millisecond.
+    let mut s =
+        TcpSender::new(&cfg, Box::new(PacedReno(1_040_000.0)), registry::loss_recovery("reno").unwrap());
+    assert_eq!(PacedReno(1.0).name(), "paced-reno");
+    assert_eq!(start(&mut s), vec![0]);
+    assert_eq!(s.next_wakeup(), millis(1));
+    let mut sent = Vec::new();
+    for ms in 1..=5 {
+        let mut out = Outbox::default();
+        s.on_timer(millis(ms), &mut out);
+        sent.extend(segs(&out.packets));
+        assert_eq!(s.next_wakeup(), millis(ms + 1), "next slot");
+    }
+    assert_eq!(sent, vec![1, 2, 3, 4, 5]);
+}

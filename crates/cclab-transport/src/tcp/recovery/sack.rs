@@ -202,3 +202,113 @@ impl LossRecovery for Sack {
         core.snd_una < self.recovery_point
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::CcState;
+    use crate::tcp::rtt::RttEstimator;
+    use crate::tcp::scoreboard::Scoreboard;
+    use cclab_core::time::secs;
+
+    /// `sent` segments outstanding from 0, the given ranges SACKed.
+    fn core(sent: u64, total: Option<u64>, sacked: &[(u64, u64)], cwnd: f64) -> SenderCore {
+        let mut core = SenderCore {
+            mss: 1000,
+            total_segments: total,
+            last_segment_len: 1000,
+            snd_una: 0,
+            snd_nxt: sent,
+            snd_max: sent,
+            cc: CcState { cwnd, ssthresh: cwnd },
+            rwnd: 1 << 40,
+            dupacks: 3,
+            dupthresh: 3,
+            limited_transmit: false,
+            scoreboard: Scoreboard::default(),
+            rtt: RttEstimator::new(secs(1), secs(1), secs(60), 0),
+            force_retransmit: None,
+        };
+        for s in 0..sent {
+            core.scoreboard.on_transmit(s, 0, false);
+        }
+        for &(a, b) in sacked {
+            core.scoreboard.mark_sacked(a, b);
+        }
+        core
+    }
+
+    fn in_recovery(high_rxt: u64, rescue_rxt: u64, recovery_point: u64) -> Sack {
+        Sack { in_recovery: true, recovery_point, high_rxt, rescue_rxt: Some(rescue_rxt), ..Sack::default() }
+    }
+
+    #[test]
+    fn is_lost_counts_sacked_segments_above() {
+        let c = core(10, None, &[(2, 4)], 10.0);
+        assert!(!Sack::is_lost(&c, 1), "two SACKed above");
+        let c = core(10, None, &[(2, 4), (5, 6)], 10.0);
+        assert!(Sack::is_lost(&c, 0) && Sack::is_lost(&c, 1));
+        assert!(!Sack::is_lost(&c, 4), "only one SACKed above 4");
+        assert!(!Sack::is_lost(&c, 2), "SACKed segments are never lost");
+    }
+
+    #[test]
+    fn set_pipe_counts_unsacked_not_lost_once_and_retransmitted_again() {
+        // 10 outstanding, 2, 3, 5 SACKed, 0 retransmitted (HighRxt = 0).
+        let c = core(10, None, &[(2, 4), (5, 6)], 10.0);
+        let mut s = in_recovery(1, 0, 10);
+        s.set_pipe(&c);
+        // Not lost: 4, 6, 7, 8, 9 (5). Retransmitted: 0 (1). Lost, not resent: 1 (0).
+        assert_eq!(s.pipe(), 6);
+    }
+
+    #[test]
+    fn next_seg_order_lost_then_new_then_rule_three_then_rescue() {
+        let c = core(10, Some(12), &[(2, 4), (5, 6)], 20.0);
+        let mut s = in_recovery(1, 0, 10);
+        s.set_pipe(&c);
+        // Rule 1: the smallest lost un-SACKed segment above HighRxt.
+        let tx = s.next_segment(&c).unwrap();
+        assert_eq!(tx, Transmission { seg: 1, kind: TxKind::Retransmit });
+        s.on_transmit(&c, tx);
+        assert_eq!(s.high_rxt(), 2);
+        // Rule 2: new data (10 and 11 remain of 12).
+        assert_eq!(s.next_segment(&c), Some(Transmission { seg: 10, kind: TxKind::New }));
+        // With no new data left, rule 3: un-SACKed 4 below the highest SACK (5), not lost.
+        let c = core(12, Some(12), &[(2, 4), (5, 6)], 20.0);
+        let mut s = in_recovery(2, 0, 12);
+        s.set_pipe(&c);
+        let tx = s.next_segment(&c).unwrap();
+        assert_eq!(tx, Transmission { seg: 4, kind: TxKind::Retransmit });
+        s.on_transmit(&c, tx);
+        // Nothing between HighRxt (5) and the highest SACK; rescue needs HighACK > RescueRxt.
+        assert_eq!(s.next_segment(&c), None, "HighACK (0) is not above RescueRxt (0)");
+    }
+
+    #[test]
+    fn rescue_retransmits_the_highest_unsacked_segment_and_not_high_rxt() {
+        // HighACK has passed RescueRxt: segment 0 was acked.
+        let mut c = core(8, Some(8), &[(1, 6)], 20.0);
+        c.snd_una = 1;
+        c.scoreboard.ack_to(1);
+        let mut s = in_recovery(1, 0, 8);
+        s.set_pipe(&c);
+        // Lost bound = 3rd highest SACKed = 3: nothing lost above HighRxt 1 except
+        // SACKed ones; 6 and 7 are above every SACK. Rule 4: highest un-SACKed = 7.
+        let tx = s.next_segment(&c).unwrap();
+        assert_eq!(tx, Transmission { seg: 7, kind: TxKind::Rescue });
+        s.on_transmit(&c, tx);
+        assert_eq!(s.high_rxt(), 1, "a rescue does not move HighRxt");
+        assert_eq!(s.rescue_rxt, Some(7), "RescueRxt = RecoveryPoint");
+        assert_eq!(s.next_segment(&c), None, "one rescue per recovery");
+    }
+
+    #[test]
+    fn window_closed_when_pipe_reaches_cwnd() {
+        let c = core(10, None, &[(2, 4), (5, 6)], 6.0);
+        let mut s = in_recovery(1, 0, 10);
+        s.set_pipe(&c);
+        assert_eq!(s.pipe(), 6);
+        assert_eq!(s.next_segment(&c), None);
+    }
+}
