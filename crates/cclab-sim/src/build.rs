@@ -52,12 +52,23 @@ struct PendingBuffer {
     key: String,
 }
 
-fn draw_start(seed: u64, group: &FlowGroup, index: u32) -> Time {
-    match group.start {
-        Start::At(t) => t,
-        Start::Uniform(lo, hi) => {
-            RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)).uniform_inclusive(lo, hi)
-        }
+impl PlannedFlow {
+    /// Instance `index` of flow group `g`; a start range is drawn from the
+    /// instance's own stream, so adding flows never shifts another's start.
+    fn new(
+        seed: u64,
+        g: usize,
+        group: &FlowGroup,
+        index: u32,
+        sender_node: NodeId,
+        receiver_node: NodeId,
+    ) -> Self {
+        let start = match group.start {
+            Start::At(t) => t,
+            Start::Uniform(lo, hi) => RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index))
+                .uniform_inclusive(lo, hi),
+        };
+        Self { group: g, index, start, sender_node, receiver_node }
     }
 }
 
@@ -148,14 +159,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
                     add_duplex(&mut net, seed, snd, snd_router, &access(near), buffer_key, &mut pending);
                     add_duplex(&mut net, seed, rcv_router, rcv, &access(far), buffer_key, &mut pending);
                     roles.extend(["access"; 4]);
-                    let start = draw_start(seed, group, k);
-                    planned.push(PlannedFlow {
-                        group: g,
-                        index: k,
-                        start,
-                        sender_node: snd,
-                        receiver_node: rcv,
-                    });
+                    planned.push(PlannedFlow::new(seed, g, group, k, snd, rcv));
                 }
             }
         }
@@ -179,16 +183,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
                         .ok_or_else(|| ScenarioError::at(format!("flows[{g}].{key}"), "unknown node"))
                 };
                 let (snd, rcv) = (lookup("from", &group.from)?, lookup("to", &group.to)?);
-                for k in 0..group.count {
-                    let start = draw_start(seed, group, k);
-                    planned.push(PlannedFlow {
-                        group: g,
-                        index: k,
-                        start,
-                        sender_node: snd,
-                        receiver_node: rcv,
-                    });
-                }
+                planned.extend((0..group.count).map(|k| PlannedFlow::new(seed, g, group, k, snd, rcv)));
             }
         }
     }

@@ -87,6 +87,37 @@ pub fn is_duplicate_ack(core: &SenderCore, ack: &AckInfo) -> bool {
     ack.newly_acked == 0 && core.snd_max > core.snd_una && !ack.window_changed
 }
 
+/// RFC 5681 duplicate-ACK counting outside recovery: new data resets the
+/// count; returns true when this ACK is the DupThresh-th duplicate.
+pub fn reaches_dupthresh(core: &mut SenderCore, ack: &AckInfo) -> bool {
+    if ack.newly_acked > 0 {
+        core.dupacks = 0;
+        return false;
+    }
+    if !is_duplicate_ack(core, ack) {
+        return false;
+    }
+    core.dupacks += 1;
+    core.dupacks == core.dupthresh
+}
+
+/// RFC 5681 §3.2 steps 2-3: ssthresh from congestion control, retransmit the
+/// first unacknowledged segment, cwnd = ssthresh + DupThresh.
+pub fn enter_fast_recovery(core: &mut SenderCore, cc: &mut dyn CongestionControl, now: Time) {
+    set_ssthresh_on_loss(core, cc, now);
+    core.force_retransmit = Some(core.snd_una);
+    core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
+}
+
+/// RFC 5681 §3.2 step 4: in fast recovery each further duplicate ACK inflates
+/// cwnd by one segment (it says one segment has left the network).
+pub fn inflate_on_duplicate(core: &mut SenderCore, ack: &AckInfo) {
+    if is_duplicate_ack(core, ack) {
+        core.dupacks += 1;
+        core.cc.cwnd += 1.0;
+    }
+}
+
 /// Asks congestion control for ssthresh after a loss detected by duplicate ACKs
 /// and stores it.
 pub fn set_ssthresh_on_loss(core: &mut SenderCore, cc: &mut dyn CongestionControl, now: Time) {

@@ -16,8 +16,8 @@
 //! - Timeout: `recover = HighData`, recovery ends.
 
 use super::{
-    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
-    LossRecovery, Transmission, Verdict,
+    enter_fast_recovery, inflate_on_duplicate, limited_transmit_allowance, next_in_window, reaches_dupthresh,
+    AckInfo, LossRecovery, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
@@ -77,30 +77,18 @@ impl LossRecovery for NewReno {
                 self.partial_acks += 1;
                 return Verdict::recovery(first_partial);
             }
-            if is_duplicate_ack(core, ack) {
-                core.dupacks += 1;
-                core.cc.cwnd += 1.0;
-            }
+            inflate_on_duplicate(core, ack);
             return Verdict::recovery(false);
         }
-        if ack.newly_acked > 0 {
-            core.dupacks = 0;
+        // Step 2: only a loss in data sent after the last recovery or timeout.
+        if !reaches_dupthresh(core, ack) || ack.ack_seg < self.recover {
             return Verdict::open(ack);
         }
-        if !is_duplicate_ack(core, ack) {
-            return Verdict::open(ack);
-        }
-        core.dupacks += 1;
-        if core.dupacks == core.dupthresh && ack.ack_seg >= self.recover {
-            self.recover = core.snd_max;
-            set_ssthresh_on_loss(core, cc, ack.now);
-            core.force_retransmit = Some(core.snd_una);
-            core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
-            self.in_recovery = true;
-            self.partial_acks = 0;
-            return Verdict::entered();
-        }
-        Verdict::open(ack)
+        self.recover = core.snd_max;
+        enter_fast_recovery(core, cc, ack.now);
+        self.in_recovery = true;
+        self.partial_acks = 0;
+        Verdict::entered()
     }
 
     fn on_timeout(&mut self, core: &mut SenderCore) {

@@ -9,8 +9,8 @@
 //!      when several segments of one window are lost).
 
 use super::{
-    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
-    LossRecovery, Transmission, Verdict,
+    enter_fast_recovery, inflate_on_duplicate, limited_transmit_allowance, next_in_window, reaches_dupthresh,
+    AckInfo, LossRecovery, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
@@ -34,28 +34,15 @@ impl LossRecovery for Reno {
                 cc.on_recovery_exit(&mut core.cc, ack.now);
                 return Verdict::recovery(true);
             }
-            if is_duplicate_ack(core, ack) {
-                core.dupacks += 1;
-                core.cc.cwnd += 1.0;
-            }
+            inflate_on_duplicate(core, ack);
             return Verdict::recovery(false);
         }
-        if ack.newly_acked > 0 {
-            core.dupacks = 0;
+        if !reaches_dupthresh(core, ack) {
             return Verdict::open(ack);
         }
-        if !is_duplicate_ack(core, ack) {
-            return Verdict::open(ack);
-        }
-        core.dupacks += 1;
-        if core.dupacks == core.dupthresh {
-            set_ssthresh_on_loss(core, cc, ack.now);
-            core.force_retransmit = Some(core.snd_una);
-            core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
-            self.in_recovery = true;
-            return Verdict::entered();
-        }
-        Verdict::open(ack)
+        enter_fast_recovery(core, cc, ack.now);
+        self.in_recovery = true;
+        Verdict::entered()
     }
 
     fn on_timeout(&mut self, _core: &mut SenderCore) {

@@ -7,7 +7,7 @@
 //! retransmit or timeout (`ack < recover`) do not trigger another one.
 
 use super::{
-    is_duplicate_ack, limited_transmit_allowance, next_in_window, set_ssthresh_on_loss, AckInfo,
+    limited_transmit_allowance, next_in_window, reaches_dupthresh, set_ssthresh_on_loss, AckInfo,
     LossRecovery, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
@@ -25,24 +25,16 @@ impl LossRecovery for Tahoe {
     }
 
     fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
-        if ack.newly_acked > 0 {
-            core.dupacks = 0;
-            return Verdict::open(ack);
+        let mut verdict = Verdict::open(ack);
+        if !reaches_dupthresh(core, ack) || ack.ack_seg < self.recover {
+            return verdict;
         }
-        if !is_duplicate_ack(core, ack) {
-            return Verdict::open(ack);
-        }
-        core.dupacks += 1;
-        if core.dupacks == core.dupthresh && ack.ack_seg >= self.recover {
-            set_ssthresh_on_loss(core, cc, ack.now);
-            core.cc.cwnd = 1.0;
-            self.recover = core.snd_max;
-            core.snd_nxt = core.snd_una;
-            let mut v = Verdict::open(ack);
-            v.entered_recovery = true;
-            return v;
-        }
-        Verdict::open(ack)
+        set_ssthresh_on_loss(core, cc, ack.now);
+        core.cc.cwnd = 1.0;
+        self.recover = core.snd_max;
+        core.snd_nxt = core.snd_una;
+        verdict.entered_recovery = true;
+        verdict
     }
 
     fn on_timeout(&mut self, core: &mut SenderCore) {
