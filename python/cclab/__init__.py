@@ -1,9 +1,32 @@
 """cclab: a congestion-control laboratory.
 
+    >>> import cclab
+    >>> scn = cclab.load("examples/dumbbell.toml")
+    >>> res = cclab.run(scn.with_(**{"topology.bottleneck.rate": "50Mbps"}), seed=2)
+    >>> res.flows.select("name", "index", "goodput_bps")
+    >>> sw = cclab.sweep(scn, grid={"flows[0].recovery": ["newreno", "sack"]}, replications=5)
+    >>> sw.summary
+
 The simulator is a Rust core (``cclab._core``); this package is its Python
 front end and the ``cclab`` command.
 """
 
-from cclab._core import ScenarioError, __version__
+from cclab._core import __version__
+from cclab.api import run
+from cclab.result import Result
+from cclab.scenario import Scenario, ScenarioError, load
+from cclab.sweep import SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
 
-__all__ = ["ScenarioError", "__version__"]
+__all__ = [
+    "Result",
+    "Scenario",
+    "ScenarioError",
+    "SweepError",
+    "SweepInterrupted",
+    "SweepResult",
+    "__version__",
+    "derive_seed",
+    "load",
+    "run",
+    "sweep",
+]

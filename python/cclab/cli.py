@@ -121,8 +121,35 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
     return "\n".join(lines)
 
 
+def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:
+    """`cclab run --out DIR`: the summary, the resolved scenario and Parquet tables."""
+    from cclab.result import flow_series_frame, flows_frame, link_series_frame, links_frame
+
+    _ensure_writable(out, "--out")
+    (out / "summary.json").write_text(json.dumps(summary))
+    (out / "config.json").write_text(_core.validate_toml(text, name))
+    flows_frame(summary).write_parquet(out / "flows.parquet")
+    links_frame(summary).write_parquet(out / "links.parquet")
+    if summary.get("timeseries"):
+        flow_series_frame(summary).write_parquet(out / "timeseries.parquet")
+        link_series_frame(summary).write_parquet(out / "queues.parquet")
+
+
+def _ensure_writable(out: Path, argument: str) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".cclab-write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as e:
+        _fail(f"{argument} {out}: not writable ({e.strerror or e})")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     summary = _run(args.file, args.seed)
+    if args.out is not None:
+        text, name = _read_scenario(args.file)
+        _write_run(Path(args.out), summary, text, name)
     if args.json:
         print(json.dumps(summary))
     else:
@@ -205,6 +232,177 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _grid_value(text: str) -> Any:
+    """A grid value: a TOML literal (number, boolean, quoted string) or else a bare string."""
+    from cclab.scenario import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _parse_grid(items: list[str]) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for item in items:
+        key, sep, values = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not values.strip():
+            _fail(f"--grid {item!r}: write KEY=V1,V2,... (e.g. topology.bottleneck.rate=5Mbps,10Mbps)")
+        if key in grid:
+            _fail(f"--grid {key}: given twice")
+        grid[key] = [_grid_value(v.strip()) for v in values.split(",")]
+    return grid
+
+
+def _sweep_errors() -> tuple[type[BaseException], ...]:
+    from cclab.executors import ExecutorError
+    from cclab.sweep import SweepError
+
+    return (SweepError, ExecutorError)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from cclab.scenario import ScenarioError, load
+    from cclab.sweep import SweepInterrupted, sweep
+
+    grid = _parse_grid(args.grid)
+    try:
+        scenario = load(args.file)
+        if args.out is not None:
+            _ensure_writable(Path(args.out), "--out")
+        result = sweep(scenario, grid=grid, replications=args.replications, jobs=args.jobs,
+                       executor=args.executor, out=args.out, base_seed=args.seed)  # fmt: skip
+    except ScenarioError as e:
+        _fail(f"{args.file}: {e.args[0]}" if not e.args[0].startswith(args.file) else e.args[0])
+    except _sweep_errors() as e:
+        _fail(str(e))
+    except SweepInterrupted as e:
+        print(f"cclab: {e}", file=sys.stderr)
+        return 130
+    if args.out is not None:
+        meta = {"scenario": scenario.name, "grid": list(grid), "replications": args.replications}
+        (Path(args.out) / "sweep.json").write_text(json.dumps(meta))
+    table = result.aggregate(metrics=["goodput_bps", "retransmits", "timeouts", "rtt_mean_s"])
+    if args.json:
+        print(table.write_json())
+        return 0
+    print(format_sweep(table, list(grid)))
+    if args.out is not None:
+        print(f"results: {args.out} (flows.parquet, links.parquet, summary.csv, runs/)")
+    return 0
+
+
+def format_sweep(table: Any, grid: list[str]) -> str:
+    """The aggregated sweep as a text table: mean and 95 % interval across replications."""
+    rows = [[*grid, "flow", "n", "goodput_bps_mean (Mb/s)", "95% CI", "retx", "RTOs", "rtt ms"]]
+    for r in table.iter_rows(named=True):
+        ci = r["goodput_bps_ci95"]
+        rtt = r["rtt_mean_s_mean"]
+        rows.append([
+            *(str(r[k]) for k in grid),
+            f"{r['name']}[{r['index']}]",
+            str(r["n"]),
+            f"{r['goodput_bps_mean'] / 1e6:.3f}",
+            "-" if ci is None or ci != ci else f"± {ci / 1e6:.3f}",
+            f"{r['retransmits_mean']:.1f}",
+            f"{r['timeouts_mean']:.1f}",
+            "-" if rtt is None else f"{rtt * 1e3:.2f}",
+        ])  # fmt: skip
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from cclab import plot
+
+    folder = Path(args.dir)
+    if not folder.is_dir():
+        _fail(f"{args.dir}: not a directory of results")
+    stem = Path(args.output) if args.output else folder / f"plot-{args.kind}"
+    if args.kind == "sweep":
+        fig = _sweep_figure(folder, args)
+    else:
+        summary_path = folder / "summary.json"
+        if not summary_path.is_file():
+            _fail(f"{args.dir}: no summary.json here (write one with `cclab run FILE --out DIR`)")
+        from cclab.result import Result
+
+        result = Result(summary=json.loads(summary_path.read_text()), config={}, seed=0)
+        draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue}
+        try:
+            fig = draw[args.kind](result)
+        except ValueError as e:
+            _fail(f"{args.dir}: {e}")
+    for path in plot.save(fig, stem):
+        print(path)
+    return 0
+
+
+def _sweep_figure(folder: Path, args: argparse.Namespace) -> Any:
+    import polars as pl
+
+    from cclab import plot
+    from cclab.sweep import aggregate
+
+    meta_path = folder / "sweep.json"
+    if not meta_path.is_file() or not (folder / "flows.parquet").is_file():
+        _fail(f"{args.dir}: not a sweep directory (write one with `cclab sweep FILE --out DIR`)")
+    grid: list[str] = json.loads(meta_path.read_text())["grid"]
+    if not grid:
+        _fail(f"{args.dir}: this sweep has no grid keys to plot against")
+    x = args.x or grid[0]
+    if x not in grid:
+        _fail(f"--x {x}: not a grid key of this sweep (grid keys: {', '.join(grid)})")
+    by = args.by if args.by is not None else next((k for k in grid if k != x), None)
+    flows = pl.read_parquet(folder / "flows.parquet")
+    links = pl.read_parquet(folder / "links.parquet")
+    table = flows if args.metric in flows.columns else links
+    if args.metric not in table.columns or not table.schema[args.metric].is_numeric():
+        numeric = sorted({c for t in (flows, links) for c in t.columns if t.schema[c].is_numeric()})
+        _fail(f"--metric {args.metric}: not a numeric column (choose from {', '.join(numeric)})")
+    if by is not None and by not in table.columns:
+        _fail(f"--by {by}: not a column of the results")
+    keys = [k for k in dict.fromkeys([*grid, *([by] if by else []), "replication"])]
+    combine = pl.col(args.metric).sum() if args.per_run == "sum" else pl.col(args.metric).mean()
+    per_run = table.group_by(keys, maintain_order=True).agg(combine)
+    summary = aggregate(per_run, [k for k in keys if k != "replication"], [args.metric])
+    return plot.sweep(summary, x, args.metric, by=by, title=f"{args.metric} ({args.per_run} per run) vs {x}")
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from cclab.scenario import ScenarioError
+    from cclab.studies import StudyOptions, UnknownStudyError, get_study, reproduce
+    from cclab.sweep import SweepInterrupted
+
+    try:
+        get_study(args.study)
+    except UnknownStudyError as e:
+        _fail(str(e))
+    out = Path(args.out or Path("out") / args.study)
+    _ensure_writable(out, "--out")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    options = StudyOptions(out=out, replications=args.replications, quick=args.quick, jobs=args.jobs,
+                           executor=args.executor)  # fmt: skip
+    try:
+        ctx = reproduce(args.study, options)
+    except _sweep_errors() as e:
+        _fail(str(e))
+    except ScenarioError as e:
+        _fail(e.args[0])
+    except SweepInterrupted as e:
+        print(f"cclab: {e}", file=sys.stderr)
+        return 130
+    print(f"{args.study}: {ctx.replications} replications; report {out / 'report.md'}, "
+          f"{len(ctx.written)} files written")  # fmt: skip
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cclab", description="A congestion-control laboratory.")
     parser.add_argument("--version", action="version", version=f"cclab {_core.__version__}")
@@ -216,7 +414,59 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, help="override run.seed")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     run.add_argument("--all-links", action="store_true", help="also list access links")
+    run.add_argument(
+        "--out", metavar="DIR", help="also write Parquet tables, the summary and the resolved scenario"
+    )
     run.set_defaults(func=cmd_run)
+
+    sweep = sub.add_parser("sweep", help="run a scenario over a grid of values, with replications")
+    sweep.add_argument("file", help="scenario TOML file")
+    sweep.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="a key path and its values, e.g. topology.bottleneck.rate=5Mbps,10Mbps (repeatable)",
+    )
+    sweep.add_argument("--replications", type=_positive, default=1, help="runs per grid point (default 1)")
+    sweep.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
+    sweep.add_argument("--out", metavar="DIR", help="write results there; finished runs are reused")
+    sweep.add_argument("--executor", help="local (default), dask (a local Dask cluster) or tcp://HOST:PORT")
+    sweep.add_argument("--seed", type=_seed, help="base seed (default: run.seed)")
+    sweep.add_argument("--json", action="store_true", help="print the aggregated table as JSON")
+    sweep.set_defaults(func=cmd_sweep)
+
+    plot = sub.add_parser("plot", help="plot results written by `run --out`, `sweep --out` or `reproduce`")
+    plot.add_argument("dir", help="a run or sweep output directory")
+    plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "sweep"])
+    plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
+    plot.add_argument(
+        "--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)"
+    )
+    plot.add_argument("--by", help="sweep: one line per value of this column (default: another grid key)")
+    plot.add_argument(
+        "--per-run",
+        choices=["sum", "mean"],
+        default="sum",
+        help="sweep: combine a run's flows (or links) by sum (default) or mean",
+    )
+    plot.add_argument(
+        "--output", metavar="PATH", help="file stem for the PNG and SVG (default: DIR/plot-KIND)"
+    )
+    plot.set_defaults(func=cmd_plot)
+
+    reproduce = sub.add_parser(
+        "reproduce", help="reproduce a seed paper's experiments (report, tables, figures)"
+    )
+    reproduce.add_argument("study", help="study name (e.g. recovery)")
+    reproduce.add_argument(
+        "--replications", type=_positive, help="replications per point (default: the study's)"
+    )
+    reproduce.add_argument("--quick", action="store_true", help="a reduced preset that finishes in minutes")
+    reproduce.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
+    reproduce.add_argument("--executor", help="local (default), dask or tcp://HOST:PORT")
+    reproduce.add_argument("--out", metavar="DIR", help="output directory (default: out/STUDY)")
+    reproduce.set_defaults(func=cmd_reproduce)
 
     validate = sub.add_parser("validate", help="check a scenario file without running it")
     validate.add_argument("file", help="scenario TOML file")

@@ -1,0 +1,117 @@
+"""Results of one run as polars DataFrames.
+
+Column names are those of the ``cclab run --json`` summary (``goodput_bps``,
+``utilization``, ...). Polars is imported only when a table is first asked for,
+so the command line stays light.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Time-series columns of each flow sample.
+FLOW_SERIES_COLUMNS = (
+    "time_s", "flow_id", "cwnd", "ssthresh", "srtt_s", "rtt_s",
+    "seq_sent", "seq_acked", "in_flight", "bytes_delivered",
+)  # fmt: skip
+LINK_SERIES_COLUMNS = ("time_s", "link", "queue_pkts", "queue_bytes")
+
+
+def flows_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(summary["flows"], infer_schema_length=None)
+
+
+def links_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(summary["links"], infer_schema_length=None)
+
+
+def flow_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """One row per sample and flow, with the flow's name and index joined in."""
+    import polars as pl
+
+    series = (summary.get("timeseries") or {}).get("flows")
+    if not series:
+        return pl.DataFrame(
+            schema={
+                c: (pl.Float64 if c.endswith("_s") or c in ("cwnd", "ssthresh") else pl.Int64)
+                for c in FLOW_SERIES_COLUMNS
+            }  # fmt: skip
+        ).with_columns(pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.Int64).alias("index"))
+    frame = pl.DataFrame(series)
+    names = pl.DataFrame(
+        {
+            "flow_id": [f["flow_id"] for f in summary["flows"]],
+            "name": [f["name"] for f in summary["flows"]],
+            "index": [f["index"] for f in summary["flows"]],
+        }
+    )
+    return frame.join(names, on="flow_id", how="left")
+
+
+def link_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    import polars as pl
+
+    series = (summary.get("timeseries") or {}).get("links")
+    if not series:
+        return pl.DataFrame(
+            schema={"time_s": pl.Float64, "link": pl.String, "queue_pkts": pl.Int64, "queue_bytes": pl.Int64}
+        )
+    return pl.DataFrame(series)
+
+
+@dataclass
+class Result:
+    """One run: its summary, the resolved scenario it ran, and its seed."""
+
+    summary: dict[str, Any]
+    config: dict[str, Any]
+    seed: int
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def _table(self, name: str, build: Any) -> pl.DataFrame:
+        if name not in self._cache:
+            self._cache[name] = build(self.summary)
+        frame: pl.DataFrame = self._cache[name]
+        return frame
+
+    @property
+    def flows(self) -> pl.DataFrame:
+        """One row per flow instance."""
+        return self._table("flows", flows_frame)
+
+    @property
+    def links(self) -> pl.DataFrame:
+        """One row per link direction."""
+        return self._table("links", links_frame)
+
+    @property
+    def timeseries(self) -> pl.DataFrame:
+        """Sampled sender state per flow (empty unless ``run.sample`` is set)."""
+        return self._table("timeseries", flow_series_frame)
+
+    @property
+    def queues(self) -> pl.DataFrame:
+        """Sampled queue lengths per link (empty unless ``run.sample`` is set)."""
+        return self._table("queues", link_series_frame)
+
+    @property
+    def scenario(self) -> str:
+        name: str = self.summary["scenario"]
+        return name
+
+    def to_pandas(self) -> dict[str, Any]:
+        """The tables as pandas DataFrames (needs pandas and pyarrow)."""
+        return {
+            "flows": self.flows.to_pandas(),
+            "links": self.links.to_pandas(),
+            "timeseries": self.timeseries.to_pandas(),
+            "queues": self.queues.to_pandas(),
+        }

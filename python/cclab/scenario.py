@@ -1,0 +1,180 @@
+"""Scenarios as Python objects: load, copy with overrides by key path, write back to TOML.
+
+A key path names one value in the scenario document: ``run.duration``,
+``topology.bottleneck.rate``, ``flows[0].recovery``, or ``flows[*].recovery``
+for every flow group. Setting a path creates missing tables on the way; list
+indices must exist. Every override is checked by the simulator's own
+validator, so a misspelt key or a value of the wrong type fails with the same
+message (naming the key path) that ``cclab run`` gives.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from cclab import _core
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+_SEGMENT = re.compile(r"^(?P<key>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>\d+|\*)\])?$")
+
+
+#: Raised for a bad scenario or key path; ``args`` is ``(message, key_path)``.
+ScenarioError = _core.ScenarioError
+
+
+def _parse_path(path: str) -> list[tuple[str, str | None]]:
+    if not path:
+        raise ScenarioError(f"{path!r}: empty key path", path)
+    parts = []
+    for segment in path.split("."):
+        m = _SEGMENT.match(segment)
+        if not m:
+            raise ScenarioError(
+                f"{path}: {segment!r} is not a key (write keys like topology.bottleneck.rate or flows[0].cc)",
+                path,
+            )
+        parts.append((m["key"], m["index"]))
+    return parts
+
+
+def _targets(data: dict[str, Any], path: str, create: bool) -> Iterator[tuple[dict[str, Any], str]]:
+    """The (table, key) pairs a key path refers to."""
+    tables: list[tuple[dict[str, Any], str]] = [(data, "")]
+    parts = _parse_path(path)
+    for depth, (key, index) in enumerate(parts):
+        last = depth == len(parts) - 1
+        following: list[tuple[dict[str, Any], str]] = []
+        for table, where in tables:
+            here = f"{where}.{key}" if where else key
+            if last and index is None:
+                following.append((table, key))
+                continue
+            if key not in table:
+                if index is not None or not create:
+                    raise ScenarioError(f"{here}: no such key in the scenario", path)
+                table[key] = {}
+            value = table[key]
+            if index is None:
+                if not isinstance(value, dict):
+                    raise ScenarioError(f"{here}: is a value, not a table", path)
+                following.append((value, here))
+                continue
+            if not isinstance(value, list):
+                raise ScenarioError(f"{here}: is not a list of tables, so [{index}] cannot apply", path)
+            chosen = range(len(value)) if index == "*" else [int(index)]
+            for i in chosen:
+                if i >= len(value):
+                    raise ScenarioError(
+                        f"{here}[{i}]: the scenario has only {len(value)} {key} entries", path
+                    )
+                if last:
+                    raise ScenarioError(f"{path}: a key path must end in a key, not an index", path)
+                if not isinstance(value[i], dict):
+                    raise ScenarioError(f"{here}[{i}]: is not a table", path)
+                following.append((value[i], f"{here}[{i}]"))
+        tables = following
+    yield from tables
+
+
+class Scenario:
+    """A scenario document (the TOML as nested dicts) and its name."""
+
+    def __init__(self, data: Mapping[str, Any], name: str = "scenario", path: Path | None = None) -> None:
+        self._data = copy.deepcopy(dict(data))
+        self.name = str(data.get("name", name))
+        self.path = path
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], name: str = "scenario") -> Scenario:
+        """A validated scenario from nested dicts shaped like the TOML file."""
+        scenario = cls(data, name)
+        scenario.validate()
+        return scenario
+
+    @classmethod
+    def from_toml(cls, text: str, name: str = "scenario", path: Path | None = None) -> Scenario:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise ScenarioError(f"invalid TOML: {e}", "") from None
+        scenario = cls(data, name, path)
+        scenario.validate()
+        return scenario
+
+    def to_dict(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
+
+    def to_toml(self) -> str:
+        return tomli_w.dumps(self._data)
+
+    def get(self, key: str) -> Any:
+        """The value at a key path (a list for ``[*]`` paths); KeyError if absent."""
+        values = []
+        for table, leaf in _targets(self._data, key, create=False):
+            if leaf not in table:
+                raise KeyError(key)
+            values.append(table[leaf])
+        return values if "[*]" in key else values[0]
+
+    def with_(self, **overrides: Any) -> Scenario:
+        """A copy with the given key paths set, validated.
+
+        ``scn.with_(**{"topology.bottleneck.rate": "1Gbps", "flows[0].cc": "reno"})``
+        """
+        data = copy.deepcopy(self._data)
+        for key, value in overrides.items():
+            for table, leaf in _targets(data, key, create=True):
+                table[leaf] = value
+        scenario = Scenario(data, self.name, self.path)
+        scenario.validate()
+        return scenario
+
+    def validate(self) -> dict[str, Any]:
+        """Checks the scenario as `cclab validate` does; returns it with all defaults resolved."""
+        try:
+            text = tomli_w.dumps(self._data)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"cannot be written as TOML: {e}", "") from None
+        try:
+            resolved: dict[str, Any] = json.loads(_core.validate_toml(text, self.name))
+        except ScenarioError as e:
+            raise ScenarioError(*e.args) from None
+        return resolved
+
+    def __repr__(self) -> str:
+        return f"Scenario({self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and self._data == other._data and self.name == other.name
+
+
+def load(path: str | Path) -> Scenario:
+    """Reads and validates a scenario file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{p}: no such file", "") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{p}: is a directory, not a scenario file", "") from None
+    except PermissionError:
+        raise ScenarioError(f"{p}: permission denied", "") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{p}: not UTF-8 text", "") from None
+    try:
+        return Scenario.from_toml(text, p.stem, p)
+    except ScenarioError as e:
+        message, key = e.args
+        raise ScenarioError(f"{p}: {message}", key) from None

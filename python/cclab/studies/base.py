@@ -1,0 +1,98 @@
+"""What every study shares: options, the cached sweep, and where outputs go.
+
+A study module under ``cclab.studies`` defines ``STUDY``, an instance of a
+:class:`Study` subclass whose ``run`` declares its scenarios and sweeps through
+a :class:`StudyContext`. The context caches every run under ``OUT/cache`` (so a
+repeated or interrupted reproduction only runs what is missing) and writes the
+tables (CSV and Parquet), figures (PNG and SVG) and ``report.md``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cclab.scenario import Scenario, load
+from cclab.sweep import SweepResult, sweep
+
+if TYPE_CHECKING:
+    import polars as pl
+    from matplotlib.figure import Figure
+
+
+@dataclass(frozen=True)
+class StudyOptions:
+    out: Path
+    replications: int | None = None
+    quick: bool = False
+    jobs: int | None = None
+    executor: str | None = None
+    progress: bool | None = None
+
+
+class Study(ABC):
+    #: Short name used by ``cclab reproduce NAME``.
+    name: str
+    #: One line: what is reproduced.
+    title: str
+    #: The seed paper (file under shared/seeds) and its citation.
+    paper: str
+    replications: int = 10
+    quick_replications: int = 2
+
+    @abstractmethod
+    def run(self, ctx: StudyContext) -> None:
+        """Runs the study's sweeps and writes its tables, figures and report."""
+
+    def scenario(self, filename: str) -> Scenario:
+        """A scenario file shipped beside the study module."""
+        with resources.as_file(resources.files("cclab.studies") / filename) as path:
+            return load(path)
+
+
+class StudyContext:
+    def __init__(self, study: Study, options: StudyOptions) -> None:
+        self.study = study
+        self.options = options
+        self.out = options.out
+        self.quick = options.quick
+        default = study.quick_replications if options.quick else study.replications
+        self.replications = options.replications or default
+        self.written: list[Path] = []
+
+    def sweep(self, scenario: Scenario, grid: Mapping[str, Sequence[Any]],
+              replications: int | None = None) -> SweepResult:  # fmt: skip
+        return sweep(
+            scenario,
+            grid=grid,
+            replications=replications or self.replications,
+            jobs=self.options.jobs,
+            executor=self.options.executor,
+            out=self.out / "cache",
+            progress=self.options.progress,
+        )
+
+    def table(self, frame: pl.DataFrame, name: str) -> None:
+        """Writes tables/NAME.csv and tables/NAME.parquet."""
+        folder = self.out / "tables"
+        folder.mkdir(parents=True, exist_ok=True)
+        frame.write_csv(folder / f"{name}.csv")
+        frame.write_parquet(folder / f"{name}.parquet")
+        self.written += [folder / f"{name}.csv", folder / f"{name}.parquet"]
+
+    def figure(self, fig: Figure, name: str) -> str:
+        """Writes figures/NAME.png and .svg; returns the PNG's path relative to the report."""
+        from cclab.plot import save
+
+        self.written += save(fig, self.out / "figures" / name)
+        return f"figures/{name}.png"
+
+    def report(self, markdown: str) -> Path:
+        path = self.out / "report.md"
+        path.write_text(markdown)
+        self.written.append(path)
+        return path

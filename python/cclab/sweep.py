@@ -1,0 +1,322 @@
+"""Replicated parameter sweeps.
+
+A sweep runs every point of a grid (the cartesian product of values for key
+paths) ``replications`` times. Replication ``r`` uses the seed derived from the
+base seed and ``r`` alone, so every grid point sees the same random numbers in
+replication ``r`` (common random numbers: comparisons between points are
+paired, and their differences less noisy).
+
+With an output directory, each finished run is written at once, atomically, as
+a directory ``runs/<key>/`` (its summary and Parquet tables). The key hashes
+the resolved scenario, the cclab version and the seed, so a repeated sweep
+skips runs already done, and a sweep stopped half-way keeps every finished
+run. The tidy tables of the whole sweep are written at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cclab import __version__
+from cclab.api import ScenarioLike, as_scenario
+from cclab.executors import Executor, Task, make_executor
+from cclab.progress import Progress
+from cclab.result import flows_frame, links_frame
+from cclab.scenario import Scenario, ScenarioError
+
+if TYPE_CHECKING:
+    import polars as pl
+
+#: Columns that identify a run in every tidy table.
+RUN_COLUMNS = ("run", "replication", "seed")
+
+
+class SweepError(Exception):
+    """A problem with a sweep's arguments; the message names the argument."""
+
+
+class SweepInterrupted(Exception):
+    """The sweep was stopped; finished runs are kept."""
+
+    def __init__(self, done: int, total: int, out: Path | None) -> None:
+        kept = f"; they are kept in {out}" if out else ""
+        super().__init__(f"interrupted after {done} of {total} runs{kept}")
+        self.done, self.total, self.out = done, total, out
+
+
+def derive_seed(base_seed: int, replication: int) -> int:
+    """The seed of replication ``replication``: a hash of the base seed and the index."""
+    digest = hashlib.sha256(f"cclab/seed/{base_seed}/{replication}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1  # below 2^63: fits every integer column
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run of a sweep."""
+
+    index: int
+    point: tuple[tuple[str, Any], ...]
+    replication: int
+    seed: int
+    scenario: Scenario
+    key: str
+
+    def task(self) -> Task:
+        return Task(self.index, self.scenario.to_toml(), self.scenario.name, self.seed)
+
+
+def run_key(resolved: dict[str, Any], seed: int) -> str:
+    """Cache key: the resolved scenario (its own run.seed aside), the version and the seed."""
+    config = json.loads(json.dumps(resolved))
+    config.get("run", {}).pop("seed", None)
+    material = json.dumps({"config": config, "version": __version__, "seed": seed}, sort_keys=True)
+    return hashlib.sha256(material.encode()).hexdigest()[:24]
+
+
+def plan(
+    scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: int, base_seed: int
+) -> list[RunSpec]:
+    """Every run of the sweep, grid point by grid point. Each point is validated here,
+    so a bad key or value fails before anything runs."""
+    for key, values in grid.items():
+        if isinstance(values, str | bytes) or not isinstance(values, Sequence) or len(values) == 0:
+            raise SweepError(f"grid {key}: expected a non-empty list of values")
+    keys = list(grid)
+    specs = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        point = tuple(zip(keys, values, strict=True))
+        try:
+            variant = scenario.with_(**dict(point))
+            resolved = variant.validate()
+        except ScenarioError as e:
+            where = ", ".join(f"{k}={v!r}" for k, v in point)
+            raise ScenarioError(f"grid point {where}: {e.args[0]}", e.args[1]) from None
+        for r in range(replications):
+            seed = derive_seed(base_seed, r)
+            specs.append(RunSpec(len(specs), point, r, seed, variant, run_key(resolved, seed)))
+    return specs
+
+
+class RunStore:
+    """Finished runs on disk: ``runs/<key>/`` appears only once complete."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.runs = out / "runs"
+        try:
+            self.runs.mkdir(parents=True, exist_ok=True)
+            probe = tempfile.NamedTemporaryFile(dir=self.runs, prefix=".probe-", delete=True)
+            probe.close()
+        except OSError as e:
+            raise SweepError(f"--out {out}: not writable ({e.strerror or e})") from None
+
+    def has(self, key: str) -> bool:
+        return (self.runs / key / "summary.json").is_file()
+
+    def load(self, key: str) -> dict[str, Any]:
+        summary: dict[str, Any] = json.loads((self.runs / key / "summary.json").read_text())
+        return summary
+
+    def save(self, spec: RunSpec, summary: dict[str, Any]) -> None:
+        staging = Path(tempfile.mkdtemp(prefix=f".{spec.key}-", dir=self.runs))
+        try:
+            (staging / "summary.json").write_text(json.dumps(summary))
+            meta = {
+                "version": __version__,
+                "scenario": spec.scenario.name,
+                "point": dict(spec.point),
+                "replication": spec.replication,
+                "seed": spec.seed,
+            }
+            (staging / "meta.json").write_text(json.dumps(meta))
+            tag = _tags(spec)
+            flows_frame(summary).with_columns(**tag).write_parquet(staging / "flows.parquet")
+            links_frame(summary).with_columns(**tag).write_parquet(staging / "links.parquet")
+            final = self.runs / spec.key
+            if final.exists():  # another sweep finished the same run meanwhile
+                shutil.rmtree(staging)
+                return
+            os.rename(staging, final)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+
+    def write_table(self, frame: pl.DataFrame, name: str) -> Path:
+        """Writes ``name`` (.parquet or .csv) atomically."""
+        path = self.out / name
+        tmp = path.with_name(f".{path.name}.tmp")
+        if name.endswith(".csv"):
+            frame.write_csv(tmp)
+        else:
+            frame.write_parquet(tmp)
+        os.replace(tmp, path)
+        return path
+
+
+def _tags(spec: RunSpec) -> dict[str, Any]:
+    import polars as pl
+
+    tags: dict[str, Any] = {
+        "run": pl.lit(spec.key),
+        "replication": pl.lit(spec.replication, pl.Int64),
+        "seed": pl.lit(spec.seed, pl.Int64),
+    }
+    for key, value in spec.point:
+        dtype = {bool: pl.Boolean, int: pl.Int64, float: pl.Float64, str: pl.String}.get(type(value))
+        tags[key] = pl.lit(value, dtype) if dtype is not None else pl.lit(str(value))
+    return tags
+
+
+def _tidy(specs: Sequence[RunSpec], summaries: Mapping[int, dict[str, Any]], table: str) -> pl.DataFrame:
+    import polars as pl
+
+    frames = []
+    for spec in specs:
+        if spec.index not in summaries:
+            continue
+        base = flows_frame(summaries[spec.index]) if table == "flows" else links_frame(summaries[spec.index])
+        frames.append(base.with_columns(**_tags(spec)))
+    if not frames:
+        return pl.DataFrame()
+    frame = pl.concat(frames, how="diagonal_relaxed")
+    grid = [k for k, _ in specs[0].point]
+    front = [*grid, *RUN_COLUMNS]
+    return frame.select(front + [c for c in frame.columns if c not in front])
+
+
+# Two-sided 95 % Student t quantiles t(0.975, df) for df = 1..30.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t975(df: int) -> float:
+    """t(0.975, df); beyond the table, the Cornish-Fisher expansion about z = 1.96."""
+    if df < 1:
+        return math.nan
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+
+
+def aggregate(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) -> pl.DataFrame:
+    """Mean, standard deviation, count and 95 % confidence half-width of each metric
+    across the rows of each group (replications, when ``by`` holds everything else)."""
+    import polars as pl
+
+    aggs = [pl.len().alias("n")]
+    for m in metrics:
+        aggs += [pl.col(m).mean().alias(f"{m}_mean"), pl.col(m).std().alias(f"{m}_std")]
+    out = frame.group_by(list(by), maintain_order=True).agg(aggs)
+    # Student's t with n - 1 degrees of freedom (NaN for a single replication).
+    t = (pl.col("n").cast(pl.Int64) - 1).map_elements(t975, return_dtype=pl.Float64)
+    return out.with_columns(
+        [(t * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics]
+    )
+
+
+FLOW_METRICS = (
+    "goodput_bps", "throughput_bps", "ack_throughput_bps", "retransmits", "timeouts",
+    "recoveries", "rtt_mean_s",
+)  # fmt: skip
+LINK_METRICS = ("utilization", "throughput_bps", "drops", "losses", "queue_mean_pkts", "queue_max_pkts")
+
+
+@dataclass
+class SweepResult:
+    """Tidy tables (one row per flow, or link, per run) and their aggregates."""
+
+    flows: pl.DataFrame
+    links: pl.DataFrame
+    grid: list[str]
+    replications: int
+    out: Path | None = None
+
+    def aggregate(self, table: str = "flows", by: Sequence[str] | None = None,
+                  metrics: Sequence[str] | None = None) -> pl.DataFrame:  # fmt: skip
+        """Across replications, per grid point and flow (or link) by default."""
+        frame = self.flows if table == "flows" else self.links
+        default_by = ["name", "index"] if table == "flows" else ["name"]
+        chosen = list(metrics or (FLOW_METRICS if table == "flows" else LINK_METRICS))
+        return aggregate(frame, [*self.grid, *(by if by is not None else default_by)], chosen)
+
+    @property
+    def summary(self) -> pl.DataFrame:
+        return self.aggregate()
+
+
+def sweep(
+    scenario: ScenarioLike,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    replications: int = 1,
+    jobs: int | None = None,
+    executor: str | Executor | None = None,
+    out: str | Path | None = None,
+    base_seed: int | None = None,
+    progress: bool | None = None,
+) -> SweepResult:
+    """Runs ``scenario`` at every grid point, ``replications`` times each.
+
+    ``executor``: ``None``/``"local"`` (threads on this machine), ``"dask"`` (a
+    local Dask cluster), ``"tcp://HOST:PORT"`` (an existing Dask scheduler), or an
+    :class:`~cclab.executors.Executor`. ``out`` enables the on-disk cache and resume.
+    """
+    scn = as_scenario(scenario)
+    if not isinstance(replications, int) or replications < 1:
+        raise SweepError(f"replications: {replications!r} must be a whole number of at least 1")
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise SweepError(f"jobs: {jobs!r} must be a whole number of at least 1")
+    base = scn.validate()["run"]["seed"] if base_seed is None else base_seed
+    specs = plan(scn, dict(grid or {}), replications, base)
+    store = RunStore(Path(out)) if out is not None else None
+
+    summaries: dict[int, dict[str, Any]] = {}
+    todo = []
+    for spec in specs:
+        if store is not None and store.has(spec.key):
+            summaries[spec.index] = store.load(spec.key)
+        else:
+            todo.append(spec)
+    bar = Progress(len(specs), done=len(summaries), enabled=progress)
+    if todo:
+        engine = executor if isinstance(executor, Executor) else make_executor(executor, jobs)
+        by_index = {spec.index: spec for spec in todo}
+        try:
+            for task, text in engine.run([spec.task() for spec in todo]):
+                summary = json.loads(text)
+                if store is not None:
+                    store.save(by_index[task.index], summary)
+                summaries[task.index] = summary
+                bar.advance()
+        except KeyboardInterrupt:
+            bar.close()
+            raise SweepInterrupted(len(summaries), len(specs), store.out if store else None) from None
+        finally:
+            if not isinstance(executor, Executor):
+                engine.close()
+
+    result = SweepResult(
+        flows=_tidy(specs, summaries, "flows"),
+        links=_tidy(specs, summaries, "links"),
+        grid=[k for k, _ in specs[0].point] if specs else [],
+        replications=replications,
+        out=store.out if store else None,
+    )
+    if store is not None:
+        store.write_table(result.flows, "flows.parquet")
+        store.write_table(result.links, "links.parquet")
+        store.write_table(result.summary, "summary.csv")
+    return result

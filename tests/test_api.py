@@ -1,0 +1,80 @@
+"""The Python API: scenarios and key paths, runs and their tables."""
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import cclab
+from conftest import EXAMPLES
+
+DUMBBELL = EXAMPLES / "dumbbell.toml"
+
+
+def test_load_and_round_trip_through_toml() -> None:
+    scn = cclab.load(DUMBBELL)
+    assert scn.name == "dumbbell"
+    again = cclab.Scenario.from_toml(scn.to_toml(), "dumbbell")
+    assert again == scn
+    assert cclab.Scenario.from_dict(scn.to_dict()).get("topology.bottleneck.rate") == "100Mbps"
+
+
+def test_with_sets_key_paths_and_leaves_the_original_alone() -> None:
+    scn = cclab.load(DUMBBELL)
+    fast = scn.with_(**{"topology.bottleneck.rate": "1Gbps", "flows[0].recovery": "newreno"})
+    assert fast.get("topology.bottleneck.rate") == "1Gbps"
+    assert fast.get("flows[0].recovery") == "newreno"
+    assert scn.get("topology.bottleneck.rate") == "100Mbps"
+    # Missing tables are created; [*] applies to every entry.
+    two = scn.to_dict()
+    two["flows"].append({"name": "other", "rtt": "80ms"})
+    both = cclab.Scenario.from_dict(two).with_(**{"flows[*].cc": "reno", "flows[1].delayed_ack": True})
+    assert both.get("flows[*].cc") == ["reno", "reno"]
+    assert both.validate()["flows"][1]["tcp"]["delayed_ack"] is True
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "fragment"),
+    [
+        ("flows[0].reocvery", "sack", 'flows[0].reocvery: unknown key; did you mean "recovery"?'),
+        ("flows[3].cc", "reno", "flows[3]: the scenario has only 1 flows entries"),
+        ("topology.bottleneck.rate", 100, "topology.bottleneck.rate: 100 has no unit"),
+        ("flows[0].delayed_ack", "yes", "flows[0].delayed_ack: expected true or false"),
+        ("run..duration", "1s", "is not a key"),
+    ],
+)
+def test_bad_overrides_name_the_key(key: str, value: object, fragment: str) -> None:
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.load(DUMBBELL).with_(**{key: value})
+    assert fragment in err.value.args[0]
+
+
+def test_run_returns_typed_tables_with_summary_column_names() -> None:
+    scn = cclab.load(DUMBBELL).with_(**{"run.duration": "4s", "run.warmup": "1s", "run.sample": "500ms"})
+    res = cclab.run(scn, seed=3)
+    assert res.seed == 3
+    assert res.config["run"]["sample"] == 0.5
+    assert res.flows.height == 2
+    assert res.flows.schema["goodput_bps"] == pl.Float64
+    assert res.flows.schema["retransmits"] == pl.Int64
+    assert {"name", "index", "cc", "recovery", "throughput_bps", "rtt_mean_s"} <= set(res.flows.columns)
+    assert res.links.schema["utilization"] == pl.Float64
+    assert {"drops", "queue_mean_pkts", "queue_max_pkts", "role"} <= set(res.links.columns)
+    ts = res.timeseries
+    assert ts.height == 2 * 8  # two flows, samples at 0, 0.5, ..., 3.5 s
+    assert {"time_s", "name", "index", "cwnd", "seq_sent", "seq_acked"} <= set(ts.columns)
+    assert res.queues.filter(pl.col("link") == "left->right").height == 8
+    pandas = pytest.importorskip("pandas")
+    assert isinstance(res.flows.to_pandas(), pandas.DataFrame)
+
+
+def test_run_without_sampling_has_empty_but_typed_series() -> None:
+    res = cclab.run(cclab.load(DUMBBELL).with_(**{"run.duration": "1s", "run.warmup": 0}))
+    assert res.timeseries.height == 0 and "cwnd" in res.timeseries.columns
+    assert res.queues.height == 0 and "queue_pkts" in res.queues.columns
+
+
+def test_run_accepts_paths_and_dicts(tmp_path: Path) -> None:
+    a = cclab.run(DUMBBELL, seed=1)
+    b = cclab.run(cclab.load(DUMBBELL).to_dict(), seed=1)
+    assert a.flows.equals(b.flows)

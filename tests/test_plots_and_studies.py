@@ -1,0 +1,133 @@
+"""Plots, the sweep and plot commands, and the first study."""
+
+import json
+from pathlib import Path
+
+import matplotlib
+import polars as pl
+import pytest
+
+import cclab
+from cclab import plot
+from conftest import EXAMPLES, cclab as cli
+
+matplotlib.use("Agg")
+
+SAMPLED = cclab.load(EXAMPLES / "dumbbell.toml").with_(
+    **{"run.duration": "3s", "run.warmup": 0, "run.sample": "100ms"}
+)
+
+
+def _nonempty(paths: list[Path]) -> None:
+    assert [p.suffix for p in paths] == [".png", ".svg"]
+    for p in paths:
+        assert p.stat().st_size > 2000, p
+
+
+def test_run_plots_are_written(tmp_path: Path) -> None:
+    res = cclab.run(SAMPLED, seed=1)
+    for name, fig in {
+        "goodput": plot.goodput(res),
+        "cwnd": plot.cwnd(res),
+        "seq": plot.sequence(res),
+        "queue": plot.queue(res),
+    }.items():
+        _nonempty(plot.save(fig, tmp_path / name))
+
+
+def test_plot_without_time_series_explains_how_to_get_one() -> None:
+    res = cclab.run(SAMPLED.with_(**{"run.sample": "3s"}).to_dict() | {"run": {"duration": "1s"}})
+    with pytest.raises(ValueError, match="run.sample"):
+        plot.cwnd(res)
+
+
+def test_sweep_plot_has_one_line_per_value_of_by(tmp_path: Path) -> None:
+    res = cclab.sweep(SAMPLED, grid={"flows[0].recovery": ["newreno", "sack"],
+                                     "topology.bottleneck.rate": ["20Mbps", "40Mbps"]},
+                      replications=2, progress=False)  # fmt: skip
+    per_run = res.flows.group_by(["flows[0].recovery", "topology.bottleneck.rate", "replication"]).agg(
+        pl.col("goodput_bps").sum()
+    )
+    summary = cclab.sweep.__module__ and __import__("cclab.sweep", fromlist=["aggregate"]).aggregate(
+        per_run, ["flows[0].recovery", "topology.bottleneck.rate"], ["goodput_bps"]
+    )
+    fig = plot.sweep(summary, "topology.bottleneck.rate", "goodput_bps", by="flows[0].recovery")
+    assert len(fig.axes[0].get_legend().get_texts()) == 2
+    _nonempty(plot.save(fig, tmp_path / "sweep"))
+
+
+def test_run_out_then_plot_commands(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SAMPLED.to_toml())
+    out = tmp_path / "run"
+    assert cli("run", str(scenario), "--out", str(out)).returncode == 0
+    for name in ("summary.json", "config.json", "flows.parquet", "links.parquet", "timeseries.parquet"):
+        assert (out / name).is_file(), name
+    assert pl.read_parquet(out / "timeseries.parquet").height > 0
+    for kind in ("goodput", "cwnd", "seq", "queue"):
+        proc = cli("plot", str(out), "--kind", kind)
+        assert proc.returncode == 0, proc.stderr
+        _nonempty([Path(line) for line in proc.stdout.split()])
+
+
+def test_sweep_command_writes_a_dataset_and_plots(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(SAMPLED.to_toml())
+    out = tmp_path / "sw"
+    proc = cli("sweep", str(scenario), "--grid", "flows[0].recovery=newreno,sack",
+               "--grid", "flows[0].count=1,2", "--replications", "2", "--out", str(out))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "goodput_bps_mean" in proc.stdout
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert flows.schema["flows[0].count"] == pl.Int64, "grid values are parsed as TOML literals"
+    assert flows.height == 2 * (1 + 2) * 2
+    assert json.loads((out / "sweep.json").read_text())["grid"] == ["flows[0].recovery", "flows[0].count"]
+    proc = cli("plot", str(out), "--kind", "sweep", "--x", "flows[0].count")
+    assert proc.returncode == 0, proc.stderr
+    _nonempty([Path(line) for line in proc.stdout.split()])
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (("--grid", "topology.bottleneck.rte=1Mbps"), 'did you mean "rate"?'),
+        (("--grid", "flows[0].count=two"), "flows[0].count"),
+        (("--grid", "nonsense"), "write KEY=V1,V2"),
+        (("--executor", "tcp://127.0.0.1:9"), "cannot reach tcp://127.0.0.1:9"),
+        (("--executor", "carrier-pigeon"), "unknown executor"),
+        (("--out", "/proc/forbidden"), "--out /proc/forbidden: not writable"),
+    ],
+)
+def test_sweep_command_errors(tmp_path: Path, args: tuple[str, ...], fragment: str) -> None:
+    proc = cli("sweep", str(EXAMPLES / "dumbbell.toml"), *args)
+    assert proc.returncode == 2, proc
+    assert fragment in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_reproduce_errors() -> None:
+    proc = cli("reproduce", "recvoery")
+    assert proc.returncode == 2 and 'did you mean "recovery"?' in proc.stderr
+    proc = cli("reproduce", "recovery", "--quick", "--out", "/proc/forbidden")
+    assert proc.returncode == 2 and "not writable" in proc.stderr
+
+
+def test_reproduce_recovery_quick(tmp_path: Path) -> None:
+    out = tmp_path / "recovery"
+    proc = cli("reproduce", "recovery", "--quick", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = (out / "report.md").read_text()
+    for heading in ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ"):
+        assert heading in report, heading
+    for table in ("summary", "runs", "per_flow"):
+        assert (out / "tables" / f"{table}.csv").is_file()
+    figures = sorted((out / "figures").glob("*.png"))
+    assert len(figures) >= 7
+    for fig in figures:
+        assert fig.stat().st_size > 2000
+    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
+        assert (out / link).is_file(), link
+    summary = pl.read_csv(out / "tables" / "summary.csv")
+    assert summary.height == 3 * 2
+    # Six flows share the bottleneck: every variant keeps it busy.
+    assert summary["bottleneck_util_mean"].min() > 0.9

@@ -1,0 +1,118 @@
+"""Sweeps: seeds, caching and resume, executors, aggregates."""
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+import cclab
+from cclab.executors import Executor, LocalExecutor, Task
+from conftest import EXAMPLES
+
+SHORT = cclab.load(EXAMPLES / "dumbbell.toml").with_(**{"run.duration": "3s", "run.warmup": "1s"})
+GRID = {"flows[0].recovery": ["newreno", "sack"], "topology.bottleneck.rate": ["20Mbps", "50Mbps"]}
+
+
+class Counting(Executor):
+    """Runs tasks locally, counting them, and optionally stops after `stop_after` results."""
+
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.inner = LocalExecutor(2)
+        self.submitted = 0
+        self.stop_after = stop_after
+
+    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
+        self.submitted += len(tasks)
+        for n, item in enumerate(self.inner.run(tasks), start=1):
+            yield item
+            if self.stop_after is not None and n >= self.stop_after:
+                raise KeyboardInterrupt
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_seed_derivation_is_deterministic_and_per_replication() -> None:
+    assert cclab.derive_seed(1, 0) == cclab.derive_seed(1, 0)
+    seeds = [cclab.derive_seed(1, r) for r in range(20)]
+    assert len(set(seeds)) == 20
+    assert cclab.derive_seed(2, 0) != cclab.derive_seed(1, 0)
+    assert all(0 <= s < 2**63 for s in seeds)
+    res = cclab.sweep(SHORT, grid=GRID, replications=2, progress=False)
+    # Every grid point uses the same seeds (common random numbers).
+    per_point = res.flows.group_by(list(GRID)).agg(pl.col("seed").unique().sort())
+    assert all(s.to_list() == sorted(seeds[:2]) for s in per_point["seed"])
+
+
+def test_tidy_table_and_aggregate_schema() -> None:
+    res = cclab.sweep(SHORT, grid=GRID, replications=3, progress=False)
+    assert res.flows.height == 2 * 2 * 3 * 2  # points x replications x flows
+    assert res.flows.columns[:5] == [*GRID, "run", "replication", "seed"]
+    assert res.links.height == 2 * 2 * 3 * 10
+    agg = res.summary
+    assert agg.height == 4 * 2  # points x flow instances
+    for col in ("n", "goodput_bps_mean", "goodput_bps_std", "goodput_bps_ci95"):
+        assert col in agg.columns
+    assert (agg["n"] == 3).all()
+    # The interval is t(0.975, 2) = 4.303 standard errors wide.
+    row = agg.row(0, named=True)
+    assert row["goodput_bps_ci95"] == pytest.approx(4.303 * row["goodput_bps_std"] / 3**0.5)
+
+
+def test_cache_hits_and_resume_after_an_interrupted_sweep(tmp_path: Path) -> None:
+    out = tmp_path / "sw"
+    stopper = Counting(stop_after=3)
+    with pytest.raises(cclab.SweepInterrupted) as err:
+        cclab.sweep(SHORT, grid=GRID, replications=2, executor=stopper, out=out, progress=False)
+    assert err.value.done == 3 and err.value.total == 8
+    finished = sorted(p.name for p in (out / "runs").iterdir() if not p.name.startswith("."))
+    assert len(finished) == 3
+    assert not list((out / "runs").glob(".*")), "no half-written run directories"
+    assert not (out / "flows.parquet").exists(), "no combined table for an unfinished sweep"
+
+    resume = Counting()
+    full = cclab.sweep(SHORT, grid=GRID, replications=2, executor=resume, out=out, progress=False)
+    assert resume.submitted == 5, "only the unfinished runs run again"
+    again = Counting()
+    cached = cclab.sweep(SHORT, grid=GRID, replications=2, executor=again, out=out, progress=False)
+    assert again.submitted == 0, "everything comes from the cache"
+    assert cached.flows.equals(full.flows)
+    fresh = cclab.sweep(SHORT, grid=GRID, replications=2, progress=False)
+    assert fresh.flows.equals(full.flows), "cached and fresh results are identical"
+    assert pl.read_parquet(out / "flows.parquet").equals(full.flows)
+    assert pl.scan_parquet(out / "runs" / "*" / "flows.parquet").collect().height == full.flows.height
+
+
+def test_changing_the_scenario_changes_the_cache_key(tmp_path: Path) -> None:
+    out = tmp_path / "sw"
+    cclab.sweep(SHORT, replications=1, out=out, progress=False)
+    counting = Counting()
+    cclab.sweep(SHORT.with_(**{"flows[0].mss": 1200}), replications=1, executor=counting, out=out, progress=False)
+    assert counting.submitted == 1
+
+
+def test_local_and_dask_executors_give_identical_tables() -> None:
+    pytest.importorskip("dask.distributed")
+    local = cclab.sweep(SHORT, grid=GRID, replications=2, jobs=2, progress=False)
+    dask = cclab.sweep(SHORT, grid=GRID, replications=2, jobs=2, executor="dask", progress=False)
+    assert dask.flows.equals(local.flows)
+    assert dask.links.equals(local.links)
+
+
+def test_bad_sweep_arguments() -> None:
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.sweep(SHORT, grid={"topology.bottleneck.rte": ["1Mbps"]}, progress=False)
+    assert 'topology.bottleneck.rte: unknown key; did you mean "rate"?' in err.value.args[0]
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.sweep(SHORT, grid={"flows[0].count": ["two"]}, progress=False)
+    assert "flows[0].count" in err.value.args[0]
+    with pytest.raises(cclab.SweepError):
+        cclab.sweep(SHORT, replications=0, progress=False)
+    with pytest.raises(cclab.SweepError):
+        cclab.sweep(SHORT, grid={"run.duration": []}, progress=False)
+    from cclab.executors import ExecutorError
+
+    with pytest.raises(ExecutorError) as err:
+        cclab.sweep(SHORT, executor="tcp://127.0.0.1:9", progress=False)
+    assert "tcp://127.0.0.1:9" in str(err.value)
