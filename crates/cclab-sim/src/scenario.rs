@@ -494,6 +494,12 @@ fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowG
     if tcp.min_rto > tcp.max_rto {
         return Err(s.error("min_rto", "is larger than max_rto"));
     }
+    if tcp.delack_timeout >= cclab_core::time::millis(500) {
+        return Err(s.error(
+            "delack_timeout",
+            "must be shorter than 500ms (RFC 1122 §4.2.3.2: an ACK MUST NOT be delayed 0.5 s or more)",
+        ));
+    }
 
     let only_for = |s: &mut Section, key: &'static str, kind: &str| -> Result<(), ScenarioError> {
         if s.has(key) {

@@ -198,4 +198,9 @@ fn structural_problems() {
         "flows[0].app.size",
         "is required",
     );
+    expect(
+        &BASE.replace("rtt = \"40ms\"", "rtt = \"40ms\"\ndelack_timeout = \"500ms\""),
+        "flows[0].delack_timeout",
+        "RFC 1122",
+    );
 }

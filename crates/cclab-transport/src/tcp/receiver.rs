@@ -117,6 +117,16 @@ impl TcpReceiver {
             for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
                 p.sack.push(s, e);
             }
+            // RFC 2018 §4: as many distinct blocks as fit. Blocks that fell out of
+            // the recent history are still held; report them, highest first.
+            for &(s, e) in self.out_of_order.iter().rev() {
+                if p.sack.len() >= self.max_sack_blocks {
+                    break;
+                }
+                if !p.sack.as_slice().iter().any(|&(a, b)| a == s && b == e) {
+                    p.sack.push(s, e);
+                }
+            }
         }
         out.send(p);
         self.counters.packets_sent += 1;
@@ -129,15 +139,15 @@ impl TcpReceiver {
 
     fn on_data(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
         let (start, end) = (p.seq, p.seq + p.len as u64);
-        if self.timestamps && p.ts_val >= self.ts_recent && start <= self.last_ack_sent {
-            self.ts_recent = p.ts_val;
-        }
         self.ce_pending |= p.ce;
-
         if end <= self.rcv_nxt {
-            // Entirely old data: the ACK that covered it was lost or is late.
+            // Entirely old data (the ACK that covered it was lost or is late). RFC 7323
+            // §5.3 rejects it before TS.Recent is considered (R2 before R3).
             self.send_ack(out);
             return;
+        }
+        if self.timestamps && p.ts_val >= self.ts_recent && start <= self.last_ack_sent {
+            self.ts_recent = p.ts_val;
         }
         if start > self.rcv_nxt {
             let block = self.insert_out_of_order(start, end);
@@ -295,6 +305,32 @@ mod tests {
         let acks = feed(&mut r, 5, data(10000, 1000, 5));
         assert_eq!(acks[0].sack.len(), 3);
         assert_eq!(acks[0].sack.as_slice()[0], (10000, 11000));
+    }
+
+    #[test]
+    fn old_duplicates_do_not_change_ts_recent() {
+        let mut r = receiver(true, false);
+        feed(&mut r, 0, data(0, 1000, 1));
+        feed(&mut r, 1, data(1000, 1000, 2)); // ACK 2000, Last.ACK.sent = 2000
+        assert!(feed(&mut r, 10, data(2000, 1000, 10)).is_empty(), "delayed");
+        // An old duplicate with a newer timestamp must not be echoed.
+        let acks = feed(&mut r, 40, data(0, 1000, 40));
+        assert_eq!(acks[0].ack, 3000);
+        assert_eq!(acks[0].ts_ecr, 10);
+    }
+
+    #[test]
+    fn sack_blocks_are_refilled_from_held_data() {
+        let mut r = receiver(false, true);
+        for seg in [11u64, 9, 7, 5, 3, 1] {
+            feed(&mut r, seg, data(seg * 1000, 1000, seg));
+        }
+        for seg in [0u64, 2, 4, 6] {
+            feed(&mut r, 20 + seg, data(seg * 1000, 1000, 20 + seg));
+        }
+        let acks = feed(&mut r, 30, data(8000, 1000, 30)); // fills 8: ACK 10000
+        assert_eq!(acks[0].ack, 10000);
+        assert_eq!(acks[0].sack.as_slice(), &[(11000, 12000)], "the block still held is reported");
     }
 
     #[test]

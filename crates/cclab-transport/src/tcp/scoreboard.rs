@@ -106,7 +106,7 @@ impl Scoreboard {
         newly
     }
 
-    /// Forgets all SACK information (RFC 2018 §8: after a retransmission timeout
+    /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
     /// the sender should turn off the SACKed bits; the receiver may have reneged).
     pub fn clear_sacks(&mut self) {
         for r in self.records.iter_mut() {

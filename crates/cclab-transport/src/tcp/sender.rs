@@ -7,20 +7,25 @@
 //! e.g. NewReno's Impatient rule); (5.4-5.6) on expiry retransmit the first
 //! unacknowledged segment, back off, restart. On expiry RFC 5681 §3.1 also sets
 //! ssthresh (from congestion control) and cwnd = 1 segment, and the sender goes
-//! back to `snd_una` (go-back-N, as BSD and ns-2 do). ssthresh is reduced at
-//! most once per window of data: a timeout while the window in which a loss was
-//! already detected is still unacknowledged (during fast recovery, or after an
-//! earlier timeout) keeps the ssthresh set then, as Linux's `tcp_enter_loss`
-//! does. Recomputing it from FlightSize there would count the segments that fast
-//! recovery's window inflation sent while the receiver was holding them, and can
-//! raise ssthresh far above the window at which the loss happened.
+//! back to `snd_una` (go-back-N, as BSD and ns-2 do). Following RFC 5681 §3.1,
+//! ssthresh is held constant when the segment that timed out had already been
+//! retransmitted by the timer. A timeout while the window in which a loss was
+//! already detected is still unacknowledged (during fast recovery) lowers
+//! ssthresh a second time (RFC 5681 §4.3) but never raises it: recomputing it
+//! from FlightSize alone would count the segments that fast recovery's window
+//! inflation sent while the receiver was holding them, and could put ssthresh
+//! far above the window at which the loss happened.
+//!
+//! Stale ACKs (below `snd_una`) are ignored. Segments sent by limited transmit
+//! (RFC 3042) do not count in the FlightSize that sets ssthresh at a fast
+//! retransmit (RFC 5681 §3.2 step 2).
 //!
 //! RTT samples come from the timestamp echo of every ACK that acknowledges new
 //! data (RFC 7323 §4); without timestamps, from the send time of the highest
 //! newly acknowledged segment, and only if none of the acknowledged segments was
 //! retransmitted (Karn's algorithm).
 
-use super::recovery::{AckInfo, LossRecovery, Transmission, TxKind};
+use super::recovery::{AckInfo, LossRecovery, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::{App, TcpConfig};
@@ -51,6 +56,8 @@ pub struct SenderCore {
     pub rtt: RttEstimator,
     /// A segment to retransmit now, whatever the window.
     pub force_retransmit: Option<u64>,
+    /// New segments sent by limited transmit since the last cumulative ACK.
+    pub limited_transmit_sent: u64,
 }
 
 impl SenderCore {
@@ -74,7 +81,11 @@ impl SenderCore {
     }
 
     pub fn loss_event(&self, now: Time, kind: LossKind) -> LossEvent {
-        let mut loss = LossEvent::new(now, kind, self.flight_size(), self.mss);
+        let flight = match kind {
+            LossKind::FastRetransmit => self.flight_size().saturating_sub(self.limited_transmit_sent),
+            LossKind::Timeout | LossKind::Ecn => self.flight_size(),
+        };
+        let mut loss = LossEvent::new(now, kind, flight, self.mss);
         loss.srtt = self.rtt.srtt();
         loss.min_rtt = self.rtt.min_rtt();
         loss
@@ -98,6 +109,8 @@ pub struct TcpSender {
     rto_deadline: Time,
     next_send_at: Time,
     pacing_blocked: bool,
+    /// The segment the last timeout retransmitted.
+    timer_retransmitted: Option<u64>,
     counters: EndpointCounters,
 }
 
@@ -127,6 +140,7 @@ impl TcpSender {
             scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
             force_retransmit: None,
+            limited_transmit_sent: 0,
         };
         Self {
             core,
@@ -140,6 +154,7 @@ impl TcpSender {
             rto_deadline: NEVER,
             next_send_at: 0,
             pacing_blocked: false,
+            timer_retransmitted: None,
             counters: EndpointCounters::default(),
         }
     }
@@ -163,6 +178,9 @@ impl TcpSender {
     fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
         let core = &mut self.core;
         let ack_seg = core.segment_ceil(p.ack).min(core.snd_max);
+        if ack_seg < core.snd_una {
+            return; // an old ACK overtaken by a newer one: it says nothing new
+        }
         let rwnd = p.window / core.mss as u64;
         let window_changed = rwnd != core.rwnd;
         core.rwnd = rwnd;
@@ -188,6 +206,7 @@ impl TcpSender {
             };
             core.snd_una = ack_seg;
             core.snd_nxt = core.snd_nxt.max(ack_seg);
+            core.limited_transmit_sent = 0;
             if core.force_retransmit.is_some_and(|s| s < ack_seg) {
                 core.force_retransmit = None;
             }
@@ -240,10 +259,14 @@ impl TcpSender {
             return;
         }
         self.counters.timeouts += 1;
-        if !self.recovery.in_loss_episode(core) {
+        let already_timed_out = self.timer_retransmitted == Some(core.snd_una);
+        if !already_timed_out {
             let loss = core.loss_event(now, LossKind::Timeout);
-            core.cc.ssthresh = self.cc.ssthresh_on_loss(&core.cc, &loss);
+            let reduced = self.cc.ssthresh_on_loss(&core.cc, &loss);
+            core.cc.ssthresh =
+                if self.recovery.in_loss_episode(core) { reduced.min(core.cc.ssthresh) } else { reduced };
         }
+        self.timer_retransmitted = Some(core.snd_una);
         core.cc.cwnd = 1.0;
         core.rtt.back_off();
         core.dupacks = 0;
@@ -264,7 +287,7 @@ impl TcpSender {
             let forced =
                 self.core.force_retransmit.filter(|&s| s >= self.core.snd_una && s < self.core.snd_max);
             let tx = match forced {
-                Some(seg) => Transmission { seg, kind: TxKind::Retransmit },
+                Some(seg) => Transmission::retransmit(seg),
                 None => {
                     self.core.force_retransmit = None;
                     match self.recovery.next_segment(&self.core) {
@@ -302,6 +325,9 @@ impl TcpSender {
             c.retransmits += 1;
         }
         core.scoreboard.on_transmit(seg, now, retransmission);
+        if tx.limited_transmit {
+            core.limited_transmit_sent += 1;
+        }
         core.snd_max = core.snd_max.max(seg + 1);
         core.snd_nxt = core.snd_nxt.max(seg + 1);
         self.recovery.on_transmit(&self.core, tx);

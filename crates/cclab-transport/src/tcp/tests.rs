@@ -550,3 +550,109 @@ fn a_pacing_rate_spaces_transmissions_by_wire_size_over_rate() {
     }
     assert_eq!(sent, vec![1, 2, 3, 4, 5]);
 }
+
+// ---------------------------------------------------------------- regressions from the RFC review
+
+#[test]
+fn duplicates_acknowledging_exactly_recover_do_not_start_fast_retransmit() {
+    for recovery in ["tahoe", "newreno"] {
+        let cfg = config(10, false);
+        let mut s = sender(recovery, &cfg);
+        start(&mut s);
+        let mut out = Outbox::default();
+        s.on_timer(secs(1), &mut out); // RTO: recover = snd_max = 10
+        ack(&mut s, secs(1) + 100, 10, &[]); // everything up to recover arrives
+        assert!(s.core().snd_max > 10, "{recovery}: new data went out");
+        for t in 0..3 {
+            ack(&mut s, secs(1) + 200 + t, 10, &[]);
+        }
+        // RFC 6582 §3.2: ack_number - 1 > recover is needed; ACK 10 only reaches it.
+        assert_eq!(s.counters().recoveries, 0, "{recovery}");
+        ack(&mut s, secs(1) + 300, 11, &[]);
+        for t in 0..3 {
+            ack(&mut s, secs(1) + 400 + t, 11, &[]);
+        }
+        assert_eq!(s.counters().recoveries, 1, "{recovery}: ACK 11 covers more than recover");
+    }
+}
+
+#[test]
+fn the_first_segment_can_be_fast_retransmitted() {
+    let cfg = config(10, false);
+    let mut s = sender("newreno", &cfg);
+    start(&mut s);
+    for t in 0..3 {
+        ack(&mut s, 100 + t, 0, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 1, "no recover yet: nothing to protect");
+}
+
+#[test]
+fn limited_transmit_segments_are_left_out_of_flightsize() {
+    for recovery in ["reno", "newreno"] {
+        let cfg = TcpConfig { limited_transmit: true, ..config(4, false) };
+        let mut s = sender(recovery, &cfg);
+        start(&mut s);
+        assert_eq!(ack(&mut s, 100, 0, &[]), vec![4]);
+        assert_eq!(ack(&mut s, 101, 0, &[]), vec![5]);
+        ack(&mut s, 102, 0, &[]);
+        // FlightSize 6 includes the 2 limited-transmit segments: ssthresh = max(4/2, 2).
+        assert_eq!(ssthresh(&s), 2.0, "{recovery}");
+    }
+    let cfg = TcpConfig { limited_transmit: true, ..config(8, true) };
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    assert_eq!(ack(&mut s, 100, 0, &[(1, 2)]), vec![8]);
+    assert_eq!(ack(&mut s, 101, 0, &[(1, 3)]), vec![9]);
+    ack(&mut s, 102, 0, &[(1, 4)]);
+    assert_eq!(ssthresh(&s), 4.0, "SACK: FlightSize 8, not 10");
+}
+
+#[test]
+fn sack_with_limited_transmit_keeps_go_back_n_after_a_timeout() {
+    let cfg = TcpConfig { limited_transmit: true, ..config(10, true) };
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    let mut out = Outbox::default();
+    s.on_timer(secs(1), &mut out); // RTO: retransmit 0; SACK bits cleared
+                                   // The receiver held 1 and 3..9: the first ACK after the timeout acknowledges 0-1
+                                   // and SACKs 3..10 again. The hole at 2 goes out before any new data.
+    let sent = ack(&mut s, secs(1) + 100, 2, &[(3, 10)]);
+    assert_eq!(sent.first(), Some(&2), "sent {sent:?}");
+}
+
+#[test]
+fn a_timeout_during_recovery_lowers_ssthresh_again_but_never_raises_it() {
+    let cfg = config(20, false);
+    let mut s = sender("newreno", &cfg);
+    start(&mut s); // 0..19
+    for t in 0..3 {
+        ack(&mut s, 100 + t, 0, &[]);
+    }
+    assert_eq!(ssthresh(&s), 10.0);
+    ack(&mut s, 200, 13, &[]); // partial ACK: FlightSize now 7
+    let mut out = Outbox::default();
+    s.on_timer(secs(5), &mut out);
+    assert_eq!(s.counters().timeouts, 1);
+    // RFC 5681 §3.1/§4.3: no more than max(FlightSize/2, 2) = 3.5.
+    assert!(ssthresh(&s) <= 3.5, "{}", ssthresh(&s));
+    // A second timeout of the same segment holds ssthresh constant.
+    let before = ssthresh(&s);
+    let mut out = Outbox::default();
+    s.on_timer(secs(30), &mut out);
+    assert_eq!(s.counters().timeouts, 2);
+    assert_eq!(ssthresh(&s), before);
+}
+
+#[test]
+fn stale_acks_are_not_duplicates() {
+    let cfg = config(10, false);
+    let mut s = sender("reno", &cfg);
+    start(&mut s);
+    ack(&mut s, 100, 5, &[]);
+    for t in 0..3 {
+        ack(&mut s, 200 + t, 3, &[]);
+    }
+    assert_eq!(s.counters().recoveries, 0);
+    assert_eq!(s.core().dupacks, 0);
+}

@@ -30,6 +30,23 @@ pub enum TxKind {
 pub struct Transmission {
     pub seg: u64,
     pub kind: TxKind,
+    /// New data sent beyond cwnd by limited transmit (RFC 3042), which RFC 5681
+    /// §3.2 keeps out of the FlightSize that sets ssthresh.
+    pub limited_transmit: bool,
+}
+
+impl Transmission {
+    pub fn new_data(seg: u64) -> Self {
+        Self { seg, kind: TxKind::New, limited_transmit: false }
+    }
+
+    pub fn retransmit(seg: u64) -> Self {
+        Self { seg, kind: TxKind::Retransmit, limited_transmit: false }
+    }
+
+    pub fn via_limited_transmit(self) -> Self {
+        Self { limited_transmit: true, ..self }
+    }
 }
 
 /// What one ACK told the sender, after the scoreboard and `snd_una` were updated.
@@ -79,6 +96,35 @@ pub trait LossRecovery {
     /// True while the window of data in which the last loss was detected is
     /// not yet fully acknowledged. A timeout then does not reduce ssthresh again.
     fn in_loss_episode(&self, core: &SenderCore) -> bool;
+}
+
+/// RFC 6582's `recover` (RFC 6675's RecoveryPoint plays the same part): the
+/// exclusive end of the data outstanding when the last loss was detected, by
+/// fast retransmit or timeout; `None` before any loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Recover(Option<u64>);
+
+impl Recover {
+    pub fn set(&mut self, snd_max: u64) {
+        self.0 = Some(snd_max);
+    }
+
+    pub fn get(&self) -> Option<u64> {
+        self.0
+    }
+
+    /// RFC 6582 §3.2 step 2: the cumulative ACK "covers more than recover",
+    /// `ack_number - 1 > recover`; with an exclusive end, `ack_seg > end`. Duplicate
+    /// ACKs that acknowledge exactly `recover` (go-back-N's own duplicates) do not count.
+    pub fn covered_by(&self, ack_seg: u64) -> bool {
+        self.0.is_none_or(|end| ack_seg > end)
+    }
+
+    /// Everything outstanding at the loss is acknowledged (`ack_number - 1 >= recover`):
+    /// the full ACK of RFC 6582 and RFC 6675's `HighACK >= RecoveryPoint`.
+    pub fn reached_by(&self, ack_seg: u64) -> bool {
+        self.0.is_none_or(|end| ack_seg >= end)
+    }
 }
 
 /// RFC 5681 §2 duplicate ACK: data is outstanding, the ACK acknowledges nothing
@@ -133,7 +179,7 @@ pub fn limited_transmit_allowance(core: &SenderCore) -> u64 {
         && core.dupacks < core.dupthresh
         && core.snd_nxt == core.snd_max;
     if eligible {
-        core.dupacks as u64
+        core.dupacks.min(2) as u64
     } else {
         0
     }
@@ -150,10 +196,11 @@ pub fn next_in_window(core: &SenderCore, extra: u64, skip_sacked: bool) -> Optio
         }
     }
     // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
-    let window = (core.cc.cwnd as u64 + extra).min(core.rwnd);
+    let cwnd = core.cc.cwnd as u64;
+    let window = (cwnd + extra).min(core.rwnd);
     if seg >= core.snd_una + window || !core.segment_exists(seg) {
         return None;
     }
     let kind = if seg < core.snd_max { TxKind::Retransmit } else { TxKind::New };
-    Some(Transmission { seg, kind })
+    Some(Transmission { seg, kind, limited_transmit: seg >= core.snd_una + cwnd })
 }

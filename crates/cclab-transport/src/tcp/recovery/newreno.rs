@@ -3,7 +3,10 @@
 //! - `recover` holds the highest segment sent when recovery starts (kept here as
 //!   the exclusive end, `snd_max`). On the DupThresh-th duplicate ACK, fast
 //!   retransmit starts only if the cumulative ACK covers more than `recover`
-//!   (step 2), which stops repeated fast retransmits after a timeout.
+//!   (step 2: `ack_number - 1 > recover`), which stops repeated fast retransmits
+//!   after a timeout. Before the first loss there is no `recover`, so a loss of
+//!   the very first segment can still be repaired by fast retransmit (as ns-2's
+//!   `bugfix_ss_` allows).
 //! - Entering: `recover = HighData`, ssthresh from congestion control, retransmit
 //!   the first unacknowledged segment, cwnd = ssthresh + 3 (steps 2-3).
 //! - Each further duplicate ACK: cwnd += 1 (step 4).
@@ -17,7 +20,7 @@
 
 use super::{
     enter_fast_recovery, inflate_on_duplicate, limited_transmit_allowance, next_in_window, reaches_dupthresh,
-    AckInfo, LossRecovery, Transmission, Verdict,
+    AckInfo, LossRecovery, Recover, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
@@ -34,7 +37,7 @@ pub enum FullAckWindow {
 #[derive(Debug, Default)]
 pub struct NewReno {
     in_recovery: bool,
-    recover: u64,
+    recover: Recover,
     partial_acks: u32,
     full_ack: FullAckWindow,
 }
@@ -44,8 +47,8 @@ impl NewReno {
         Self { full_ack, ..Self::default() }
     }
 
-    pub fn recover(&self) -> u64 {
-        self.recover
+    pub fn recover(&self) -> Option<u64> {
+        self.recover.get()
     }
 }
 
@@ -57,7 +60,7 @@ impl LossRecovery for NewReno {
     fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
         if self.in_recovery {
             if ack.newly_acked > 0 {
-                if ack.ack_seg >= self.recover {
+                if self.recover.reached_by(ack.ack_seg) {
                     core.cc.cwnd = match self.full_ack {
                         FullAckWindow::FlightPlusOne => {
                             core.cc.ssthresh.min(core.flight_size().max(1) as f64 + 1.0)
@@ -81,10 +84,10 @@ impl LossRecovery for NewReno {
             return Verdict::recovery(false);
         }
         // Step 2: only a loss in data sent after the last recovery or timeout.
-        if !reaches_dupthresh(core, ack) || ack.ack_seg < self.recover {
+        if !reaches_dupthresh(core, ack) || !self.recover.covered_by(ack.ack_seg) {
             return Verdict::open(ack);
         }
-        self.recover = core.snd_max;
+        self.recover.set(core.snd_max);
         enter_fast_recovery(core, cc, ack.now);
         self.in_recovery = true;
         self.partial_acks = 0;
@@ -92,7 +95,7 @@ impl LossRecovery for NewReno {
     }
 
     fn on_timeout(&mut self, core: &mut SenderCore) {
-        self.recover = core.snd_max;
+        self.recover.set(core.snd_max);
         self.in_recovery = false;
     }
 
@@ -106,6 +109,6 @@ impl LossRecovery for NewReno {
     }
 
     fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        core.snd_una < self.recover
+        !self.recover.reached_by(core.snd_una)
     }
 }

@@ -1,8 +1,8 @@
 //! Conservative SACK-based loss recovery, RFC 6675 (with RFC 2018 SACK blocks).
 //!
-//! Kept in segments: `high_rxt` and `recovery_point` are exclusive segment ends
-//! (HighRxt + 1 and HighData + 1 of the RFC), `rescue_rxt` the segment holding
-//! RescueRxt.
+//! Kept in segments: `high_rxt` is the exclusive end of HighRxt (HighRxt + 1),
+//! `recovery_point` that of RecoveryPoint (HighData + 1 when recovery began),
+//! `rescue_end` that of RescueRxt.
 //!
 //! - Duplicate ACK (§2): an ACK that SACKs previously un-SACKed data; a
 //!   cumulative ACK resets DupAcks first (§5).
@@ -12,29 +12,37 @@
 //! - SetPipe (§4): every un-SACKed segment in [HighACK, HighData] counts once if
 //!   not lost and once more if at or below HighRxt.
 //! - Entering recovery (§5 steps 1, 2, 4) when DupAcks >= DupThresh or
-//!   IsLost(HighACK + 1), and only once HighACK has passed the previous
-//!   RecoveryPoint: RecoveryPoint = HighData, ssthresh from congestion control,
-//!   cwnd = ssthresh, retransmit HighACK + 1, HighRxt = RescueRxt = that segment.
-//! - Every ACK in recovery: (A) a cumulative ACK beyond RecoveryPoint ends it;
+//!   IsLost(HighACK + 1), and only once HighACK has reached the previous
+//!   RecoveryPoint: RecoveryPoint = HighData, ssthresh from congestion control
+//!   (FlightSize without limited-transmit segments), cwnd = ssthresh, retransmit
+//!   HighACK + 1, HighRxt = RescueRxt = that segment. (HighRxt is raised when that
+//!   retransmission leaves, and SetPipe runs just before it: the pipe it leaves
+//!   behind is the one the RFC computes after step 4.3.)
+//! - Every ACK in recovery: (A) a cumulative ACK beyond RecoveryPoint ends it
+//!   (and is then handled as outside recovery: it may count as a duplicate ACK);
 //!   (B) update the scoreboard and SetPipe; (C) while cwnd - pipe >= 1 send
 //!   NextSeg: (1) the first lost un-SACKed segment above HighRxt, (2) new data,
 //!   (3) any un-SACKed segment above HighRxt below the highest SACK, (4) once per
-//!   recovery a rescue retransmission of the highest un-SACKed segment.
+//!   recovery, when HighACK > RescueRxt, a rescue retransmission of the highest
+//!   un-SACKed segment.
 //! - Limited transmit (step 3, optional): below DupThresh, new data may be sent
-//!   while cwnd - pipe >= 1.
-//! - Timeout (§5.1): RecoveryPoint = HighData and recovery ends; SACK bits are
-//!   cleared (RFC 2018 §8) and go-back-N resends what is not SACKed again.
+//!   while cwnd - pipe >= 1, unless go-back-N after a timeout is still resending.
+//! - Timeout (§5.1): RecoveryPoint = HighData and recovery ends (on every timeout,
+//!   also outside recovery, as RFC 6582 does with `recover`); SACK bits are
+//!   cleared (RFC 2018 §5) and go-back-N resends what is not SACKed again.
 
-use super::{next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Transmission, TxKind, Verdict};
+use super::{
+    next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Recover, Transmission, TxKind, Verdict,
+};
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
 
 #[derive(Debug)]
 pub struct Sack {
     in_recovery: bool,
-    recovery_point: u64,
+    recovery_point: Recover,
     high_rxt: u64,
-    rescue_rxt: Option<u64>,
+    rescue_end: Option<u64>,
     pipe: u64,
     /// NextSeg rule (3).
     pub use_rule3: bool,
@@ -46,9 +54,9 @@ impl Default for Sack {
     fn default() -> Self {
         Self {
             in_recovery: false,
-            recovery_point: 0,
+            recovery_point: Recover::default(),
             high_rxt: 0,
-            rescue_rxt: None,
+            rescue_end: None,
             pipe: 0,
             use_rule3: true,
             clear_on_timeout: true,
@@ -65,8 +73,8 @@ impl Sack {
         self.high_rxt
     }
 
-    pub fn recovery_point(&self) -> u64 {
-        self.recovery_point
+    pub fn recovery_point(&self) -> Option<u64> {
+        self.recovery_point.get()
     }
 
     /// Un-SACKed segments below this bound are lost (IsLost).
@@ -97,20 +105,21 @@ impl Sack {
         if let Some(top) = highest_sacked {
             let lost_below = Self::lost_bound(core).min(top);
             if let Some(seg) = core.scoreboard.first_unsacked_in(from, lost_below) {
-                return Some(Transmission { seg, kind: TxKind::Retransmit });
+                return Some(Transmission::retransmit(seg));
             }
         }
         if core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd {
-            return Some(Transmission { seg: core.snd_max, kind: TxKind::New });
+            return Some(Transmission::new_data(core.snd_max));
         }
         if let (true, Some(top)) = (self.use_rule3, highest_sacked) {
             if let Some(seg) = core.scoreboard.first_unsacked_in(from, top) {
-                return Some(Transmission { seg, kind: TxKind::Retransmit });
+                return Some(Transmission::retransmit(seg));
             }
         }
-        if self.rescue_rxt.is_none_or(|r| core.snd_una > r) {
+        // HighACK > RescueRxt: the last acknowledged byte lies beyond RescueRxt's segment.
+        if self.rescue_end.is_none_or(|end| core.snd_una > end) {
             if let Some(seg) = core.scoreboard.last_unsacked_in(core.snd_una, core.snd_max) {
-                return Some(Transmission { seg, kind: TxKind::Rescue });
+                return Some(Transmission { seg, kind: TxKind::Rescue, limited_transmit: false });
             }
         }
         None
@@ -123,48 +132,46 @@ impl LossRecovery for Sack {
     }
 
     fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
+        let mut verdict = Verdict::open(ack);
         if self.in_recovery {
-            if ack.ack_seg >= self.recovery_point {
-                self.in_recovery = false;
-                core.dupacks = 0;
-                cc.on_recovery_exit(&mut core.cc, ack.now);
-                return Verdict::recovery(true);
+            if !self.recovery_point.reached_by(ack.ack_seg) {
+                self.set_pipe(core);
+                return Verdict::recovery(ack.newly_acked > 0);
             }
-            self.set_pipe(core);
-            return Verdict::recovery(ack.newly_acked > 0);
+            self.in_recovery = false;
+            core.dupacks = 0;
+            cc.on_recovery_exit(&mut core.cc, ack.now);
+            verdict = Verdict::recovery(true);
         }
         if ack.newly_acked > 0 {
             core.dupacks = 0;
         }
         if ack.newly_sacked == 0 {
-            return Verdict::open(ack);
+            return verdict;
         }
         core.dupacks += 1;
-        let past_previous_recovery = ack.ack_seg >= self.recovery_point;
         let loss_detected = core.dupacks >= core.dupthresh || Self::is_lost(core, core.snd_una);
-        if past_previous_recovery && loss_detected {
+        if self.recovery_point.reached_by(ack.ack_seg) && loss_detected {
             self.in_recovery = true;
-            self.recovery_point = core.snd_max;
+            self.recovery_point.set(core.snd_max);
             set_ssthresh_on_loss(core, cc, ack.now);
             core.cc.cwnd = core.cc.ssthresh;
             self.high_rxt = core.snd_una;
-            self.rescue_rxt = Some(core.snd_una);
+            self.rescue_end = Some(core.snd_una + 1);
             self.set_pipe(core);
             core.force_retransmit = Some(core.snd_una);
-            let mut v = Verdict::entered();
-            v.restart_timer = ack.newly_acked > 0;
-            return v;
+            return Verdict { restart_timer: ack.newly_acked > 0, ..Verdict::entered() };
         }
         if core.limited_transmit {
             self.high_rxt = core.snd_una;
             self.set_pipe(core);
         }
-        Verdict::open(ack)
+        verdict
     }
 
     fn on_timeout(&mut self, core: &mut SenderCore) {
         self.in_recovery = false;
-        self.recovery_point = core.snd_max;
+        self.recovery_point.set(core.snd_max);
         self.high_rxt = core.snd_una;
         self.pipe = 0;
         if self.clear_on_timeout {
@@ -176,11 +183,14 @@ impl LossRecovery for Sack {
         if self.in_recovery {
             return if self.window_open(core) { self.next_seg(core) } else { None };
         }
-        let limited_transmit = core.limited_transmit && core.dupacks > 0 && core.dupacks < core.dupthresh;
+        let limited_transmit = core.limited_transmit
+            && core.dupacks > 0
+            && core.dupacks < core.dupthresh
+            && core.snd_nxt == core.snd_max;
         if limited_transmit {
             let allowed =
                 self.window_open(core) && core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd;
-            return allowed.then_some(Transmission { seg: core.snd_max, kind: TxKind::New });
+            return allowed.then_some(Transmission::new_data(core.snd_max).via_limited_transmit());
         }
         next_in_window(core, 0, true)
     }
@@ -189,7 +199,7 @@ impl LossRecovery for Sack {
         self.pipe += 1;
         match tx.kind {
             TxKind::Retransmit => self.high_rxt = self.high_rxt.max(tx.seg + 1),
-            TxKind::Rescue => self.rescue_rxt = Some(self.recovery_point.saturating_sub(1)),
+            TxKind::Rescue => self.rescue_end = self.recovery_point.get(),
             TxKind::New => {}
         }
     }
@@ -199,7 +209,7 @@ impl LossRecovery for Sack {
     }
 
     fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        core.snd_una < self.recovery_point
+        !self.recovery_point.reached_by(core.snd_una)
     }
 }
 
@@ -228,6 +238,7 @@ mod tests {
             scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(secs(1), secs(1), secs(60), 0),
             force_retransmit: None,
+            limited_transmit_sent: 0,
         };
         for s in 0..sent {
             core.scoreboard.on_transmit(s, 0, false);
@@ -238,8 +249,17 @@ mod tests {
         core
     }
 
+    /// In recovery with the given HighRxt end, RescueRxt segment and RecoveryPoint end.
     fn in_recovery(high_rxt: u64, rescue_rxt: u64, recovery_point: u64) -> Sack {
-        Sack { in_recovery: true, recovery_point, high_rxt, rescue_rxt: Some(rescue_rxt), ..Sack::default() }
+        let mut point = Recover::default();
+        point.set(recovery_point);
+        Sack {
+            in_recovery: true,
+            recovery_point: point,
+            high_rxt,
+            rescue_end: Some(rescue_rxt + 1),
+            ..Sack::default()
+        }
     }
 
     #[test]
@@ -269,37 +289,51 @@ mod tests {
         s.set_pipe(&c);
         // Rule 1: the smallest lost un-SACKed segment above HighRxt.
         let tx = s.next_segment(&c).unwrap();
-        assert_eq!(tx, Transmission { seg: 1, kind: TxKind::Retransmit });
+        assert_eq!(tx, Transmission::retransmit(1));
         s.on_transmit(&c, tx);
         assert_eq!(s.high_rxt(), 2);
         // Rule 2: new data (10 and 11 remain of 12).
-        assert_eq!(s.next_segment(&c), Some(Transmission { seg: 10, kind: TxKind::New }));
+        assert_eq!(s.next_segment(&c), Some(Transmission::new_data(10)));
         // With no new data left, rule 3: un-SACKed 4 below the highest SACK (5), not lost.
         let c = core(12, Some(12), &[(2, 4), (5, 6)], 20.0);
         let mut s = in_recovery(2, 0, 12);
         s.set_pipe(&c);
         let tx = s.next_segment(&c).unwrap();
-        assert_eq!(tx, Transmission { seg: 4, kind: TxKind::Retransmit });
+        assert_eq!(tx, Transmission::retransmit(4));
         s.on_transmit(&c, tx);
         // Nothing between HighRxt (5) and the highest SACK; rescue needs HighACK > RescueRxt.
         assert_eq!(s.next_segment(&c), None, "HighACK (0) is not above RescueRxt (0)");
     }
 
     #[test]
-    fn rescue_retransmits_the_highest_unsacked_segment_and_not_high_rxt() {
-        // HighACK has passed RescueRxt: segment 0 was acked.
-        let mut c = core(8, Some(8), &[(1, 6)], 20.0);
+    fn rescue_needs_high_ack_beyond_rescue_rxt() {
+        // RescueRxt is the last byte of segment 0. An ACK of segment 0 alone makes
+        // HighACK equal to it, not greater: no rescue yet.
+        let mut c = core(8, Some(8), &[(2, 6)], 20.0);
         c.snd_una = 1;
         c.scoreboard.ack_to(1);
         let mut s = in_recovery(1, 0, 8);
         s.set_pipe(&c);
-        // Lost bound = 3rd highest SACKed = 3: nothing lost above HighRxt 1 except
-        // SACKed ones; 6 and 7 are above every SACK. Rule 4: highest un-SACKed = 7.
+        assert_eq!(s.next_segment(&c), Some(Transmission::retransmit(1)), "rule 3 first");
+        s.on_transmit(&c, Transmission::retransmit(1));
+        assert_eq!(s.next_segment(&c), None, "HighACK == RescueRxt");
+    }
+
+    #[test]
+    fn rescue_retransmits_the_highest_unsacked_segment_and_not_high_rxt() {
+        // HighACK has passed RescueRxt: segments 0 and 1 were acked.
+        let mut c = core(8, Some(8), &[(2, 6)], 20.0);
+        c.snd_una = 2;
+        c.scoreboard.ack_to(2);
+        let mut s = in_recovery(2, 0, 8);
+        s.set_pipe(&c);
+        // SACKed 2-5; 6 and 7 are above every SACK, so rules 1-3 find nothing.
+        // Rule 4: the highest un-SACKed segment, 7.
         let tx = s.next_segment(&c).unwrap();
-        assert_eq!(tx, Transmission { seg: 7, kind: TxKind::Rescue });
+        assert_eq!(tx, Transmission { seg: 7, kind: TxKind::Rescue, limited_transmit: false });
         s.on_transmit(&c, tx);
-        assert_eq!(s.high_rxt(), 1, "a rescue does not move HighRxt");
-        assert_eq!(s.rescue_rxt, Some(7), "RescueRxt = RecoveryPoint");
+        assert_eq!(s.high_rxt(), 2, "a rescue does not move HighRxt");
+        assert_eq!(s.rescue_end, Some(8), "RescueRxt = RecoveryPoint");
         assert_eq!(s.next_segment(&c), None, "one rescue per recovery");
     }
 
