@@ -2,10 +2,9 @@
 
 from pathlib import Path
 
+import cclab
 import polars as pl
 import pytest
-
-import cclab
 from conftest import EXAMPLES
 
 DUMBBELL = EXAMPLES / "dumbbell.toml"

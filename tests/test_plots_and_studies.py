@@ -3,19 +3,17 @@
 import json
 from pathlib import Path
 
+import cclab
 import matplotlib
 import polars as pl
 import pytest
-
-import cclab
 from cclab import plot
-from conftest import EXAMPLES, cclab as cli
+from conftest import EXAMPLES
+from conftest import cclab as cli
 
 matplotlib.use("Agg")
 
-SAMPLED = cclab.load(EXAMPLES / "dumbbell.toml").with_(
-    **{"run.duration": "3s", "run.warmup": 0, "run.sample": "100ms"}
-)
+SAMPLED = cclab.load(EXAMPLES / "dumbbell.toml").with_(**{"run.duration": "3s", "run.warmup": 0, "run.sample": "100ms"})
 
 
 def _nonempty(paths: list[Path]) -> None:
@@ -77,7 +75,7 @@ def test_sweep_command_writes_a_dataset_and_plots(tmp_path: Path) -> None:
     proc = cli("sweep", str(scenario), "--grid", "flows[0].recovery=newreno,sack",
                "--grid", "flows[0].count=1,2", "--replications", "2", "--out", str(out))  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    assert "goodput_bps_mean" in proc.stdout
+    assert "goodput Mb/s" in proc.stdout
     flows = pl.read_parquet(out / "flows.parquet")
     assert flows.schema["flows[0].count"] == pl.Int64, "grid values are parsed as TOML literals"
     assert flows.height == 2 * (1 + 2) * 2

@@ -3,10 +3,9 @@
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import cclab
 import polars as pl
 import pytest
-
-import cclab
 from cclab.executors import Executor, LocalExecutor, Task
 from conftest import EXAMPLES
 

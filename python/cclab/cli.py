@@ -295,7 +295,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def format_sweep(table: Any, grid: list[str]) -> str:
     """The aggregated sweep as a text table: mean and 95 % interval across replications."""
-    rows = [[*grid, "flow", "n", "goodput_bps_mean (Mb/s)", "95% CI", "retx", "RTOs", "rtt ms"]]
+    rows = [[*grid, "flow", "n", "goodput Mb/s", "95% CI", "retx", "RTOs", "rtt ms"]]
     for r in table.iter_rows(named=True):
         ci = r["goodput_bps_ci95"]
         rtt = r["rtt_mean_s_mean"]
@@ -414,9 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=_seed, help="override run.seed")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     run.add_argument("--all-links", action="store_true", help="also list access links")
-    run.add_argument(
-        "--out", metavar="DIR", help="also write Parquet tables, the summary and the resolved scenario"
-    )
+    run.add_argument("--out", metavar="DIR", help="also write Parquet tables, the summary and the resolved scenario")
     run.set_defaults(func=cmd_run)
 
     sweep = sub.add_parser("sweep", help="run a scenario over a grid of values, with replications")
@@ -440,9 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("dir", help="a run or sweep output directory")
     plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "sweep"])
     plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
-    plot.add_argument(
-        "--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)"
-    )
+    plot.add_argument("--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)")
     plot.add_argument("--by", help="sweep: one line per value of this column (default: another grid key)")
     plot.add_argument(
         "--per-run",
@@ -450,18 +446,12 @@ def build_parser() -> argparse.ArgumentParser:
         default="sum",
         help="sweep: combine a run's flows (or links) by sum (default) or mean",
     )
-    plot.add_argument(
-        "--output", metavar="PATH", help="file stem for the PNG and SVG (default: DIR/plot-KIND)"
-    )
+    plot.add_argument("--output", metavar="PATH", help="file stem for the PNG and SVG (default: DIR/plot-KIND)")
     plot.set_defaults(func=cmd_plot)
 
-    reproduce = sub.add_parser(
-        "reproduce", help="reproduce a seed paper's experiments (report, tables, figures)"
-    )
+    reproduce = sub.add_parser("reproduce", help="reproduce a seed paper's experiments (report, tables, figures)")
     reproduce.add_argument("study", help="study name (e.g. recovery)")
-    reproduce.add_argument(
-        "--replications", type=_positive, help="replications per point (default: the study's)"
-    )
+    reproduce.add_argument("--replications", type=_positive, help="replications per point (default: the study's)")
     reproduce.add_argument("--quick", action="store_true", help="a reduced preset that finishes in minutes")
     reproduce.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
     reproduce.add_argument("--executor", help="local (default), dask or tcp://HOST:PORT")

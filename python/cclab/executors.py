@@ -73,9 +73,7 @@ class DaskExecutor(Executor):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover
-            raise ExecutorError(
-                "--executor: Dask is not installed (pip install 'dask[distributed]')"
-            ) from None
+            raise ExecutorError("--executor: Dask is not installed (pip install 'dask[distributed]')") from None
         self._cluster: Any = None
         try:
             if address is None:

@@ -76,9 +76,7 @@ def _targets(data: dict[str, Any], path: str, create: bool) -> Iterator[tuple[di
             chosen = range(len(value)) if index == "*" else [int(index)]
             for i in chosen:
                 if i >= len(value):
-                    raise ScenarioError(
-                        f"{here}[{i}]: the scenario has only {len(value)} {key} entries", path
-                    )
+                    raise ScenarioError(f"{here}[{i}]: the scenario has only {len(value)} {key} entries", path)
                 if last:
                     raise ScenarioError(f"{path}: a key path must end in a key, not an index", path)
                 if not isinstance(value[i], dict):

@@ -83,9 +83,7 @@ def run_key(resolved: dict[str, Any], seed: int) -> str:
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
-def plan(
-    scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: int, base_seed: int
-) -> list[RunSpec]:
+def plan(scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: int, base_seed: int) -> list[RunSpec]:
     """Every run of the sweep, grid point by grid point. Each point is validated here,
     so a bad key or value fails before anything runs."""
     for key, values in grid.items():
@@ -223,9 +221,7 @@ def aggregate(frame: pl.DataFrame, by: Sequence[str], metrics: Sequence[str]) ->
     out = frame.group_by(list(by), maintain_order=True).agg(aggs)
     # Student's t with n - 1 degrees of freedom (NaN for a single replication).
     t = (pl.col("n").cast(pl.Int64) - 1).map_elements(t975, return_dtype=pl.Float64)
-    return out.with_columns(
-        [(t * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics]
-    )
+    return out.with_columns([(t * pl.col(f"{m}_std") / pl.col("n").sqrt()).alias(f"{m}_ci95") for m in metrics])
 
 
 FLOW_METRICS = (
