@@ -128,4 +128,4 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     summary = pl.read_csv(out / "tables" / "summary.csv")
     assert summary.height == 3 * 2
     # Six flows share the bottleneck: every variant keeps it busy.
-    assert summary["bottleneck_util_mean"].min() > 0.9
+    assert summary["util_mean"].min() > 0.9
