@@ -46,8 +46,7 @@ def _read_scenario(path: str) -> tuple[str, str]:
     return text, p.stem
 
 
-def _run(path: str, seed: int | None) -> dict[str, Any]:
-    text, name = _read_scenario(path)
+def _run(path: str, text: str, name: str, seed: int | None) -> dict[str, Any]:
     try:
         summary: dict[str, Any] = json.loads(_core.run_toml(text, name, seed))
     except _core.ScenarioError as e:
@@ -55,24 +54,22 @@ def _run(path: str, seed: int | None) -> dict[str, Any]:
     return summary
 
 
-def _seed(value: str) -> int:
-    try:
-        seed = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed: {value!r} is not a whole number") from None
-    if not 0 <= seed < 2**64:
-        raise argparse.ArgumentTypeError(f"--seed: {seed} is outside [0, 2^64)")
-    return seed
-
-
-def _positive(value: str) -> int:
+def _whole_number(value: str, low: int, high: int) -> int:
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{n} must be at least 1")
+    if not low <= n < high:
+        raise argparse.ArgumentTypeError(f"{n} is outside [{low}, {high})")
     return n
+
+
+def _seed(value: str) -> int:
+    return _whole_number(value, 0, 2**64)
+
+
+def _positive(value: str) -> int:
+    return _whole_number(value, 1, 2**31)
 
 
 def _mbps(bps: float) -> str:
@@ -118,7 +115,7 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         )
     if hidden:
         lines.append(f"({hidden} access links not shown; --all-links or --json lists them)")
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:
@@ -146,9 +143,9 @@ def _ensure_writable(out: Path, argument: str) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    summary = _run(args.file, args.seed)
+    text, name = _read_scenario(args.file)
+    summary = _run(args.file, text, name, args.seed)
     if args.out is not None:
-        text, name = _read_scenario(args.file)
         _write_run(Path(args.out), summary, text, name)
     if args.json:
         print(json.dumps(summary))
@@ -201,10 +198,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     summary: dict[str, Any] = {}
     for _ in range(args.repeat):
         start = time.perf_counter()
-        try:
-            summary = json.loads(_core.run_toml(text, name, args.seed))
-        except _core.ScenarioError as e:
-            _fail(f"{args.file}: {e.args[0]}")
+        summary = _run(args.file, text, name, args.seed)
         call_walls.append(time.perf_counter() - start)
         sim_walls.append(summary["wall_s"])
     sim = statistics.median(sim_walls)

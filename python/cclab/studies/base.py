@@ -64,15 +64,16 @@ class StudyContext:
         self.replications = options.replications or default
         self.written: list[Path] = []
 
-    def sweep(self, scenario: Scenario, grid: Mapping[str, Sequence[Any]],
+    def sweep(self, name: str, scenario: Scenario, grid: Mapping[str, Sequence[Any]],
               replications: int | None = None) -> SweepResult:  # fmt: skip
+        """Runs (or reads from OUT/cache/NAME) a sweep of the study."""
         return sweep(
             scenario,
             grid=grid,
             replications=replications or self.replications,
             jobs=self.options.jobs,
             executor=self.options.executor,
-            out=self.out / "cache",
+            out=self.out / "cache" / name,
             progress=self.options.progress,
         )
 

@@ -112,13 +112,13 @@ class RecoveryStudy(Study):
 
         scenario = self.scenario("recovery.toml")
         speeds = ["5Mbps", "20Mbps"] if ctx.quick else SPEEDS
-        main = ctx.sweep(scenario, {VARIANT_KEY: VARIANTS, BOTTLENECK_KEY: speeds})
+        main = ctx.sweep("main", scenario, {VARIANT_KEY: VARIANTS, BOTTLENECK_KEY: speeds})
         runs = per_run(main, BOTTLENECK_KEY)
         summary = aggregate(runs, GROUP, METRICS)
         flows = main.flows.drop(VARIANT_KEY).rename({BOTTLENECK_KEY: "speed"})
         per_flow = aggregate(flows.with_columns((pl.col("goodput_bps") / 1e6).alias("goodput_mbps")),
                              [*GROUP, "name"], ["goodput_mbps"])  # fmt: skip
-        equal = ctx.sweep(scenario, {VARIANT_KEY: VARIANTS, ALL_LINKS_KEY: speeds})
+        equal = ctx.sweep("equal_link_speeds", scenario, {VARIANT_KEY: VARIANTS, ALL_LINKS_KEY: speeds})
         equal_summary = aggregate(per_run(equal, ALL_LINKS_KEY), GROUP, METRICS)
         ctx.table(runs, "runs")
         ctx.table(summary, "summary")

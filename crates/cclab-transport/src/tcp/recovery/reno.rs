@@ -58,8 +58,8 @@ impl LossRecovery for Reno {
         self.in_recovery
     }
 
-    fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        let _ = core;
+    /// Reno keeps no `recover`: its episode is its fast recovery.
+    fn in_loss_episode(&self, _core: &SenderCore) -> bool {
         self.in_recovery
     }
 }
