@@ -177,15 +177,15 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
         print(json.dumps(algos))
         return 0
     for role, title in (
-        ("cc", "congestion control (cc = ...)"),
-        ("recovery", "loss recovery (recovery = ...)"),
+        ("cc", "congestion control: cc = NAME, cc_params = { ... }"),
+        ("recovery", "loss recovery: recovery = NAME, recovery_params = { ... }"),
     ):
         print(title)
         for a in (a for a in algos if a["role"] == role):
             print(f"  {a['name']:<10} {a['summary']}")
             print(f"  {'':<10} source: {a['source']}")
             for p in a["parameters"]:
-                print(f"  {'':<10} {p['name']} = {p['default']}: {p['meaning']}")
+                print(f"  {'':<10} {p['name']} ({p['kind']}, default {p['default']}): {p['meaning']}")
         print()
     return 0
 

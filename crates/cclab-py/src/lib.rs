@@ -3,6 +3,7 @@
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
+use cclab_transport::registry::ParamKind;
 use pyo3::prelude::*;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
@@ -45,7 +46,14 @@ fn algorithms() -> PyResult<String> {
                 "summary": a.summary,
                 "source": a.source,
                 "parameters": a.parameters.iter().map(|p| serde_json::json!({
-                    "name": p.name, "default": p.default, "meaning": p.meaning
+                    "name": p.name,
+                    "kind": match p.kind {
+                        ParamKind::Bool => "true or false".to_string(),
+                        ParamKind::Number { min, max } => format!("number in [{min}, {max}]"),
+                        ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
+                    },
+                    "default": p.default,
+                    "meaning": p.meaning,
                 })).collect::<Vec<_>>(),
             })
         })

@@ -219,9 +219,9 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
         let group = &scenario.flows[p.group];
         let cfg = group.tcp_config(p.start);
         let key = format!("flows[{}]", p.group);
-        let cc = registry::congestion_control(&group.cc)
+        let cc = registry::congestion_control(&group.cc, &group.cc_params)
             .ok_or_else(|| ScenarioError::at(format!("{key}.cc"), "unknown algorithm"))?;
-        let recovery = registry::loss_recovery(&group.recovery)
+        let recovery = registry::loss_recovery(&group.recovery, &group.recovery_params)
             .ok_or_else(|| ScenarioError::at(format!("{key}.recovery"), "unknown algorithm"))?;
         let sender = Box::new(TcpSender::new(&cfg, cc, recovery));
         let receiver = Box::new(TcpReceiver::new(&cfg));

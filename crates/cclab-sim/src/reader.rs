@@ -170,6 +170,12 @@ impl<'a> Section<'a> {
         }
     }
 
+    /// The keys and values of this table, for tables whose keys the caller checks
+    /// itself (algorithm parameters); such a section needs no `finish`.
+    pub fn entries(&self) -> impl Iterator<Item = (&'a String, &'a Value)> {
+        self.table.iter()
+    }
+
     /// Rejects any key no getter asked for, suggesting the closest known one.
     pub fn finish(self) -> Result<(), ScenarioError> {
         for key in self.table.keys() {

@@ -11,7 +11,7 @@ use crate::reader::Section;
 use crate::units::BufferSpec;
 use cclab_core::time::millis;
 use cclab_core::Time;
-use cclab_transport::registry::{self, Role};
+use cclab_transport::registry::{self, ParamKind, ParamValue, Params, Role};
 use cclab_transport::tcp::{App, TcpConfig};
 use serde::{Serialize, Serializer};
 
@@ -155,6 +155,9 @@ pub struct FlowGroup {
     pub protocol: String,
     pub cc: String,
     pub recovery: String,
+    /// Parameters of the congestion control and loss recovery (absent: defaults).
+    pub cc_params: Params,
+    pub recovery_params: Params,
     /// Base RTT of each instance's path (dumbbell).
     #[serde(serialize_with = "as_opt_secs")]
     pub rtt: Option<Time>,
@@ -451,6 +454,67 @@ fn algorithm(s: &mut Section, key: &'static str, role: Role, default: &str) -> R
     ))
 }
 
+/// `cc_params` / `recovery_params`: every key must be a parameter of the chosen
+/// algorithm, with a value of its kind.
+fn parse_params(
+    s: &mut Section,
+    key: &'static str,
+    role: Role,
+    algorithm: &str,
+) -> Result<Params, ScenarioError> {
+    let mut params = Params::new();
+    let Some(table) = s.table(key)? else {
+        return Ok(params);
+    };
+    let Some(info) = registry::find(role, algorithm) else {
+        return Ok(params);
+    };
+    for (name, value) in table.entries() {
+        let Some(param) = info.parameters.iter().find(|p| p.name == name) else {
+            let known = info.parameters.iter().map(|p| p.name);
+            let hint = suggestion(name, known.clone());
+            let list: Vec<&str> = known.collect();
+            let has = if list.is_empty() { "none".to_string() } else { list.join(", ") };
+            return Err(
+                table.error(name, format!("{algorithm} has no parameter \"{name}\"{hint} (it has: {has})"))
+            );
+        };
+        let checked = match (param.kind, value) {
+            (ParamKind::Bool, toml::Value::Boolean(b)) => ParamValue::Bool(*b),
+            (ParamKind::Number { min, max }, toml::Value::Integer(_) | toml::Value::Float(_)) => {
+                let x = value.as_float().or_else(|| value.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN);
+                if !(min..=max).contains(&x) {
+                    return Err(table.error(name, format!("{x} is out of range [{min}, {max}]")));
+                }
+                ParamValue::Number(x)
+            }
+            (ParamKind::Choice(words), toml::Value::String(w)) if words.contains(&w.as_str()) => {
+                ParamValue::Text(w.clone())
+            }
+            (ParamKind::Choice(words), toml::Value::String(w)) => {
+                return Err(table.error(
+                    name,
+                    format!(
+                        "\"{w}\" is not one of {}{}",
+                        words.join(", "),
+                        suggestion(w, words.iter().copied())
+                    ),
+                ))
+            }
+            (kind, _) => {
+                let expected = match kind {
+                    ParamKind::Bool => "true or false".to_string(),
+                    ParamKind::Number { .. } => "a number".to_string(),
+                    ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
+                };
+                return Err(table.error(name, format!("expected {expected}")));
+            }
+        };
+        params.insert(name.clone(), checked);
+    }
+    Ok(params)
+}
+
 fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
     let mss = s.integer("mss", 1, 65_535)?.unwrap_or(1000) as u32;
     let defaults = TcpConfig::default();
@@ -488,6 +552,8 @@ fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowG
     }
     let cc = algorithm(&mut s, "cc", Role::CongestionControl, "reno")?;
     let recovery = algorithm(&mut s, "recovery", Role::LossRecovery, "newreno")?;
+    let cc_params = parse_params(&mut s, "cc_params", Role::CongestionControl, &cc)?;
+    let recovery_params = parse_params(&mut s, "recovery_params", Role::LossRecovery, &recovery)?;
     let start = parse_start(&mut s)?;
     let app = parse_app(&mut s)?;
     let tcp = parse_tcp_options(&mut s)?;
@@ -563,6 +629,8 @@ fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowG
         protocol: protocol.to_string(),
         cc,
         recovery,
+        cc_params,
+        recovery_params,
         rtt,
         from,
         to,

@@ -204,3 +204,32 @@ fn structural_problems() {
         "RFC 1122",
     );
 }
+
+#[test]
+fn algorithm_parameters_are_checked_against_the_algorithm() {
+    let with = |params: &str| BASE.replace("rtt = \"40ms\"", &format!("rtt = \"40ms\"\n{params}"));
+    validate_toml(&with("recovery_params = { rule3 = false, clear_on_timeout = false }"), "t").unwrap();
+    expect(
+        &with("recovery_params = { rule_3 = false }"),
+        "flows[0].recovery_params.rule_3",
+        "sack has no parameter \"rule_3\"; did you mean \"rule3\"?",
+    );
+    expect(
+        &with("recovery_params = { rule3 = 1 }"),
+        "flows[0].recovery_params.rule3",
+        "expected true or false",
+    );
+    expect(
+        &with("cc_params = { beta = 0.5 }"),
+        "flows[0].cc_params.beta",
+        "reno has no parameter \"beta\" (it has: none)",
+    );
+    let newreno = with("recovery_params = { full_ack = \"ssthresh\" }")
+        .replace("recovery = \"sack\"", "recovery = \"newreno\"");
+    validate_toml(&newreno, "t").unwrap();
+    expect(
+        &newreno.replace("\"ssthresh\"", "\"sshtresh\""),
+        "flows[0].recovery_params.full_ack",
+        "\"sshtresh\" is not one of flight, ssthresh; did you mean \"ssthresh\"?",
+    );
+}

@@ -16,8 +16,8 @@ fn config(initial_window: u32, sack: bool) -> TcpConfig {
 fn sender(recovery: &str, cfg: &TcpConfig) -> TcpSender {
     TcpSender::new(
         cfg,
-        registry::congestion_control("reno").unwrap(),
-        registry::loss_recovery(recovery).unwrap(),
+        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
+        registry::loss_recovery(recovery, &registry::Params::new()).unwrap(),
     )
 }
 
@@ -536,8 +536,11 @@ fn a_pacing_rate_spaces_transmissions_by_wire_size_over_rate() {
     use crate::cc::CongestionControl;
     let cfg = config(10, false);
     // 1040-byte segments at 1.04 MB/s: one per millisecond.
-    let mut s =
-        TcpSender::new(&cfg, Box::new(PacedReno(1_040_000.0)), registry::loss_recovery("reno").unwrap());
+    let mut s = TcpSender::new(
+        &cfg,
+        Box::new(PacedReno(1_040_000.0)),
+        registry::loss_recovery("reno", &registry::Params::new()).unwrap(),
+    );
     assert_eq!(PacedReno(1.0).name(), "paced-reno");
     assert_eq!(start(&mut s), vec![0]);
     assert_eq!(s.next_wakeup(), millis(1));
@@ -655,4 +658,43 @@ fn stale_acks_are_not_duplicates() {
     }
     assert_eq!(s.counters().recoveries, 0);
     assert_eq!(s.core().dupacks, 0);
+}
+
+#[test]
+fn newreno_full_ack_option_two_sets_cwnd_to_ssthresh() {
+    let mut params = registry::Params::new();
+    params.insert("full_ack".into(), registry::ParamValue::Text("ssthresh".into()));
+    let cfg = config(10, false);
+    let mut s = TcpSender::new(
+        &cfg,
+        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
+        registry::loss_recovery("newreno", &params).unwrap(),
+    );
+    start(&mut s);
+    ack(&mut s, 99, 1, &[]);
+    for t in 0..3 {
+        ack(&mut s, 100 + t, 1, &[]);
+    }
+    let snd_max = s.core().snd_max;
+    ack(&mut s, 300, snd_max, &[]);
+    assert_eq!(cwnd(&s), 5.5, "RFC 6582 option (2): cwnd = ssthresh");
+}
+
+#[test]
+fn sack_without_rule_three_waits_for_loss_evidence() {
+    let mut params = registry::Params::new();
+    params.insert("rule3".into(), registry::ParamValue::Bool(false));
+    let cfg = TcpConfig { app: App::Transfer { bytes: 10 * MSS }, ..config(10, true) };
+    let mut s = TcpSender::new(
+        &cfg,
+        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
+        registry::loss_recovery("sack", &params).unwrap(),
+    );
+    start(&mut s);
+    ack(&mut s, 100, 0, &[(1, 2)]);
+    ack(&mut s, 101, 0, &[(1, 3)]);
+    ack(&mut s, 102, 0, &[(1, 4)]);
+    ack(&mut s, 103, 0, &[(1, 5)]);
+    // Same state as sack_rule_three_...: with rule (3) off, segment 5 is not resent.
+    assert!(ack(&mut s, 104, 0, &[(6, 8), (1, 5)]).is_empty());
 }
