@@ -115,3 +115,24 @@ def test_bad_sweep_arguments() -> None:
     with pytest.raises(ExecutorError) as err:
         cclab.sweep(SHORT, executor="tcp://127.0.0.1:9", progress=False)
     assert "tcp://127.0.0.1:9" in str(err.value)
+
+
+def test_progress_shows_on_a_terminal_and_is_silent_when_piped() -> None:
+    import io
+
+    from cclab.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Terminal()
+    bar = Progress(4, done=1, stream=tty)
+    for _ in range(3):
+        bar.advance()
+    text = tty.getvalue()
+    assert "1/4 runs" in text and "2/4 runs" in text and "ETA" in text and text.endswith("4/4 runs   \n")
+    pipe = io.StringIO()
+    bar = Progress(4, stream=pipe)
+    bar.advance(4)
+    assert pipe.getvalue() == ""
