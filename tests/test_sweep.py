@@ -92,11 +92,15 @@ def test_changing_the_scenario_changes_the_cache_key(tmp_path: Path) -> None:
 
 
 def test_local_and_dask_executors_give_identical_tables() -> None:
-    pytest.importorskip("dask.distributed")
+    distributed = pytest.importorskip("dask.distributed")
     local = cclab.sweep(SHORT, grid=GRID, replications=2, jobs=2, progress=False)
     dask = cclab.sweep(SHORT, grid=GRID, replications=2, jobs=2, executor="dask", progress=False)
     assert dask.flows.equals(local.flows)
     assert dask.links.equals(local.links)
+    # An existing scheduler, reached by its tcp:// address.
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+        remote = cclab.sweep(SHORT, grid=GRID, replications=2, executor=cluster.scheduler_address, progress=False)
+    assert remote.flows.equals(local.flows)
 
 
 def test_bad_sweep_arguments() -> None:
