@@ -301,7 +301,8 @@ impl Engine {
 
     fn rearm(&mut self, id: EndpointId) {
         let slot = &mut self.slots[id as usize];
-        let wake = slot.endpoint.next_wakeup();
+        // Time never runs backwards, whatever an endpoint asks for.
+        let wake = slot.endpoint.next_wakeup().max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
             self.push(wake, Target::Endpoint(id));
