@@ -190,8 +190,11 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if now >= self.delack_deadline && self.unacked_segments > 0 {
-            self.send_ack(out);
+        if now >= self.delack_deadline {
+            if self.unacked_segments > 0 {
+                self.send_ack(out);
+            }
+            self.delack_deadline = NEVER;
         }
     }
 
