@@ -1,9 +1,9 @@
 //! PyO3 bindings: thin wrappers that move strings across the boundary. All
 //! logic lives in cclab-sim; results cross as JSON text.
 
+use cclab_transport::registry::ParamKind;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
-use cclab_transport::registry::ParamKind;
 use pyo3::prelude::*;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
