@@ -192,7 +192,11 @@ class RecoveryStudy(Study):
         low = speeds[0]
         equal_jain = {v: _rows(equal, low)[v]["jain_mean"] for v in VARIANTS}
         main_jain = {v: _rows(summary, low)[v]["jain_mean"] for v in VARIANTS}
+        top_rows = _rows(summary, top)
         facts = FACTS.format(
+            top=top,
+            tahoe_util=top_rows["tahoe"]["util_mean"],
+            others_util=" and ".join(f"{top_rows[v]['util_mean']:.3f} ({v})" for v in VARIANTS if v != "tahoe"),
             util=summary["util_mean"].min(),
             spread=max(spread.values()),
             fewest=", ".join(f"{s}: {v}" for s, v in fewest_retx.items()),
@@ -303,7 +307,11 @@ keeps the bottleneck busy: utilisation is at least {util:.3f} in every
 configuration. Total throughput is therefore bounded by the link, not by the
 loss-recovery scheme: the variants' mean goodputs differ by at most
 {spread:.1f} % at any speed. Where the 95 % intervals overlap we do not
-claim an ordering. What loss recovery does change is the cost of losses:
+claim an ordering. Where an ordering appears it is Tahoe's deficit at the
+higher speeds: at {top} its bottleneck utilisation is {tahoe_util:.3f} against
+{others_util} for the others, because after every fast retransmit Tahoe
+restarts from one segment and the link idles while it slow-starts back. What
+loss recovery also changes is the cost of losses:
 fewest retransmissions per speed ({fewest}); most timeouts per speed
 ({most_timeouts}). ACK traffic on the reverse path follows the data each
 variant delivers, since every receiver sends one ACK per packet.
@@ -315,7 +323,8 @@ flow locks the others out of the bottleneck queue.
 """
 
 DIFFERENCES = """\
-Reasons the paper may have seen a clearer ordering than we do:
+Reasons the paper may have ranked the variants the other way round
+(Tahoe > NewReno > SACK):
 
 - it reports one run per variant and speed, without replications; with
   synchronised DropTail losses a single run's ranking depends on start-up phase,
