@@ -30,20 +30,12 @@ def _fail(message: str) -> NoReturn:
 
 
 def _read_scenario(path: str) -> tuple[str, str]:
-    p = Path(path)
+    from cclab.scenario import read_scenario_file
+
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        _fail(f"{path}: no such file")
-    except IsADirectoryError:
-        _fail(f"{path}: is a directory, not a scenario file")
-    except PermissionError:
-        _fail(f"{path}: permission denied")
-    except UnicodeDecodeError:
-        _fail(f"{path}: not UTF-8 text")
-    except OSError as e:
-        _fail(f"{path}: {e.strerror or e}")
-    return text, p.stem
+        return read_scenario_file(path), Path(path).stem
+    except _core.ScenarioError as e:
+        _fail(e.args[0])
 
 
 def _run(path: str, text: str, name: str, seed: int | None) -> dict[str, Any]:

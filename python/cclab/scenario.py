@@ -158,19 +158,28 @@ class Scenario:
         return isinstance(other, Scenario) and self._data == other._data and self.name == other.name
 
 
+def read_scenario_file(path: str | Path) -> str:
+    """The text of a scenario file; a ScenarioError naming the file if it cannot be read."""
+    p = Path(path)
+    try:
+        return p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problem = "no such file"
+    except IsADirectoryError:
+        problem = "is a directory, not a scenario file"
+    except PermissionError:
+        problem = "permission denied"
+    except UnicodeDecodeError:
+        problem = "not UTF-8 text"
+    except OSError as e:
+        problem = str(e.strerror or e)
+    raise ScenarioError(f"{p}: {problem}", "")
+
+
 def load(path: str | Path) -> Scenario:
     """Reads and validates a scenario file."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ScenarioError(f"{p}: no such file", "") from None
-    except IsADirectoryError:
-        raise ScenarioError(f"{p}: is a directory, not a scenario file", "") from None
-    except PermissionError:
-        raise ScenarioError(f"{p}: permission denied", "") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{p}: not UTF-8 text", "") from None
+    text = read_scenario_file(p)
     try:
         return Scenario.from_toml(text, p.stem, p)
     except ScenarioError as e:

@@ -136,10 +136,6 @@ impl Engine {
         (ia, ib)
     }
 
-    pub fn now(&self) -> Time {
-        self.now
-    }
-
     pub fn window(&self) -> MeasurementWindow {
         self.window
     }
@@ -150,10 +146,6 @@ impl Engine {
 
     pub fn endpoint_mut(&mut self, id: EndpointId) -> &mut dyn Endpoint {
         self.slots[id as usize].endpoint.as_mut()
-    }
-
-    pub fn endpoint_count(&self) -> usize {
-        self.slots.len()
     }
 
     /// Counters at the start of the window and now (the end, after `run`).

@@ -80,10 +80,6 @@ impl Link {
         self.discipline = discipline;
     }
 
-    pub fn discipline_name(&self) -> &'static str {
-        self.discipline.name()
-    }
-
     /// Drops packets that have started transmission by `now` from the waiting set.
     fn advance(&mut self, now: Time) {
         while let Some(&(start, bytes)) = self.waiting.front() {

@@ -73,10 +73,6 @@ impl TcpReceiver {
         self.delivery_log.as_deref()
     }
 
-    pub fn rcv_nxt(&self) -> u64 {
-        self.rcv_nxt
-    }
-
     fn deliver(&mut self, from: u64, to: u64) {
         self.counters.bytes_delivered += to - from;
         if let Some(log) = self.delivery_log.as_mut() {

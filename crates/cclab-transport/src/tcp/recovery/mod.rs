@@ -185,6 +185,13 @@ pub fn limited_transmit_allowance(core: &SenderCore) -> u64 {
     }
 }
 
+/// What Reno and NewReno send: the sequence window, plus limited transmit
+/// while not in fast recovery (whose window inflation takes its place).
+pub fn fast_recovery_next_segment(core: &SenderCore, in_recovery: bool) -> Option<Transmission> {
+    let extra = if in_recovery { 0 } else { limited_transmit_allowance(core) };
+    next_in_window(core, extra, false)
+}
+
 /// Sequence-window sending: the segment at `snd_nxt` (skipping SACKed ones if
 /// asked) if it lies below `snd_una + min(cwnd + extra, rwnd)`. After a timeout
 /// `snd_nxt` is back at `snd_una`, so this is go-back-N.

@@ -19,8 +19,8 @@
 //! - Timeout: `recover = HighData`, recovery ends.
 
 use super::{
-    enter_fast_recovery, inflate_on_duplicate, limited_transmit_allowance, next_in_window, reaches_dupthresh,
-    AckInfo, LossRecovery, Recover, Transmission, Verdict,
+    enter_fast_recovery, fast_recovery_next_segment, inflate_on_duplicate, reaches_dupthresh, AckInfo,
+    LossRecovery, Recover, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
@@ -45,10 +45,6 @@ pub struct NewReno {
 impl NewReno {
     pub fn with_full_ack(full_ack: FullAckWindow) -> Self {
         Self { full_ack, ..Self::default() }
-    }
-
-    pub fn recover(&self) -> Option<u64> {
-        self.recover.get()
     }
 }
 
@@ -100,8 +96,7 @@ impl LossRecovery for NewReno {
     }
 
     fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        let extra = if self.in_recovery { 0 } else { limited_transmit_allowance(core) };
-        next_in_window(core, extra, false)
+        fast_recovery_next_segment(core, self.in_recovery)
     }
 
     fn in_recovery(&self) -> bool {

@@ -9,8 +9,8 @@
 //!      when several segments of one window are lost).
 
 use super::{
-    enter_fast_recovery, inflate_on_duplicate, limited_transmit_allowance, next_in_window, reaches_dupthresh,
-    AckInfo, LossRecovery, Transmission, Verdict,
+    enter_fast_recovery, fast_recovery_next_segment, inflate_on_duplicate, reaches_dupthresh, AckInfo,
+    LossRecovery, Transmission, Verdict,
 };
 use crate::cc::CongestionControl;
 use crate::tcp::sender::SenderCore;
@@ -50,8 +50,7 @@ impl LossRecovery for Reno {
     }
 
     fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        let extra = if self.in_recovery { 0 } else { limited_transmit_allowance(core) };
-        next_in_window(core, extra, false)
+        fast_recovery_next_segment(core, self.in_recovery)
     }
 
     fn in_recovery(&self) -> bool {

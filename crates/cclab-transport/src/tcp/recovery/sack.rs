@@ -73,10 +73,6 @@ impl Sack {
         self.high_rxt
     }
 
-    pub fn recovery_point(&self) -> Option<u64> {
-        self.recovery_point.get()
-    }
-
     /// Un-SACKed segments below this bound are lost (IsLost).
     pub fn lost_bound(core: &SenderCore) -> u64 {
         core.scoreboard.kth_highest_sacked(core.dupthresh as u64).unwrap_or(core.snd_una)
