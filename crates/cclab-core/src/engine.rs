@@ -1,24 +1,66 @@
-//! The event loop.
+//! The event loop, the connections it drives and the host agents that open them.
 //!
 //! Events are `(time, seq, target)` in a binary heap; `seq` is a global insertion
 //! counter, so ties in time resolve in insertion order and a run is a pure
 //! function of its inputs. Targets are links (the packet at the head of a
-//! link's delay line arrives at the far end), endpoints (their timer fires) and
-//! the engine's own bookkeeping (window start, time-series samples).
+//! link's delay line arrives at the far end), endpoints and agents (their timer
+//! fires) and the engine's own bookkeeping (window start, time-series samples).
 //!
-//! Endpoint timers are lazy: an endpoint has at most one entry in the heap. When
-//! its wanted wake-up moves later (an RTO restarted by every ACK) nothing is
-//! pushed; the early entry fires, finds nothing due, and re-arms at the new time.
+//! Timers are lazy: an endpoint or agent has at most one entry in the heap.
+//! When its wanted wake-up moves later (an RTO restarted by every ACK) nothing
+//! is pushed; the early entry fires, finds nothing due, and re-arms at the new time.
+//!
+//! A connection is a pair of endpoints (the side that sends the application's
+//! data and the side that receives it) on two nodes, with a [`FlowId`] that is
+//! never reused. Connections are opened before the run or, by host agents
+//! ([`Agent`]), during it; a connection an agent opened is reclaimed as soon as
+//! both endpoints say they are closed, and it leaves a [`TransferRecord`].
+//! Packets still travelling to a reclaimed endpoint are dropped on arrival as
+//! orphans. Counters are reported per *bucket* (one row of the flows table): a
+//! flow instance has its own, and a traffic source pools all its connections in
+//! one, so the report stays the size of the scenario, not of the traffic.
 
-use crate::endpoint::{Endpoint, EndpointCounters, Outbox};
 use crate::link::Enqueued;
 use crate::network::Network;
-use crate::packet::{EndpointId, LinkId, NodeId, PacketId, PacketPool};
+use crate::pool::{PacketId, PacketPool};
 use crate::stats::{FlowSample, LinkSample, MeasurementWindow, TimeSeries};
-use crate::time::{Time, NEVER};
+use cclab_wire::{
+    Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, NodeId, Outbox, Probe, Time,
+    NEVER,
+};
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Flow ids are unique integers: a multiplicative hash spreads them well, costs
+/// one multiplication, and has no random state, so iteration order is the same
+/// in every run.
+#[derive(Default)]
+struct FlowIdHasher(u64);
+
+impl Hasher for FlowIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type FlowMap<V> = HashMap<FlowId, V, BuildHasherDefault<FlowIdHasher>>;
+
+/// A row of the flows table whose counters the engine keeps.
+pub type BucketId = u32;
+/// Index of a host agent.
+pub type AgentId = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
@@ -26,6 +68,7 @@ enum Target {
     Sample,
     Link(LinkId),
     Endpoint(EndpointId),
+    Agent(AgentId),
 }
 
 /// A heap entry ordered by `(time, seq)` packed into one integer; `seq` is
@@ -67,16 +110,172 @@ impl Ord for Event {
 }
 
 struct Slot {
-    endpoint: Box<dyn Endpoint>,
+    /// `None` once the connection was reclaimed (the slot waits for reuse).
+    endpoint: Option<Box<dyn Endpoint>>,
     node: NodeId,
     peer_node: NodeId,
     peer: EndpointId,
-    flow: u32,
+    flow: FlowId,
     /// Time of this endpoint's entry in the heap, or NEVER.
+    armed: Time,
+    /// Its connection was opened by an agent and is reclaimed when done.
+    reclaimable: bool,
+}
+
+/// What a new connection is: its two endpoints, where they live, and where its
+/// counters are reported.
+pub struct Open {
+    /// The endpoint whose application sends data, at node `from`.
+    pub sender: Box<dyn Endpoint>,
+    /// Its peer, at node `to`.
+    pub receiver: Box<dyn Endpoint>,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub bucket: BucketId,
+    /// Bytes the application will transfer, if finite: the connection then leaves a [`TransferRecord`].
+    pub size: Option<u64>,
+    /// When its transfer starts (the opening time for connections opened by an agent).
+    pub start: Time,
+}
+
+/// What became of one finite transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferRecord {
+    pub bucket: BucketId,
+    pub flow: FlowId,
+    pub start: Time,
+    /// When the sender's application saw its last byte acknowledged; `None` if the run ended first.
+    pub finished: Option<Time>,
+    pub size: u64,
+    /// Bytes the receiving application got.
+    pub delivered: u64,
+    /// Packets the sender put on the wire (retransmissions included).
+    pub packets_sent: u64,
+}
+
+struct Connection {
+    sender: EndpointId,
+    receiver: EndpointId,
+    bucket: BucketId,
+    size: Option<u64>,
+    start: Time,
+    /// Opened by this agent, which is told when it closes; such connections are reclaimed.
+    owner: Option<AgentId>,
+}
+
+/// Counters of one report row: sender side and receiver side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SideCounters {
+    pub sender: Counters,
+    pub receiver: Counters,
+}
+
+impl SideCounters {
+    fn merge(&mut self, other: &SideCounters) {
+        self.sender.merge(&other.sender);
+        self.receiver.merge(&other.receiver);
+    }
+
+    fn since(&self, start: &SideCounters) -> SideCounters {
+        SideCounters {
+            sender: self.sender.since(&start.sender),
+            receiver: self.receiver.since(&start.receiver),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Bucket {
+    /// Totals of the bucket's connections that were reclaimed.
+    closed: SideCounters,
+    /// Everything counted up to the start of the measurement window.
+    at_window_start: Option<SideCounters>,
+}
+
+/// A live connection as an agent sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnectionInfo {
+    pub flow: FlowId,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub bucket: BucketId,
+    pub sender: Counters,
+    pub probe: Option<Probe>,
+}
+
+/// Read-only access to the live connections, for agents.
+pub struct Connections<'a> {
+    slots: &'a [Slot],
+    live: &'a FlowMap<Connection>,
+}
+
+impl Connections<'_> {
+    /// Every live connection whose sender is at `node`, in flow order.
+    pub fn at(&self, node: NodeId) -> Vec<ConnectionInfo> {
+        let mut found: Vec<ConnectionInfo> = self
+            .live
+            .iter()
+            .filter_map(|(&flow, c)| {
+                let slot = &self.slots[c.sender as usize];
+                let endpoint = slot.endpoint.as_ref()?;
+                (slot.node == node).then(|| ConnectionInfo {
+                    flow,
+                    from: slot.node,
+                    to: slot.peer_node,
+                    bucket: c.bucket,
+                    sender: endpoint.counters(),
+                    probe: endpoint.probe(),
+                })
+            })
+            .collect();
+        found.sort_by_key(|c| c.flow);
+        found
+    }
+}
+
+/// What an agent asks the engine to do; applied after the agent returns.
+pub struct Actions {
+    next_flow: FlowId,
+    opens: Vec<(FlowId, Open)>,
+    controls: Vec<(FlowId, Control)>,
+}
+
+impl Actions {
+    /// Opens a connection; returns the flow id it will have.
+    pub fn open(&mut self, open: Open) -> FlowId {
+        let flow = self.next_flow;
+        self.next_flow += 1;
+        self.opens.push((flow, open));
+        flow
+    }
+
+    /// Passes a control input to the sending endpoint of a live connection.
+    pub fn control(&mut self, flow: FlowId, control: Control) {
+        self.controls.push((flow, control));
+    }
+}
+
+/// A program running on a host for the whole run: a traffic generator, a
+/// buffer allocator. It wakes on its own timer and acts through [`Actions`].
+pub trait Agent {
+    fn next_wakeup(&self) -> Time;
+    fn on_timer(&mut self, now: Time, connections: &Connections, actions: &mut Actions);
+    /// A connection this agent opened has closed and was reclaimed.
+    fn on_closed(&mut self, _now: Time, _record: &TransferRecord, _actions: &mut Actions) {}
+    /// Control inputs the connections refused (a bug in the agent or the protocol).
+    fn on_refused(&mut self, _flow: FlowId, _refused: ControlRefused) {}
+    /// Why the agent stopped working, if it did; the run reports it as an error.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+struct AgentSlot {
+    agent: Box<dyn Agent>,
     armed: Time,
 }
 
-/// Totals of one run, for reports and benchmarks.
+/// Totals of one run, for reports, benchmarks and conservation checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunTotals {
     pub events: u64,
@@ -84,6 +283,12 @@ pub struct RunTotals {
     pub packets_sent: u64,
     pub packets_received: u64,
     pub unroutable: u64,
+    /// Packets that arrived for a connection already reclaimed.
+    pub orphaned: u64,
+    pub connections_opened: u64,
+    pub connections_closed: u64,
+    /// Most connections alive at once.
+    pub connections_peak: u64,
 }
 
 pub struct Engine {
@@ -93,11 +298,16 @@ pub struct Engine {
     pub net: Network,
     pool: PacketPool,
     slots: Vec<Slot>,
+    free_slots: Vec<EndpointId>,
+    live: FlowMap<Connection>,
+    next_flow: FlowId,
+    buckets: Vec<Bucket>,
+    agents: Vec<AgentSlot>,
+    transfers: Vec<TransferRecord>,
     outbox: Outbox,
     window: MeasurementWindow,
     sample_every: Option<Time>,
     totals: RunTotals,
-    counters_at_start: Vec<EndpointCounters>,
     pub series: TimeSeries,
 }
 
@@ -111,47 +321,153 @@ impl Engine {
             net,
             pool: PacketPool::default(),
             slots: Vec::new(),
+            free_slots: Vec::new(),
+            live: FlowMap::default(),
+            next_flow: 0,
+            buckets: Vec::new(),
+            agents: Vec::new(),
+            transfers: Vec::new(),
             outbox: Outbox::default(),
             window,
             sample_every,
             totals: RunTotals::default(),
-            counters_at_start: Vec::new(),
             series: TimeSeries::default(),
         }
     }
 
-    /// Attaches two endpoints that talk to each other: `a` at `a_node`, `b` at `b_node`.
-    pub fn connect(
+    /// A new report row.
+    pub fn add_bucket(&mut self) -> BucketId {
+        self.buckets.push(Bucket::default());
+        (self.buckets.len() - 1) as BucketId
+    }
+
+    pub fn add_agent(&mut self, agent: Box<dyn Agent>) -> AgentId {
+        self.agents.push(AgentSlot { agent, armed: NEVER });
+        (self.agents.len() - 1) as AgentId
+    }
+
+    /// Opens a connection with flow id `flow` before the run; it is never reclaimed.
+    pub fn connect(&mut self, flow: FlowId, open: Open) -> (FlowId, EndpointId, EndpointId) {
+        self.next_flow = self.next_flow.max(flow + 1);
+        self.attach(flow, open, None)
+    }
+
+    /// Flow ids below `n` belong to connections opened before the run;
+    /// agents' connections get ids from `n` on.
+    pub fn reserve_flows(&mut self, n: FlowId) {
+        self.next_flow = self.next_flow.max(n);
+    }
+
+    /// What went wrong in each agent that gave up, by agent.
+    pub fn agent_failures(&self) -> Vec<(AgentId, String)> {
+        self.agents
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| a.agent.failure().map(|f| (i as AgentId, f)))
+            .collect()
+    }
+
+    fn take_slot(&mut self, slot: Slot) -> EndpointId {
+        match self.free_slots.pop() {
+            Some(id) => {
+                self.slots[id as usize] = slot;
+                id
+            }
+            None => {
+                self.slots.push(slot);
+                (self.slots.len() - 1) as EndpointId
+            }
+        }
+    }
+
+    fn attach(
         &mut self,
-        flow: u32,
-        a: Box<dyn Endpoint>,
-        a_node: NodeId,
-        b: Box<dyn Endpoint>,
-        b_node: NodeId,
-    ) -> (EndpointId, EndpointId) {
-        let ia = self.slots.len() as EndpointId;
-        let ib = ia + 1;
-        self.slots.push(Slot { endpoint: a, node: a_node, peer_node: b_node, peer: ib, flow, armed: NEVER });
-        self.slots.push(Slot { endpoint: b, node: b_node, peer_node: a_node, peer: ia, flow, armed: NEVER });
-        (ia, ib)
+        flow: FlowId,
+        open: Open,
+        owner: Option<AgentId>,
+    ) -> (FlowId, EndpointId, EndpointId) {
+        let Open { sender, receiver, from, to, bucket, size, start } = open;
+        let reclaimable = owner.is_some();
+        let slot = |endpoint, node, peer_node, peer| Slot {
+            endpoint: Some(endpoint),
+            node,
+            peer_node,
+            peer,
+            flow,
+            armed: NEVER,
+            reclaimable,
+        };
+        let s = self.take_slot(slot(sender, from, to, 0));
+        let r = self.take_slot(slot(receiver, to, from, s));
+        self.slots[s as usize].peer = r;
+        self.live.insert(flow, Connection { sender: s, receiver: r, bucket, size, start, owner });
+        self.totals.connections_opened += 1;
+        self.totals.connections_peak = self.totals.connections_peak.max(self.live.len() as u64);
+        (flow, s, r)
+    }
+
+    pub fn now(&self) -> Time {
+        self.now
     }
 
     pub fn window(&self) -> MeasurementWindow {
         self.window
     }
 
-    pub fn endpoint(&self, id: EndpointId) -> &dyn Endpoint {
-        self.slots[id as usize].endpoint.as_ref()
+    /// The endpoint in slot `id`, unless its connection was reclaimed.
+    pub fn endpoint(&self, id: EndpointId) -> Option<&dyn Endpoint> {
+        self.slots.get(id as usize)?.endpoint.as_deref()
     }
 
-    pub fn endpoint_mut(&mut self, id: EndpointId) -> &mut dyn Endpoint {
-        self.slots[id as usize].endpoint.as_mut()
+    pub fn endpoint_mut(&mut self, id: EndpointId) -> Option<&mut (dyn Endpoint + 'static)> {
+        self.slots.get_mut(id as usize)?.endpoint.as_deref_mut()
     }
 
-    /// Counters at the start of the window and now (the end, after `run`).
-    pub fn window_counters(&self, id: EndpointId) -> (EndpointCounters, EndpointCounters) {
-        let start = self.counters_at_start.get(id as usize).copied().unwrap_or_default();
-        (start, self.slots[id as usize].endpoint.counters())
+    /// Everything a bucket's connections counted so far, reclaimed ones included.
+    pub fn bucket_totals(&self, bucket: BucketId) -> SideCounters {
+        let mut total = self.buckets.get(bucket as usize).map(|b| b.closed).unwrap_or_default();
+        for c in self.live.values().filter(|c| c.bucket == bucket) {
+            total.merge(&self.side_counters(c));
+        }
+        total
+    }
+
+    /// What a bucket's connections counted inside the measurement window (up to now).
+    pub fn bucket_window(&self, bucket: BucketId) -> SideCounters {
+        let start = self.buckets.get(bucket as usize).and_then(|b| b.at_window_start).unwrap_or_default();
+        self.bucket_totals(bucket).since(&start)
+    }
+
+    fn side_counters(&self, c: &Connection) -> SideCounters {
+        let counters = |id: EndpointId| {
+            self.slots[id as usize].endpoint.as_ref().map(|e| e.counters()).unwrap_or_default()
+        };
+        SideCounters { sender: counters(c.sender), receiver: counters(c.receiver) }
+    }
+
+    /// Finite transfers: those of reclaimed connections, then those still open, by flow.
+    pub fn transfers(&self) -> Vec<TransferRecord> {
+        let mut all = self.transfers.clone();
+        let mut open: Vec<TransferRecord> =
+            self.live.iter().filter_map(|(&flow, c)| self.record(flow, c)).collect();
+        open.sort_by_key(|r| r.flow);
+        all.extend(open);
+        all
+    }
+
+    fn record(&self, flow: FlowId, c: &Connection) -> Option<TransferRecord> {
+        let size = c.size?;
+        let sides = self.side_counters(c);
+        let finished = self.slots[c.sender as usize].endpoint.as_ref().and_then(|e| e.finished_at());
+        Some(TransferRecord {
+            bucket: c.bucket,
+            flow,
+            start: c.start,
+            finished,
+            size,
+            delivered: sides.receiver.bytes_delivered,
+            packets_sent: sides.sender.packets_sent,
+        })
     }
 
     pub fn totals(&self) -> RunTotals {
@@ -178,6 +494,9 @@ impl Engine {
         for id in 0..self.slots.len() as EndpointId {
             self.rearm(id);
         }
+        for id in 0..self.agents.len() as AgentId {
+            self.rearm_agent(id);
+        }
         let end = self.window.end;
         while let Some(&Reverse(event)) = self.heap.peek() {
             let time = event.time();
@@ -193,18 +512,24 @@ impl Engine {
                 // Leaves the event at the top of the heap for link_arrival to replace.
                 Target::Link(l) => self.link_arrival(l),
                 Target::Endpoint(e) => self.endpoint_timer(e, time),
-                Target::WindowStart => {
-                    self.counters_at_start = self.slots.iter().map(|s| s.endpoint.counters()).collect();
-                }
+                Target::Agent(a) => self.agent_timer(a, time),
+                Target::WindowStart => self.snapshot_window_start(),
                 Target::Sample => self.sample(),
             }
             self.totals.events += 1;
         }
         self.now = end;
-        if self.counters_at_start.is_empty() {
-            self.counters_at_start = self.slots.iter().map(|s| s.endpoint.counters()).collect();
+        if self.buckets.iter().any(|b| b.at_window_start.is_none()) {
+            self.snapshot_window_start();
         }
         self.totals
+    }
+
+    fn snapshot_window_start(&mut self) {
+        for b in 0..self.buckets.len() {
+            let totals = self.bucket_totals(b as BucketId);
+            self.buckets[b].at_window_start = Some(totals);
+        }
     }
 
     fn link_arrival(&mut self, l: LinkId) {
@@ -236,11 +561,20 @@ impl Engine {
     fn forward(&mut self, id: PacketId, at: NodeId) {
         let packet = self.pool.get(id);
         if at == packet.dst {
-            self.totals.packets_received += 1;
             let to = packet.to_endpoint;
-            self.slots[to as usize].endpoint.on_packet(self.now, packet, &mut self.outbox);
-            self.pool.release(id);
-            self.flush(to);
+            let slot = &mut self.slots[to as usize];
+            match slot.endpoint.as_mut() {
+                Some(endpoint) if slot.flow == packet.flow => {
+                    self.totals.packets_received += 1;
+                    endpoint.on_packet(self.now, packet, &mut self.outbox);
+                    self.pool.release(id);
+                    self.flush(to);
+                }
+                _ => {
+                    self.totals.orphaned += 1;
+                    self.pool.release(id);
+                }
+            }
             return;
         }
         let Some(l) = self.net.next_link(at, packet.dst) else {
@@ -265,15 +599,17 @@ impl Engine {
             return; // superseded by an earlier entry that already fired
         }
         slot.armed = NEVER;
-        if slot.endpoint.next_wakeup() <= time {
-            slot.endpoint.on_timer(time, &mut self.outbox);
+        let Some(endpoint) = slot.endpoint.as_mut() else { return };
+        if endpoint.next_wakeup() <= time {
+            endpoint.on_timer(time, &mut self.outbox);
             self.flush(id);
         } else {
             self.rearm(id);
         }
     }
 
-    /// Stamps and routes what endpoint `id` just sent, then re-arms its timer.
+    /// Stamps and routes what endpoint `id` just sent, re-arms its timer, and
+    /// reclaims its connection if both ends are done.
     fn flush(&mut self, id: EndpointId) {
         let mut packets = std::mem::take(&mut self.outbox.packets);
         let slot = &self.slots[id as usize];
@@ -289,23 +625,115 @@ impl Engine {
         }
         self.outbox.packets = packets;
         self.rearm(id);
+        if self.slots[id as usize].reclaimable {
+            self.close_if_done(flow);
+        }
     }
 
     fn rearm(&mut self, id: EndpointId) {
         let slot = &mut self.slots[id as usize];
+        let Some(endpoint) = slot.endpoint.as_ref() else { return };
         // Time never runs backwards, whatever an endpoint asks for.
-        let wake = slot.endpoint.next_wakeup().max(self.now);
+        let wake = endpoint.next_wakeup().max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
             self.push(wake, Target::Endpoint(id));
         }
     }
 
+    /// Reclaims an agent's connection once both endpoints are closed.
+    fn close_if_done(&mut self, flow: FlowId) {
+        let Some(c) = self.live.get(&flow) else { return };
+        let Some(owner) = c.owner else { return };
+        let closed = |id: EndpointId| self.slots[id as usize].endpoint.as_ref().is_none_or(|e| e.is_closed());
+        if !(closed(c.sender) && closed(c.receiver)) {
+            return;
+        }
+        let record = self.record(flow, c);
+        let sides = self.side_counters(c);
+        let (bucket, sender, receiver) = (c.bucket, c.sender, c.receiver);
+        self.live.remove(&flow);
+        self.buckets[bucket as usize].closed.merge(&sides);
+        for id in [sender, receiver] {
+            let slot = &mut self.slots[id as usize];
+            slot.endpoint = None;
+            slot.armed = NEVER;
+            self.free_slots.push(id);
+        }
+        self.totals.connections_closed += 1;
+        if let Some(record) = record {
+            self.transfers.push(record);
+            self.with_agent(owner, |agent, now, actions, _| agent.on_closed(now, &record, actions));
+        }
+    }
+
+    fn agent_timer(&mut self, id: AgentId, time: Time) {
+        let slot = &mut self.agents[id as usize];
+        if slot.armed != time {
+            return;
+        }
+        slot.armed = NEVER;
+        if slot.agent.next_wakeup() <= time {
+            self.with_agent(id, |agent, now, actions, connections| agent.on_timer(now, connections, actions));
+        } else {
+            self.rearm_agent(id);
+        }
+    }
+
+    /// Runs `act` on agent `id`, then carries out what it asked for.
+    fn with_agent(
+        &mut self,
+        id: AgentId,
+        act: impl FnOnce(&mut dyn Agent, Time, &mut Actions, &Connections),
+    ) {
+        let mut actions = Actions { next_flow: self.next_flow, opens: Vec::new(), controls: Vec::new() };
+        {
+            let connections = Connections { slots: &self.slots, live: &self.live };
+            act(self.agents[id as usize].agent.as_mut(), self.now, &mut actions, &connections);
+        }
+        self.next_flow = actions.next_flow;
+        for (flow, open) in actions.opens {
+            let (_, s, r) = self.attach(flow, open, Some(id));
+            self.rearm(s);
+            self.rearm(r);
+        }
+        for (flow, control) in actions.controls {
+            let Some(sender) = self.live.get(&flow).map(|c| c.sender) else { continue };
+            let refused = match self.slots[sender as usize].endpoint.as_mut() {
+                Some(e) => e.on_control(self.now, control, &mut self.outbox).err(),
+                None => None,
+            };
+            if let Some(refused) = refused {
+                self.agents[id as usize].agent.on_refused(flow, refused);
+            }
+            self.flush(sender);
+        }
+        self.rearm_agent(id);
+    }
+
+    fn rearm_agent(&mut self, id: AgentId) {
+        let slot = &mut self.agents[id as usize];
+        let wake = slot.agent.next_wakeup().max(self.now);
+        if wake < slot.armed {
+            slot.armed = wake;
+            self.push(wake, Target::Agent(id));
+        }
+    }
+
     fn sample(&mut self) {
         let now = self.now;
         for (i, slot) in self.slots.iter().enumerate() {
-            if let Some(p) = slot.endpoint.probe() {
-                let delivered = self.slots[slot.peer as usize].endpoint.counters().bytes_delivered;
+            let Some(endpoint) = slot.endpoint.as_ref() else { continue };
+            // Time series follow the flow instances; an agent's many short
+            // transfers are reported by their records.
+            if slot.reclaimable {
+                continue;
+            }
+            if let Some(p) = endpoint.probe() {
+                let delivered = self.slots[slot.peer as usize]
+                    .endpoint
+                    .as_ref()
+                    .map_or(0, |peer| peer.counters().bytes_delivered);
                 self.series.flows.push(FlowSample {
                     time: now,
                     endpoint: i as u32,

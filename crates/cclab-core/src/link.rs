@@ -7,11 +7,12 @@
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
 
-use crate::packet::{Packet, PacketId};
+use crate::pool::PacketId;
 use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::rng::RngStream;
 use crate::stats::{LinkStats, MeasurementWindow};
-use crate::time::{serialization_time, Time};
+use cclab_wire::time::{serialization_time, Time};
+use cclab_wire::Packet;
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -54,6 +55,9 @@ pub struct Link {
     waiting: VecDeque<(Time, u32)>,
     waiting_bytes: u64,
     loss_rng: Option<RngStream>,
+    /// The last packet size and its serialisation time: most packets of a
+    /// link have one of a few sizes, and this saves a 64-bit division per hop.
+    last_serialization: (u32, Time),
     pub stats: LinkStats,
 }
 
@@ -70,6 +74,7 @@ impl Link {
             waiting: VecDeque::new(),
             waiting_bytes: 0,
             loss_rng,
+            last_serialization: (0, 0),
             stats: LinkStats::default(),
         }
     }
@@ -122,7 +127,10 @@ impl Link {
 
         let bytes = packet.wire_bytes;
         let start = self.busy_until.max(now);
-        let finish = start + serialization_time(bytes, self.spec.rate_bps);
+        if self.last_serialization.0 != bytes {
+            self.last_serialization = (bytes, serialization_time(bytes, self.spec.rate_bps));
+        }
+        let finish = start + self.last_serialization.1;
         self.busy_until = finish;
         let arrival = finish + self.spec.delay;
 
@@ -150,6 +158,7 @@ impl Link {
 
     /// Removes the head packet (its arrival event fired) and returns it with the
     /// key of the next head to schedule, and whether it survived the link's loss process.
+    #[inline]
     pub fn pop_arrival(
         &mut self,
         now: Time,
@@ -197,9 +206,9 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::PacketKind;
     use crate::queue::DropTail;
-    use crate::time::{micros, millis};
+    use cclab_wire::time::{micros, millis};
+    use cclab_wire::{Header, UdpHeader};
 
     fn link(buffer: BufferLimit) -> Link {
         let spec = LinkSpec {
@@ -215,9 +224,7 @@ mod tests {
     }
 
     fn pkt(bytes: u32) -> Packet {
-        let mut p = Packet::new(PacketKind::Data);
-        p.wire_bytes = bytes;
-        p
+        Packet::new(Header::Udp(UdpHeader { seq: 0, sent_at: 0, payload: bytes }), bytes)
     }
 
     const ALL: MeasurementWindow = MeasurementWindow { start: 0, end: u64::MAX };

@@ -1,10 +1,9 @@
 //! Nodes, links and static shortest-path routing.
 
 use crate::link::{Link, LinkSpec};
-use crate::packet::{LinkId, NodeId};
 use crate::queue::QueueDiscipline;
 use crate::rng::RngStream;
-use crate::time::Time;
+use cclab_wire::{LinkId, NodeId, Time};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
@@ -154,7 +153,7 @@ impl Network {
 mod tests {
     use super::*;
     use crate::queue::{BufferLimit, DropTail};
-    use crate::time::millis;
+    use cclab_wire::time::millis;
 
     fn spec(from: NodeId, to: NodeId, delay_ms: u64) -> LinkSpec {
         LinkSpec {

@@ -1,7 +1,7 @@
 //! Statistics kept in place while the simulation runs: windowed link counters
 //! and optional sampled time series. Nothing here allocates per packet.
 
-use crate::time::{overlap, Time};
+use cclab_wire::time::{overlap, Time};
 use serde::Serialize;
 
 /// Statistics cover `[start, end)`: the warm-up is excluded.

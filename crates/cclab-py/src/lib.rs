@@ -1,7 +1,7 @@
 //! PyO3 bindings: thin wrappers that move strings across the boundary. All
 //! logic lives in cclab-sim; results cross as JSON text.
 
-use cclab_transport::registry::ParamKind;
+use cclab_wire::ParamDefault;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -31,28 +31,29 @@ fn validate_toml(py: Python<'_>, text: String, name: String) -> PyResult<String>
     to_json(&scenario.map_err(to_py)?)
 }
 
-/// Every algorithm a scenario can name, as JSON.
+/// Every algorithm a scenario can name, as JSON: name, role (the scenario
+/// key that names it), summary, source and parameters.
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
-    let list: Vec<serde_json::Value> = cclab_transport::registry::ALGORITHMS
+    let list: Vec<serde_json::Value> = cclab_sim::registry::all()
         .iter()
         .map(|a| {
             serde_json::json!({
                 "name": a.name,
-                "role": match a.role {
-                    cclab_transport::registry::Role::CongestionControl => "cc",
-                    cclab_transport::registry::Role::LossRecovery => "recovery",
-                },
+                "role": a.role.key(),
+                "role_title": a.role.title(),
                 "summary": a.summary,
                 "source": a.source,
                 "parameters": a.parameters.iter().map(|p| serde_json::json!({
                     "name": p.name,
-                    "kind": match p.kind {
-                        ParamKind::Bool => "true or false".to_string(),
-                        ParamKind::Number { min, max } => format!("number in [{min}, {max}]"),
-                        ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
+                    "type": p.ty.describe(),
+                    "unit": p.unit,
+                    "range": p.ty.has_range().then(|| p.range_text()),
+                    "default": match p.default {
+                        ParamDefault::Value(v) => Some(v),
+                        ParamDefault::Required | ParamDefault::Absent => None,
                     },
-                    "default": p.default,
+                    "required": p.default == ParamDefault::Required,
                     "meaning": p.meaning,
                 })).collect::<Vec<_>>(),
             })

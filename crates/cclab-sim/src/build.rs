@@ -1,26 +1,33 @@
 //! From a validated [`Scenario`] and a seed to a ready-to-run [`Simulation`]:
 //! topology, buffers resolved against the BDP, flow instances with their start
-//! times, and the TCP endpoints attached to the engine.
+//! times, and their endpoints (or, for traffic sources that open connections
+//! during the run, their host agents) attached to the engine.
 
 use crate::error::ScenarioError;
-use crate::scenario::{Direction, FlowGroup, LinkParams, QueueKind, Scenario, Start, Topology};
+use crate::protocols::Protocol;
+use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
+use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
+use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::network::NodeKind;
-use cclab_core::{
-    BufferLimit, DropTail, EndpointId, Engine, LinkSpec, MeasurementWindow, Network, NodeId, QueueDiscipline,
-    RngStream, Time,
-};
+use cclab_core::queue::{self, QueueDiscipline};
+use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream};
 use cclab_transport::registry;
-use cclab_transport::tcp::{TcpReceiver, TcpSender};
+use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
+use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};
+use cclab_wire::{Endpoint, EndpointId, FlowId, NodeId, Params, Time};
 
-/// One instance of a flow group.
+/// One instance of a flow group: a row of the flows table.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowInstance {
     pub group: usize,
     pub index: u32,
-    pub flow_id: u32,
-    pub sender: EndpointId,
-    pub receiver: EndpointId,
+    /// Position among all flow instances; also the flow id of its connection, if it has one.
+    pub flow_id: FlowId,
+    pub bucket: BucketId,
+    /// The endpoints of its one connection; `None` for a source that opens many.
+    pub sender: Option<EndpointId>,
+    pub receiver: Option<EndpointId>,
     pub start: Time,
     /// Propagation-only round-trip time of the path.
     pub base_rtt: Time,
@@ -47,7 +54,8 @@ struct PlannedFlow {
 struct PendingBuffer {
     link: u32,
     spec: BufferSpec,
-    queue: QueueKind,
+    queue: String,
+    queue_params: Params,
     /// Where the buffer was configured, for error messages.
     key: String,
 }
@@ -72,10 +80,15 @@ impl PlannedFlow {
     }
 }
 
-fn discipline(queue: QueueKind, limit: BufferLimit) -> Box<dyn QueueDiscipline> {
-    match queue {
-        QueueKind::Droptail => Box::new(DropTail::new(limit)),
-    }
+fn discipline(
+    name: &str,
+    params: &Params,
+    limit: BufferLimit,
+    key: &str,
+) -> Result<Box<dyn QueueDiscipline>, ScenarioError> {
+    let d = queue::find(name)
+        .ok_or_else(|| ScenarioError::at(key, format!("unknown queue discipline \"{name}\"")))?;
+    (d.build)(params, limit).map_err(|e| ScenarioError::at(key, e.to_string()))
 }
 
 fn add_duplex(
@@ -99,11 +112,12 @@ fn add_duplex(
             buffer: BufferLimit::Unlimited,
             loss,
         };
-        ids[i] = net.add_link(spec, discipline(params.queue, BufferLimit::Unlimited), seed);
+        ids[i] = net.add_link(spec, Box::new(queue::DropTail::new(BufferLimit::Unlimited)), seed);
         pending.push(PendingBuffer {
             link: ids[i],
             spec: params.buffer,
-            queue: params.queue,
+            queue: params.queue.clone(),
+            queue_params: params.queue_params.clone(),
             key: buffer_key.into(),
         });
     }
@@ -138,7 +152,8 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
                 rate_bps: d.access_rate_bps,
                 delay,
                 buffer: d.access_buffer,
-                queue: QueueKind::Droptail,
+                queue: queue::droptail::DESCRIPTOR.name.to_string(),
+                queue_params: Params::new(),
                 loss: 0.0,
                 reverse_loss: 0.0,
             };
@@ -215,28 +230,102 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
     let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
     let mut engine = Engine::new(net, window, scenario.run.sample);
     let mut flows = Vec::with_capacity(planned.len());
-    for (flow_id, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
+    for (row, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
         let group = &scenario.flows[p.group];
-        let cfg = group.tcp_config(p.start);
+        let flow_id = row as FlowId;
+        let bucket = engine.add_bucket();
         let key = format!("flows[{}]", p.group);
-        let cc = registry::congestion_control(&group.cc, &group.cc_params)
-            .ok_or_else(|| ScenarioError::at(format!("{key}.cc"), "unknown algorithm"))?;
-        let recovery = registry::loss_recovery(&group.recovery, &group.recovery_params)
-            .ok_or_else(|| ScenarioError::at(format!("{key}.recovery"), "unknown algorithm"))?;
-        let sender = Box::new(TcpSender::new(&cfg, cc, recovery));
-        let receiver = Box::new(TcpReceiver::new(&cfg));
-        let (s, r) = engine.connect(flow_id as u32, sender, p.sender_node, receiver, p.receiver_node);
+        let open = |sender: Box<dyn Endpoint>, receiver: Box<dyn Endpoint>, size| Open {
+            sender,
+            receiver,
+            from: p.sender_node,
+            to: p.receiver_node,
+            bucket,
+            size,
+            start: p.start,
+        };
+        let (sender, receiver) = match (group.protocol(), group.app) {
+            (Protocol::Tcp, AppSpec::Bulk) => {
+                let (s, r) =
+                    tcp_endpoints(group, p.start, App::Bulk).map_err(|m| ScenarioError::at(&key, m))?;
+                let (_, s, r) = engine.connect(flow_id, open(s, r, None));
+                (Some(s), Some(r))
+            }
+            (Protocol::Tcp, AppSpec::Transfer { size }) => {
+                let app = App::Transfer { bytes: size };
+                let (s, r) = tcp_endpoints(group, p.start, app).map_err(|m| ScenarioError::at(&key, m))?;
+                let (_, s, r) = engine.connect(flow_id, open(s, r, Some(size)));
+                (Some(s), Some(r))
+            }
+            (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
+                // Fails here, before the run, if the algorithms cannot be built.
+                tcp_endpoints(group, p.start, App::Transfer { bytes: 1 })
+                    .map_err(|m| ScenarioError::at(&key, m))?;
+                let template = group.clone();
+                let plan = ArrivalPlan {
+                    rate,
+                    sizes: size,
+                    start: p.start,
+                    from: p.sender_node,
+                    to: p.receiver_node,
+                    bucket,
+                    stream: format!("flow:{}:{}", group.name, p.index),
+                    seed,
+                };
+                let factory =
+                    Box::new(move |bytes, start| tcp_endpoints(&template, start, App::Transfer { bytes }));
+                engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
+                (None, None)
+            }
+            (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
+                let cfg = CbrConfig {
+                    rate_bps: rate,
+                    packet_bytes: size as u32,
+                    start: p.start,
+                    stop: group.stop,
+                    on_off: on.zip(off),
+                };
+                let (_, s, r) = engine
+                    .connect(flow_id, open(Box::new(CbrSource::new(cfg)), Box::new(UdpSink::new()), None));
+                (Some(s), Some(r))
+            }
+            (protocol, app) => {
+                return Err(ScenarioError::at(&key, format!("no way to run {app:?} over {protocol:?}")));
+            }
+        };
         flows.push(FlowInstance {
             group: p.group,
             index: p.index,
-            flow_id: flow_id as u32,
-            sender: s,
-            receiver: r,
+            flow_id,
+            bucket,
+            sender,
+            receiver,
             start: p.start,
             base_rtt,
         });
     }
+    engine.reserve_flows(flows.len() as FlowId);
     Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles })
+}
+
+/// The two endpoints of one TCP connection of `group`, with its algorithms
+/// built from their descriptors and the group's resolved parameters.
+pub fn tcp_endpoints(group: &FlowGroup, start: Time, app: App) -> Result<EndpointPair, String> {
+    let (Some(a), Some(cfg)) = (group.algorithms.as_ref(), group.tcp_config(start, app)) else {
+        return Err("not a TCP flow".into());
+    };
+    let missing = |what: &str, name: &str| format!("{what} \"{name}\" is not registered");
+    let cc = registry::congestion_control(&a.cc).ok_or_else(|| missing("congestion control", &a.cc))?;
+    let recovery =
+        registry::loss_recovery(&a.recovery).ok_or_else(|| missing("loss recovery", &a.recovery))?;
+    let pacing = registry::pacing(&a.pacing).ok_or_else(|| missing("pacing", &a.pacing))?;
+    let sender = TcpSender::new(
+        &cfg,
+        (cc.build.build)(&a.cc_params).map_err(|e| format!("cc {e}"))?,
+        (recovery.build)(&a.recovery_params).map_err(|e| format!("recovery {e}"))?,
+        (pacing.build)(&a.pacing_params).map_err(|e| format!("pacing {e}"))?,
+    );
+    Ok((Box::new(sender), Box::new(TcpReceiver::new(&cfg))))
 }
 
 /// Turns each link's buffer spec into a limit. "1bdp" is the link rate times the
@@ -250,7 +339,7 @@ fn resolve_buffers(
     rtts: &[Time],
 ) -> Result<(), ScenarioError> {
     let n = planned.len().max(1) as f64;
-    let mean_rtt_s = rtts.iter().map(|&r| cclab_core::time::to_secs_f64(r)).sum::<f64>() / n;
+    let mean_rtt_s = rtts.iter().map(|&r| cclab_wire::time::to_secs_f64(r)).sum::<f64>() / n;
     let wire: Vec<u64> = planned.iter().map(|p| scenario.flows[p.group].wire_segment_bytes()).collect();
     let mean_wire = wire.iter().sum::<u64>() as f64 / n;
     let largest_wire = wire.iter().copied().max().unwrap_or(1);
@@ -283,16 +372,33 @@ fn resolve_buffers(
                 BufferLimit::Packets(packets as u64)
             }
         };
-        link.set_queue(limit, discipline(b.queue, limit));
+        link.set_queue(limit, discipline(&b.queue, &b.queue_params, limit, &b.key)?);
     }
     Ok(())
 }
 
 impl Simulation {
+    /// An error naming the flow group of the first traffic source that gave up.
+    pub fn check_agents(&self) -> Result<(), ScenarioError> {
+        let sources: Vec<&FlowInstance> = self.flows.iter().filter(|f| f.sender.is_none()).collect();
+        match self.engine.agent_failures().first() {
+            Some((agent, why)) => {
+                let key = sources
+                    .get(*agent as usize)
+                    .map_or("flows".to_string(), |f| format!("flows[{}].app", f.group));
+                Err(ScenarioError::at(key, format!("the traffic source stopped: {why}")))
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Makes every TCP receiver log its deliveries to the application (for tests).
     pub fn record_deliveries(&mut self) {
         for f in &self.flows {
-            if let Some(r) = self.engine.endpoint_mut(f.receiver).as_any_mut().downcast_mut::<TcpReceiver>() {
+            let Some(id) = f.receiver else { continue };
+            if let Some(r) =
+                self.engine.endpoint_mut(id).and_then(|e| e.as_any_mut().downcast_mut::<TcpReceiver>())
+            {
                 r.record_deliveries();
             }
         }
@@ -300,16 +406,21 @@ impl Simulation {
 
     /// The deliveries a receiver logged, as `[start, end)` byte ranges.
     pub fn deliveries(&self, flow: &FlowInstance) -> Option<&[(u64, u64)]> {
-        self.engine.endpoint(flow.receiver).as_any().downcast_ref::<TcpReceiver>()?.deliveries()
+        self.engine.endpoint(flow.receiver?)?.as_any().downcast_ref::<TcpReceiver>()?.deliveries()
     }
 
     pub fn sender(&self, flow: &FlowInstance) -> Option<&TcpSender> {
-        self.engine.endpoint(flow.sender).as_any().downcast_ref::<TcpSender>()
+        self.engine.endpoint(flow.sender?)?.as_any().downcast_ref::<TcpSender>()
+    }
+
+    pub fn sender_mut(&mut self, flow: &FlowInstance) -> Option<&mut TcpSender> {
+        self.engine.endpoint_mut(flow.sender?)?.as_any_mut().downcast_mut::<TcpSender>()
     }
 
     /// Every packet an endpoint sent is exactly one of: received by an endpoint,
-    /// dropped or lost at a link, still inside a link, or unroutable; and at every
-    /// link, arrivals = drops + losses + deliveries + packets inside.
+    /// dropped or lost at a link, still inside a link, unroutable, or arrived
+    /// after its connection closed; and at every link, arrivals = drops +
+    /// losses + deliveries + packets inside.
     pub fn check_conservation(&self) -> Result<(), String> {
         let mut dropped = 0;
         let mut lost = 0;
@@ -326,7 +437,8 @@ impl Simulation {
             lost += s.losses;
         }
         let t = self.engine.totals();
-        let accounted = t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable;
+        let accounted =
+            t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable + t.orphaned;
         if t.packets_sent != accounted {
             return Err(format!("{} packets sent but {} accounted for", t.packets_sent, accounted));
         }

@@ -6,9 +6,12 @@
 
 pub mod build;
 pub mod error;
+pub mod protocols;
 mod reader;
+pub mod registry;
 pub mod results;
 pub mod scenario;
+pub mod sources;
 pub mod theory;
 pub mod units;
 
@@ -24,6 +27,7 @@ pub fn run(scenario: &Scenario, seed: Option<u64>) -> Result<RunResult, Scenario
     let wall = Instant::now();
     let mut sim = build(scenario, seed.unwrap_or(scenario.run.seed))?;
     sim.engine.run();
+    sim.check_agents()?;
     Ok(RunResult::collect(&sim, wall.elapsed().as_secs_f64()))
 }
 

@@ -4,7 +4,7 @@
 
 use crate::error::{suggestion, ScenarioError};
 use crate::units;
-use cclab_core::Time;
+use cclab_wire::Time;
 use toml::{Table, Value};
 
 pub struct Section<'a> {
@@ -28,6 +28,12 @@ fn type_name(v: &Value) -> &'static str {
 impl<'a> Section<'a> {
     pub fn new(path: impl Into<String>, table: &'a Table) -> Self {
         Self { path: path.into(), table, known: Vec::new() }
+    }
+
+    /// A section with no keys at `path` (an absent optional table).
+    pub fn empty(path: impl Into<String>) -> Section<'static> {
+        static EMPTY: std::sync::OnceLock<Table> = std::sync::OnceLock::new();
+        Section::new(path, EMPTY.get_or_init(Table::new))
     }
 
     pub fn key_path(&self, key: &str) -> String {
@@ -119,7 +125,7 @@ impl<'a> Section<'a> {
     }
 
     pub fn duration(&mut self, key: &'static str) -> Result<Option<Time>, ScenarioError> {
-        self.parsed(key, units::duration, Some(0))
+        self.parsed(key, cclab_wire::units::duration, Some(0))
     }
 
     /// A duration that must be strictly positive.
@@ -131,11 +137,7 @@ impl<'a> Section<'a> {
     }
 
     pub fn rate(&mut self, key: &'static str) -> Result<Option<u64>, ScenarioError> {
-        self.parsed(key, units::rate, None)
-    }
-
-    pub fn size(&mut self, key: &'static str) -> Result<Option<u64>, ScenarioError> {
-        self.parsed(key, units::size, None)
+        self.parsed(key, cclab_wire::units::rate, None)
     }
 
     pub fn buffer(&mut self, key: &'static str) -> Result<Option<units::BufferSpec>, ScenarioError> {

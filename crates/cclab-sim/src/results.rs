@@ -3,9 +3,11 @@
 //! summary; field names are part of the interface (DESIGN.md).
 
 use crate::build::Simulation;
-use cclab_core::time::to_secs_f64;
 use cclab_core::BufferLimit;
+use cclab_wire::time::to_secs_f64;
+use cclab_wire::{Counters, Measure};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlowResult {
@@ -16,26 +18,70 @@ pub struct FlowResult {
     pub flow_id: u32,
     pub direction: &'static str,
     pub protocol: String,
-    pub cc: String,
-    pub recovery: String,
-    pub pacing: &'static str,
+    /// Congestion control, loss recovery and pacing (TCP; null otherwise).
+    pub cc: Option<String>,
+    pub recovery: Option<String>,
+    pub pacing: Option<String>,
+    /// The traffic source (`app` kind).
+    pub app: &'static str,
     pub start_s: f64,
     pub rtt_base_s: f64,
     /// In-order payload delivered to the receiving application.
     pub goodput_bps: f64,
-    /// Data segments put on the wire, headers and retransmissions included.
+    /// Data packets put on the wire, headers and retransmissions included.
     pub throughput_bps: f64,
-    /// ACKs put on the wire by the receiver, headers included.
+    /// What the receiver put on the wire (ACKs), headers included.
     pub ack_throughput_bps: f64,
     pub bytes_delivered: u64,
     pub packets_sent: u64,
-    pub retransmits: u64,
-    pub timeouts: u64,
-    pub recoveries: u64,
-    pub rtt_mean_s: Option<f64>,
-    pub rtt_min_s: Option<f64>,
+    /// Packets the receiving endpoint got.
+    pub packets_received: u64,
     /// Time from start until a finite transfer was fully acknowledged.
     pub completion_s: Option<f64>,
+    /// The protocol's own counters (TCP: retransmits, timeouts, recoveries,
+    /// rtt_mean_s, rtt_min_s, payload_bytes_sent; UDP: packets_lost, delay_mean_s).
+    #[serde(flatten)]
+    pub extra: BTreeMap<&'static str, serde_json::Value>,
+}
+
+impl FlowResult {
+    /// A protocol counter that is a count (`retransmits`), if this flow has it.
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.extra.get(name)?.as_u64()
+    }
+
+    /// A protocol measure in seconds (`rtt_mean_s`), if this flow has it and it has a value.
+    pub fn seconds(&self, name: &str) -> Option<f64> {
+        self.extra.get(name)?.as_f64()
+    }
+}
+
+/// One finite transfer (a `transfer` flow, or one of a traffic source's).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TransferResult {
+    /// The flow group and instance it belongs to.
+    pub name: String,
+    pub index: u32,
+    /// Its connection's flow id.
+    pub flow_id: u32,
+    pub size_bytes: u64,
+    pub start_s: f64,
+    /// When its last byte was acknowledged; null if the run ended first.
+    pub end_s: Option<f64>,
+    pub completion_s: Option<f64>,
+    pub delivered_bytes: u64,
+    pub packets_sent: u64,
+}
+
+/// How many connections the run opened and reclaimed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ConnectionTotals {
+    pub opened: u64,
+    pub closed: u64,
+    /// Most alive at once.
+    pub peak: u64,
+    /// Packets that arrived after their connection was reclaimed.
+    pub orphaned_packets: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -99,8 +145,24 @@ pub struct RunResult {
     pub packet_hops: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
+    pub transfers: Vec<TransferResult>,
+    pub connections: ConnectionTotals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+}
+
+/// A protocol counter as a report shows it.
+fn report(measure: Measure) -> serde_json::Value {
+    match measure {
+        Measure::Count(n) => n.into(),
+        Measure::MeanSeconds { sum, samples } if samples > 0 => (to_secs_f64(sum) / samples as f64).into(),
+        Measure::MinSeconds(Some(t)) => to_secs_f64(t).into(),
+        Measure::MeanSeconds { .. } | Measure::MinSeconds(None) => serde_json::Value::Null,
+    }
+}
+
+fn extras(sides: [&Counters; 2]) -> BTreeMap<&'static str, serde_json::Value> {
+    sides.iter().flat_map(|c| c.extra.iter()).map(|(name, m)| (name, report(m))).collect()
 }
 
 fn rate(bytes: u64, seconds: f64) -> f64 {
@@ -122,32 +184,50 @@ impl RunResult {
             .iter()
             .map(|f| {
                 let group = &sim.scenario.flows[f.group];
-                let (s0, s1) = engine.window_counters(f.sender);
-                let (r0, r1) = engine.window_counters(f.receiver);
-                let samples = s1.rtt_samples - s0.rtt_samples;
+                let window = engine.bucket_window(f.bucket);
+                let (snd, rcv) = (&window.sender, &window.receiver);
+                let algorithms = group.algorithms.as_ref();
+                let finished = f.sender.and_then(|id| engine.endpoint(id)).and_then(|e| e.finished_at());
                 FlowResult {
                     name: group.name.clone(),
                     index: f.index,
                     flow_id: f.flow_id,
                     direction: group.direction.as_str(),
                     protocol: group.protocol.clone(),
-                    cc: group.cc.clone(),
-                    recovery: group.recovery.clone(),
-                    pacing: "none",
+                    cc: algorithms.map(|a| a.cc.clone()),
+                    recovery: algorithms.map(|a| a.recovery.clone()),
+                    pacing: algorithms.map(|a| a.pacing.clone()),
+                    app: group.app.kind(),
                     start_s: to_secs_f64(f.start),
                     rtt_base_s: to_secs_f64(f.base_rtt),
-                    goodput_bps: rate(r1.bytes_delivered - r0.bytes_delivered, secs),
-                    throughput_bps: rate(s1.wire_bytes_sent - s0.wire_bytes_sent, secs),
-                    ack_throughput_bps: rate(r1.wire_bytes_sent - r0.wire_bytes_sent, secs),
-                    bytes_delivered: r1.bytes_delivered - r0.bytes_delivered,
-                    packets_sent: s1.packets_sent - s0.packets_sent,
-                    retransmits: s1.retransmits - s0.retransmits,
-                    timeouts: s1.timeouts - s0.timeouts,
-                    recoveries: s1.recoveries - s0.recoveries,
-                    rtt_mean_s: (samples > 0).then(|| to_secs_f64(s1.rtt_sum - s0.rtt_sum) / samples as f64),
-                    rtt_min_s: (s1.rtt_samples > 0).then(|| to_secs_f64(s1.rtt_min)),
-                    completion_s: s1.finished_at.map(|t| to_secs_f64(t.saturating_sub(f.start))),
+                    goodput_bps: rate(rcv.bytes_delivered, secs),
+                    throughput_bps: rate(snd.bytes_sent, secs),
+                    ack_throughput_bps: rate(rcv.bytes_sent, secs),
+                    bytes_delivered: rcv.bytes_delivered,
+                    packets_sent: snd.packets_sent,
+                    packets_received: rcv.packets_received,
+                    completion_s: finished.map(|t| to_secs_f64(t.saturating_sub(f.start))),
+                    extra: extras([snd, rcv]),
                 }
+            })
+            .collect();
+        let row_of_bucket: BTreeMap<_, _> = sim.flows.iter().map(|f| (f.bucket, f)).collect();
+        let transfers = engine
+            .transfers()
+            .iter()
+            .filter_map(|t| {
+                let f = row_of_bucket.get(&t.bucket)?;
+                Some(TransferResult {
+                    name: sim.scenario.flows[f.group].name.clone(),
+                    index: f.index,
+                    flow_id: t.flow,
+                    size_bytes: t.size,
+                    start_s: to_secs_f64(t.start),
+                    end_s: t.finished.map(to_secs_f64),
+                    completion_s: t.finished.map(|end| to_secs_f64(end.saturating_sub(t.start))),
+                    delivered_bytes: t.delivered,
+                    packets_sent: t.packets_sent,
+                })
             })
             .collect();
         let nodes = &engine.net.nodes;
@@ -219,6 +299,13 @@ impl RunResult {
             packet_hops: totals.packet_hops,
             flows,
             links,
+            transfers,
+            connections: ConnectionTotals {
+                opened: totals.connections_opened,
+                closed: totals.connections_closed,
+                peak: totals.connections_peak,
+                orphaned_packets: totals.orphaned,
+            },
             timeseries,
         }
     }

@@ -1,27 +1,32 @@
 //! The scenario schema: TOML in, a validated [`Scenario`] out.
 //!
 //! Every key is read through [`Section`], so unknown keys, wrong types and bad
-//! units are reported with their key path. Defaults are applied here and the
-//! resolved scenario (defaults included) can be serialised back for records.
-//! Checks that need the built topology (BDP buffers, graph reachability) happen
-//! in [`crate::build`].
+//! units are reported with their key path. Algorithms (protocol, congestion
+//! control, loss recovery, pacing, queue discipline, traffic source) are looked
+//! up in their descriptors, and their parameters are checked against the
+//! descriptor's types and ranges with its defaults filled in, so the resolved
+//! scenario (defaults included) records everything a run used. Checks that need
+//! the built topology (BDP buffers, graph reachability) happen in [`crate::build`].
 
 use crate::error::{suggestion, ScenarioError};
+use crate::protocols::{self, Protocol};
 use crate::reader::Section;
+use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
-use cclab_core::time::millis;
-use cclab_core::Time;
-use cclab_transport::registry::{self, ParamKind, ParamValue, Params, Role};
+use cclab_core::queue;
+use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpConfig};
+use cclab_wire::time::millis;
+use cclab_wire::{Info, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 
 fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(cclab_core::time::to_secs_f64(*t))
+    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
 }
 
 fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
     match t {
-        Some(t) => s.serialize_some(&cclab_core::time::to_secs_f64(*t)),
+        Some(t) => s.serialize_some(&cclab_wire::time::to_secs_f64(*t)),
         None => s.serialize_none(),
     }
 }
@@ -46,19 +51,15 @@ pub struct RunConfig {
     pub sample: Option<Time>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QueueKind {
-    Droptail,
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkParams {
     pub rate_bps: u64,
     #[serde(serialize_with = "as_secs")]
     pub delay: Time,
     pub buffer: BufferSpec,
-    pub queue: QueueKind,
+    /// Queue discipline (a descriptor name) and its parameters.
+    pub queue: String,
+    pub queue_params: Params,
     /// Bernoulli loss probability in the link's forward (`from` -> `to`) direction.
     pub loss: f64,
     pub reverse_loss: f64,
@@ -116,11 +117,13 @@ pub enum Start {
     Uniform(#[serde(serialize_with = "as_secs")] Time, #[serde(serialize_with = "as_secs")] Time),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum AppSpec {
-    Bulk,
-    Transfer { bytes: u64 },
+impl Start {
+    /// The latest time an instance can start.
+    pub fn latest(&self) -> Time {
+        match *self {
+            Start::At(t) | Start::Uniform(_, t) => t,
+        }
+    }
 }
 
 /// TCP parameters of a flow group; see [`TcpConfig`] for their meaning.
@@ -145,6 +148,18 @@ pub struct TcpOptions {
     pub dupthresh: u32,
     pub limited_transmit: bool,
     pub timestamps: bool,
+    pub ecn: bool,
+}
+
+/// The algorithms of a TCP flow group, each with its resolved parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TcpAlgorithms {
+    pub cc: String,
+    pub cc_params: Params,
+    pub recovery: String,
+    pub recovery_params: Params,
+    pub pacing: String,
+    pub pacing_params: Params,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -153,11 +168,9 @@ pub struct FlowGroup {
     pub count: u32,
     pub direction: Direction,
     pub protocol: String,
-    pub cc: String,
-    pub recovery: String,
-    /// Parameters of the congestion control and loss recovery (absent: defaults).
-    pub cc_params: Params,
-    pub recovery_params: Params,
+    /// Congestion control, loss recovery and pacing (TCP only).
+    #[serde(flatten)]
+    pub algorithms: Option<TcpAlgorithms>,
     /// Base RTT of each instance's path (dumbbell).
     #[serde(serialize_with = "as_opt_secs")]
     pub rtt: Option<Time>,
@@ -165,15 +178,23 @@ pub struct FlowGroup {
     pub from: Option<String>,
     pub to: Option<String>,
     pub start: Start,
+    /// When the application stops (UDP sources).
+    #[serde(serialize_with = "as_opt_secs")]
+    pub stop: Option<Time>,
     pub app: AppSpec,
-    pub tcp: TcpOptions,
+    pub tcp: Option<TcpOptions>,
 }
 
 impl FlowGroup {
-    /// The TCP configuration of one instance starting at `start`.
-    pub fn tcp_config(&self, start: Time) -> TcpConfig {
-        let t = &self.tcp;
-        TcpConfig {
+    pub fn protocol(&self) -> Protocol {
+        protocols::find(&self.protocol).map_or(Protocol::Tcp, |d| d.build)
+    }
+
+    /// The TCP configuration of one instance starting at `start` with this application.
+    pub fn tcp_config(&self, start: Time, app: App) -> Option<TcpConfig> {
+        let t = self.tcp.as_ref()?;
+        let sack = self.algorithms.as_ref().is_some_and(|a| a.recovery == "sack");
+        Some(TcpConfig {
             mss: t.mss,
             header_bytes: t.header,
             initial_window: t.initial_window,
@@ -186,20 +207,22 @@ impl FlowGroup {
             dupthresh: t.dupthresh,
             limited_transmit: t.limited_transmit,
             timestamps: t.timestamps,
-            sack: self.recovery == "sack",
+            sack,
             delayed_ack: t.delayed_ack,
             delack_timeout: t.delack_timeout,
-            app: match self.app {
-                AppSpec::Bulk => App::Bulk,
-                AppSpec::Transfer { bytes } => App::Transfer { bytes },
-            },
+            ecn: t.ecn,
+            app,
             start,
-        }
+        })
     }
 
-    /// Bytes of a full data segment on the wire.
+    /// Bytes of a full data packet on the wire.
     pub fn wire_segment_bytes(&self) -> u64 {
-        self.tcp.mss as u64 + self.tcp.header as u64
+        match (&self.tcp, self.app) {
+            (Some(t), _) => t.mss as u64 + t.header as u64,
+            (None, AppSpec::Cbr { size, .. }) => size,
+            (None, _) => 0,
+        }
     }
 }
 
@@ -220,7 +243,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     };
     let mut flows = Vec::new();
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
-        flows.push(parse_flow(section, i, &topology)?);
+        flows.push(parse_flow(section, i, &topology, &run)?);
     }
     root.finish()?;
     if flows.is_empty() {
@@ -253,17 +276,22 @@ fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
 }
 
 fn fmt_time(t: Time) -> String {
-    format!("{}s", cclab_core::time::to_secs_f64(t))
+    format!("{}s", cclab_wire::time::to_secs_f64(t))
 }
 
-fn parse_queue(s: &mut Section) -> Result<QueueKind, ScenarioError> {
-    match s.string("queue")? {
-        None | Some("droptail") => Ok(QueueKind::Droptail),
-        Some(other) => Err(s.error(
-            "queue",
-            format!("unknown queue discipline \"{other}\"{}", suggestion(other, ["droptail"])),
-        )),
-    }
+/// `queue = NAME` and `queue_params = { ... }` of a link.
+fn parse_queue(s: &mut Section) -> Result<(String, Params), ScenarioError> {
+    let name = s.string("queue")?.unwrap_or("droptail");
+    let Some(d) = queue::find(name) else {
+        let names = queue::QUEUE_DISCIPLINES.iter().map(|d| d.name);
+        return Err(s.error("queue", unknown(Role::QueueDiscipline, name, names)));
+    };
+    let info = d.info();
+    let params = match s.table("queue_params")? {
+        Some(t) => resolve_params(&info, &t, &[])?,
+        None => resolve_params(&info, &Section::empty(s.key_path("queue_params")), &[])?,
+    };
+    Ok((name.to_string(), params))
 }
 
 fn parse_loss(s: &mut Section, key: &'static str) -> Result<f64, ScenarioError> {
@@ -281,11 +309,13 @@ fn parse_link_params(
         (None, None) => return Err(s.error("buffer", "is required")),
     };
     check_buffer_nonzero(s, buffer)?;
+    let (queue, queue_params) = parse_queue(s)?;
     Ok(LinkParams {
         rate_bps,
         delay,
         buffer,
-        queue: parse_queue(s)?,
+        queue,
+        queue_params,
         loss: parse_loss(s, "loss")?,
         reverse_loss: parse_loss(s, "reverse_loss")?,
     })
@@ -388,131 +418,150 @@ fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
     };
     match text.split_once("..") {
         Some((a, b)) => {
-            let lo = crate::units::duration(a).map_err(|m| s.error("start", m))?;
-            let hi = crate::units::duration(b).map_err(|m| s.error("start", m))?;
+            let lo = cclab_wire::units::duration(a).map_err(|m| s.error("start", m))?;
+            let hi = cclab_wire::units::duration(b).map_err(|m| s.error("start", m))?;
             if hi < lo {
                 return Err(s.error("start", format!("range \"{text}\" ends before it starts")));
             }
             Ok(Start::Uniform(lo, hi))
         }
-        None => Ok(Start::At(crate::units::duration(text).map_err(|m| s.error("start", m))?)),
+        None => Ok(Start::At(cclab_wire::units::duration(text).map_err(|m| s.error("start", m))?)),
     }
 }
 
-fn parse_app(s: &mut Section) -> Result<AppSpec, ScenarioError> {
-    match s.get("app") {
-        None => Ok(AppSpec::Bulk),
-        Some(toml::Value::String(k)) if k == "bulk" => Ok(AppSpec::Bulk),
-        Some(toml::Value::String(k)) => Err(s.error(
-            "app",
-            format!(
-                "unknown application \"{k}\"{}; or write {{ kind = \"transfer\", size = \"10MB\" }}",
-                suggestion(k, ["bulk"])
-            ),
-        )),
+/// "unknown congestion control "x"; did you mean "y"? (one of a, b, c)".
+fn unknown<'a>(role: Role, name: &str, names: impl Iterator<Item = &'a str> + Clone) -> String {
+    let list: Vec<&str> = names.clone().collect();
+    let what = match role {
+        Role::CongestionControl | Role::LossRecovery => format!("{} algorithm", role.title()),
+        _ => role.title().to_string(),
+    };
+    format!("unknown {what} \"{name}\"{} (one of {})", suggestion(name, names), list.join(", "))
+}
+
+/// Checks the parameters given in `table` (except the keys in `skip`) against
+/// the descriptor, converts them, and fills in every default.
+fn resolve_params(info: &Info, table: &Section, skip: &[&str]) -> Result<Params, ScenarioError> {
+    let mut params = Params::new();
+    for (name, value) in table.entries().filter(|(k, _)| !skip.contains(&k.as_str())) {
+        let Some(param) = info.parameter(name) else {
+            let known = info.parameters.iter().map(|p| p.name);
+            let list: Vec<&str> = known.clone().collect();
+            let has = if list.is_empty() { "none".to_string() } else { list.join(", ") };
+            return Err(table.error(
+                name,
+                format!(
+                    "{} has no parameter \"{name}\"{} (it has: {has})",
+                    info.name,
+                    suggestion(name, known)
+                ),
+            ));
+        };
+        let checked = match (param.ty, value) {
+            (ParamType::Bool, toml::Value::Boolean(b)) => Ok(ParamValue::Bool(*b)),
+            (ParamType::Number | ParamType::Integer, toml::Value::Integer(i)) => {
+                Ok(ParamValue::Number(*i as f64))
+            }
+            (ParamType::Number | ParamType::Integer, toml::Value::Float(x)) => Ok(ParamValue::Number(*x)),
+            (ParamType::Choice(words), toml::Value::String(w)) => {
+                param.parse_text(w).map_err(|m| format!("{m}{}", suggestion(w, words.iter().copied())))
+            }
+            (ParamType::Bool | ParamType::Number | ParamType::Integer | ParamType::Choice(_), _) => {
+                Err(format!("expected {}", param.ty.describe()))
+            }
+            (_, toml::Value::String(text)) => param.parse_text(text),
+            (_, toml::Value::Integer(_) | toml::Value::Float(_)) => {
+                Err(format!("{value} has no unit; write {}", param.ty.describe()))
+            }
+            (_, _) => Err(format!("expected {}", param.ty.describe())),
+        };
+        let checked = checked.and_then(|v| param.check_range(&v).map(|()| v));
+        params.insert(name.clone(), checked.map_err(|m| table.error(name, m))?);
+    }
+    for p in info.parameters {
+        if params.get(p.name).is_some() {
+            continue;
+        }
+        match p.default_value() {
+            Some(Ok(v)) => params.insert(p.name, v),
+            Some(Err(m)) => return Err(table.error(p.name, format!("default of {}: {m}", info.name))),
+            None if p.default == cclab_wire::ParamDefault::Required => {
+                return Err(table.error(p.name, format!("is required for {} ({})", info.name, p.meaning)))
+            }
+            None => {}
+        }
+    }
+    Ok(params)
+}
+
+/// The algorithm named at `key` (or the default), and its parameters from `params_key`.
+fn algorithm<B>(
+    s: &mut Section,
+    key: &'static str,
+    params_key: &'static str,
+    list: &'static [cclab_wire::Descriptor<B>],
+    role: Role,
+    default: &str,
+) -> Result<(&'static cclab_wire::Descriptor<B>, Params), ScenarioError> {
+    let name = s.string(key)?.unwrap_or(default);
+    let Some(d) = list.iter().find(|d| d.name == name) else {
+        return Err(s.error(key, unknown(role, name, list.iter().map(|d| d.name))));
+    };
+    let params = match s.table(params_key)? {
+        Some(t) => resolve_params(&d.info(), &t, &[])?,
+        None => resolve_params(&d.info(), &Section::empty(s.key_path(params_key)), &[])?,
+    };
+    Ok((d, params))
+}
+
+/// `app = "bulk"` or `app = { kind = "...", parameters... }`.
+fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> {
+    let names = || sources::SOURCES.iter().filter(|d| d.build.protocol == protocol).map(|d| d.name);
+    let example = if protocol == "udp" {
+        "{ kind = \"cbr\", rate = \"10Mbps\" }"
+    } else {
+        "{ kind = \"transfer\", size = \"10MB\" }"
+    };
+    let (descriptor, params, at) = match s.get("app") {
+        None if protocol == "tcp" => return Ok(AppSpec::Bulk),
+        None => {
+            return Err(s.error("app", format!("is required for protocol {protocol}; write app = {example}")))
+        }
+        Some(toml::Value::String(k)) => {
+            let Some(d) = sources::find(k).filter(|d| d.build.protocol == protocol) else {
+                return Err(s.error("app", unknown(Role::TrafficSource, k, names())));
+            };
+            let app = Section::empty(s.key_path("app"));
+            let params = resolve_params(&d.info(), &app, &[]).map_err(|e| {
+                ScenarioError::at(
+                    e.path.clone(),
+                    format!("{}; write app = {{ kind = \"{k}\", ... }}", e.message),
+                )
+            })?;
+            (d, params, app)
+        }
         Some(toml::Value::Table(_)) => {
             let mut app = s.table("app")?.ok_or_else(|| s.error("app", "expected a table"))?;
             let kind = app.required_string("kind")?;
-            let spec = match kind {
-                "bulk" => AppSpec::Bulk,
-                "transfer" => {
-                    let bytes =
-                        app.size("size")?.ok_or_else(|| app.error("size", "is required for a transfer"))?;
-                    if bytes == 0 {
-                        return Err(app.error("size", "must be at least one byte"));
-                    }
-                    AppSpec::Transfer { bytes }
-                }
-                other => {
-                    return Err(app.error(
-                        "kind",
-                        format!("unknown application \"{other}\"{}", suggestion(other, ["bulk", "transfer"])),
-                    ))
-                }
+            let Some(d) = sources::find(kind) else {
+                return Err(app.error("kind", unknown(Role::TrafficSource, kind, names())));
             };
-            app.finish()?;
-            Ok(spec)
-        }
-        Some(_) => {
-            Err(s.error("app", "expected \"bulk\" or a table like { kind = \"transfer\", size = \"10MB\" }"))
-        }
-    }
-}
-
-fn algorithm(s: &mut Section, key: &'static str, role: Role, default: &str) -> Result<String, ScenarioError> {
-    let name = s.string(key)?.unwrap_or(default);
-    if registry::names(role).any(|n| n == name) {
-        return Ok(name.to_string());
-    }
-    let what = match role {
-        Role::CongestionControl => "congestion control",
-        Role::LossRecovery => "loss recovery",
-    };
-    Err(s.error(
-        key,
-        format!("unknown {what} algorithm \"{name}\"{}", suggestion(name, registry::names(role))),
-    ))
-}
-
-/// `cc_params` / `recovery_params`: every key must be a parameter of the chosen
-/// algorithm, with a value of its kind.
-fn parse_params(
-    s: &mut Section,
-    key: &'static str,
-    role: Role,
-    algorithm: &str,
-) -> Result<Params, ScenarioError> {
-    let mut params = Params::new();
-    let Some(table) = s.table(key)? else {
-        return Ok(params);
-    };
-    let Some(info) = registry::find(role, algorithm) else {
-        return Ok(params);
-    };
-    for (name, value) in table.entries() {
-        let Some(param) = info.parameters.iter().find(|p| p.name == name) else {
-            let known = info.parameters.iter().map(|p| p.name);
-            let hint = suggestion(name, known.clone());
-            let list: Vec<&str> = known.collect();
-            let has = if list.is_empty() { "none".to_string() } else { list.join(", ") };
-            return Err(
-                table.error(name, format!("{algorithm} has no parameter \"{name}\"{hint} (it has: {has})"))
-            );
-        };
-        let checked = match (param.kind, value) {
-            (ParamKind::Bool, toml::Value::Boolean(b)) => ParamValue::Bool(*b),
-            (ParamKind::Number { min, max }, toml::Value::Integer(_) | toml::Value::Float(_)) => {
-                let x = value.as_float().or_else(|| value.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN);
-                if !(min..=max).contains(&x) {
-                    return Err(table.error(name, format!("{x} is out of range [{min}, {max}]")));
-                }
-                ParamValue::Number(x)
-            }
-            (ParamKind::Choice(words), toml::Value::String(w)) if words.contains(&w.as_str()) => {
-                ParamValue::Text(w.clone())
-            }
-            (ParamKind::Choice(words), toml::Value::String(w)) => {
-                return Err(table.error(
-                    name,
+            if d.build.protocol != protocol {
+                return Err(app.error(
+                    "kind",
                     format!(
-                        "\"{w}\" is not one of {}{}",
-                        words.join(", "),
-                        suggestion(w, words.iter().copied())
+                        "{kind} runs over protocol {}, not {protocol} (use one of {})",
+                        d.build.protocol,
+                        names().collect::<Vec<_>>().join(", ")
                     ),
-                ))
+                ));
             }
-            (kind, _) => {
-                let expected = match kind {
-                    ParamKind::Bool => "true or false".to_string(),
-                    ParamKind::Number { .. } => "a number".to_string(),
-                    ParamKind::Choice(words) => format!("one of {}", words.join(", ")),
-                };
-                return Err(table.error(name, format!("expected {expected}")));
-            }
-        };
-        params.insert(name.clone(), checked);
-    }
-    Ok(params)
+            let params = resolve_params(&d.info(), &app, &["kind"])?;
+            (d, params, app)
+        }
+        Some(_) => return Err(s.error("app", format!("expected \"bulk\" or a table like {example}"))),
+    };
+    (descriptor.build.build)(&params).map_err(|e| at.error(&e.name, e.problem))
 }
 
 fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
@@ -535,35 +584,128 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
         dupthresh: s.integer("dupthresh", 1, 1000)?.unwrap_or(3) as u32,
         limited_transmit: s.bool("limited_transmit")?.unwrap_or(false),
         timestamps: s.bool("timestamps")?.unwrap_or(true),
+        ecn: s.bool("ecn")?.unwrap_or(false),
     })
 }
 
-fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowGroup, ScenarioError> {
+/// Keys that configure TCP, refused on a flow of another protocol.
+const TCP_KEYS: &[&str] = &[
+    "cc",
+    "cc_params",
+    "recovery",
+    "recovery_params",
+    "pacing",
+    "pacing_params",
+    "mss",
+    "header",
+    "initial_window",
+    "initial_ssthresh",
+    "max_window",
+    "delayed_ack",
+    "delack_timeout",
+    "min_rto",
+    "initial_rto",
+    "max_rto",
+    "clock_granularity",
+    "dupthresh",
+    "limited_transmit",
+    "timestamps",
+    "ecn",
+];
+
+fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioError> {
+    let (cc, cc_params) =
+        algorithm(s, "cc", "cc_params", registry::CONGESTION_CONTROLS, Role::CongestionControl, "reno")?;
+    let (recovery, recovery_params) = algorithm(
+        s,
+        "recovery",
+        "recovery_params",
+        registry::LOSS_RECOVERIES,
+        Role::LossRecovery,
+        "newreno",
+    )?;
+    let (pacing, pacing_params) =
+        algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
+    if cc.build.paces_itself && pacing.name != "none" {
+        return Err(s.error(
+            "pacing",
+            format!(
+                "{} paces at its own rate, so pacing must be \"none\" (not \"{}\")",
+                cc.name, pacing.name
+            ),
+        ));
+    }
+    let options = parse_tcp_options(s)?;
+    if options.min_rto > options.max_rto {
+        return Err(s.error("min_rto", "is larger than max_rto"));
+    }
+    if options.delack_timeout >= millis(500) {
+        return Err(s.error(
+            "delack_timeout",
+            "must be shorter than 500ms (RFC 1122 §4.2.3.2: an ACK MUST NOT be delayed 0.5 s or more)",
+        ));
+    }
+    let algorithms = TcpAlgorithms {
+        cc: cc.name.to_string(),
+        cc_params,
+        recovery: recovery.name.to_string(),
+        recovery_params,
+        pacing: pacing.name.to_string(),
+        pacing_params,
+    };
+    Ok((algorithms, options))
+}
+
+fn parse_flow(
+    mut s: Section,
+    index: usize,
+    topology: &Topology,
+    run: &RunConfig,
+) -> Result<FlowGroup, ScenarioError> {
     let name = s.string("name")?.map_or_else(|| format!("flow{index}"), str::to_string);
     if name.is_empty() {
         return Err(s.error("name", "must not be empty"));
     }
     let count = s.integer("count", 1, 100_000)?.unwrap_or(1) as u32;
     let protocol = s.string("protocol")?.unwrap_or("tcp");
-    if protocol != "tcp" {
-        return Err(
-            s.error("protocol", format!("unknown protocol \"{protocol}\"{}", suggestion(protocol, ["tcp"])))
-        );
+    if protocols::find(protocol).is_none() {
+        let names = protocols::PROTOCOLS.iter().map(|d| d.name);
+        return Err(s.error("protocol", unknown(Role::Protocol, protocol, names)));
     }
-    let cc = algorithm(&mut s, "cc", Role::CongestionControl, "reno")?;
-    let recovery = algorithm(&mut s, "recovery", Role::LossRecovery, "newreno")?;
-    let cc_params = parse_params(&mut s, "cc_params", Role::CongestionControl, &cc)?;
-    let recovery_params = parse_params(&mut s, "recovery_params", Role::LossRecovery, &recovery)?;
     let start = parse_start(&mut s)?;
-    let app = parse_app(&mut s)?;
-    let tcp = parse_tcp_options(&mut s)?;
-    if tcp.min_rto > tcp.max_rto {
-        return Err(s.error("min_rto", "is larger than max_rto"));
+    let stop = s.positive_duration("stop")?;
+    if let Some(stop) = stop {
+        if stop <= start.latest() {
+            return Err(s.error(
+                "stop",
+                format!("{} is not after the start ({})", fmt_time(stop), fmt_time(start.latest())),
+            ));
+        }
     }
-    if tcp.delack_timeout >= cclab_core::time::millis(500) {
+    let app = parse_app(&mut s, protocol)?;
+    let (algorithms, tcp) = if protocol == "tcp" {
+        if stop.is_some() {
+            return Err(s.error(
+                "stop",
+                "only applies to protocol udp; a TCP flow ends with a finite transfer (app = { kind = \"transfer\", size = ... })",
+            ));
+        }
+        let (algorithms, options) = parse_tcp(&mut s)?;
+        (Some(algorithms), Some(options))
+    } else {
+        if let Some(key) = TCP_KEYS.iter().find(|k| s.has(k)) {
+            return Err(s.error(key, format!("only applies to protocol tcp, not {protocol}")));
+        }
+        (None, None)
+    };
+    if start.latest() >= run.duration {
         return Err(s.error(
-            "delack_timeout",
-            "must be shorter than 500ms (RFC 1122 §4.2.3.2: an ACK MUST NOT be delayed 0.5 s or more)",
+            "start",
+            format!(
+                "{} is not before the end of the run (run.duration = {})",
+                fmt_time(start.latest()),
+                fmt_time(run.duration)
+            ),
         ));
     }
 
@@ -627,14 +769,12 @@ fn parse_flow(mut s: Section, index: usize, topology: &Topology) -> Result<FlowG
         count,
         direction,
         protocol: protocol.to_string(),
-        cc,
-        recovery,
-        cc_params,
-        recovery_params,
+        algorithms,
         rtt,
         from,
         to,
         start,
+        stop,
         app,
         tcp,
     })

@@ -49,9 +49,9 @@ fn random_loss_throughput_lies_between_padhye_and_mathis() {
                 let flow = &sim.flows[0];
                 let r = cclab_sim::RunResult::collect(&sim, 0.0);
                 goodput += r.flows[0].goodput_bps / 8000.0; // packets of 1000 B per second
-                rtt += r.flows[0].rtt_mean_s.unwrap();
+                rtt += r.flows[0].seconds("rtt_mean_s").unwrap();
                 let sender = sim.sender(flow).unwrap();
-                rto += cclab_core::time::to_secs_f64(sender.core().rtt.base_rto());
+                rto += cclab_wire::time::to_secs_f64(sender.state().rtt.base_rto());
             }
             let n = seeds.len() as f64;
             let (goodput, rtt, rto) = (goodput / n, rtt / n, rto / n);
@@ -102,7 +102,7 @@ rtt = "40ms"
             let util = r.links[0].utilization;
             eprintln!("single {recovery} flow at {rate}, 1 BDP buffer: bottleneck utilisation {util:.4}");
             assert!(util >= bound, "{recovery} at {rate}: utilisation {util} < {bound}");
-            assert_eq!(r.flows[0].timeouts, 0, "{recovery} at {rate}");
+            assert_eq!(r.flows[0].count("timeouts"), Some(0), "{recovery} at {rate}");
         }
     }
 }

@@ -1,10 +1,14 @@
 //! cclab-transport: sans-IO transport endpoints and the algorithms they combine.
 //!
-//! Congestion control ([`cc`]: how much may be in flight) and loss recovery
-//! ([`tcp::recovery`]: what to send next after a loss) are separate traits with
-//! one file per algorithm; a TCP flow is a combination of one of each, chosen by
-//! name through the registries in [`registry`].
+//! Congestion control ([`cc`]: how much may be in flight), loss recovery
+//! ([`tcp::recovery`]: what to send next after a loss) and pacing ([`pacing`]:
+//! when) are separate traits with one file per algorithm; a TCP flow is a
+//! combination of one of each, chosen by name. Every algorithm file exports a
+//! descriptor, and [`registry`] lists them. The crate depends only on
+//! `cclab-wire`: it never sees the simulator's engine.
 
 pub mod cc;
+pub mod pacing;
 pub mod registry;
 pub mod tcp;
+pub mod udp;

@@ -1,168 +1,83 @@
-//! The algorithms a scenario can name, with their parameters and sources.
-//! Scenario validation, `cclab algorithms` and the factories below read this one table.
-//!
-//! A scenario sets parameters per flow group (`cc_params = { ... }`,
-//! `recovery_params = { ... }`); the scenario reader checks names and values
-//! against [`Parameter::kind`], and the factories read them with [`Params`].
+//! The transport algorithms a scenario can name: one descriptor per algorithm
+//! file, listed here by role. Adding an algorithm is one new file exporting a
+//! descriptor and one line in a list below; the scenario validator, `cclab
+//! algorithms` and the simulator's builder read these lists and nothing else.
 
-use crate::cc::{reno::Reno as RenoCc, CongestionControl};
-use crate::tcp::recovery::newreno::{FullAckWindow, NewReno};
-use crate::tcp::recovery::{reno::Reno, sack::Sack, tahoe::Tahoe, LossRecovery};
-use std::collections::BTreeMap;
+use crate::cc::{self, CongestionControl};
+use crate::pacing::{self, Pacer};
+use crate::tcp::recovery::{newreno, reno, sack, tahoe, LossRecovery};
+use cclab_wire::{Descriptor, Info, ParamError, Params};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    CongestionControl,
-    LossRecovery,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ParamKind {
-    Bool,
-    /// A number in `[min, max]`.
-    Number {
-        min: f64,
-        max: f64,
-    },
-    /// One of these words.
-    Choice(&'static [&'static str]),
-}
-
+/// How to build a congestion control, and whether it paces itself.
 #[derive(Clone, Copy, Debug)]
-pub struct Parameter {
-    pub name: &'static str,
-    pub kind: ParamKind,
-    pub default: &'static str,
-    pub meaning: &'static str,
+pub struct CcBuilder {
+    pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
+    /// The algorithm computes its own sending rate (BBR), so a flow's `pacing`
+    /// cannot be set: it would be overridden.
+    pub paces_itself: bool,
 }
 
-/// A checked parameter value.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-#[serde(untagged)]
-pub enum ParamValue {
-    Bool(bool),
-    Number(f64),
-    Text(String),
+pub type CcDescriptor = Descriptor<CcBuilder>;
+pub type RecoveryDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn LossRecovery>, ParamError>>;
+/// `Ok(None)` is "no pacing".
+pub type PacingDescriptor = Descriptor<fn(&Params) -> Result<Option<Box<dyn Pacer>>, ParamError>>;
+
+pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[cc::reno::DESCRIPTOR];
+
+pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
+    &[tahoe::DESCRIPTOR, reno::DESCRIPTOR, newreno::DESCRIPTOR, sack::DESCRIPTOR];
+
+pub const PACINGS: &[PacingDescriptor] = &[pacing::NONE, pacing::RTT, pacing::LINUX];
+
+fn find<B>(list: &'static [Descriptor<B>], name: &str) -> Option<&'static Descriptor<B>> {
+    list.iter().find(|d| d.name == name)
 }
 
-/// Parameter values by name; absent ones take the documented default.
-pub type Params = BTreeMap<String, ParamValue>;
+pub fn congestion_control(name: &str) -> Option<&'static CcDescriptor> {
+    find(CONGESTION_CONTROLS, name)
+}
 
-fn bool_param(params: &Params, name: &str, default: bool) -> bool {
-    match params.get(name) {
-        Some(ParamValue::Bool(b)) => *b,
-        _ => default,
+pub fn loss_recovery(name: &str) -> Option<&'static RecoveryDescriptor> {
+    find(LOSS_RECOVERIES, name)
+}
+
+pub fn pacing(name: &str) -> Option<&'static PacingDescriptor> {
+    find(PACINGS, name)
+}
+
+/// Every transport algorithm, by role.
+pub fn infos() -> Vec<Info> {
+    let mut all: Vec<Info> = CONGESTION_CONTROLS.iter().map(Descriptor::info).collect();
+    all.extend(LOSS_RECOVERIES.iter().map(Descriptor::info));
+    all.extend(PACINGS.iter().map(Descriptor::info));
+    all
+}
+
+/// Builds algorithms at their defaults (tests, and callers that take every default).
+pub mod defaults {
+    use super::*;
+
+    fn params<B>(d: &Descriptor<B>) -> Result<Params, ParamError> {
+        d.info().defaults()
     }
-}
 
-fn text_param<'a>(params: &'a Params, name: &str, default: &'a str) -> &'a str {
-    match params.get(name) {
-        Some(ParamValue::Text(t)) => t,
-        _ => default,
+    pub fn congestion_control(name: &str) -> Result<Box<dyn CongestionControl>, ParamError> {
+        let d = super::congestion_control(name).ok_or(unknown(name))?;
+        (d.build.build)(&params(d)?)
     }
-}
 
-#[derive(Clone, Copy, Debug)]
-pub struct Algorithm {
-    pub name: &'static str,
-    pub role: Role,
-    pub summary: &'static str,
-    pub source: &'static str,
-    pub parameters: &'static [Parameter],
-}
-
-pub const ALGORITHMS: &[Algorithm] = &[
-    Algorithm {
-        name: "reno",
-        role: Role::CongestionControl,
-        summary: "AIMD: slow start, +1 segment per RTT, ssthresh = max(FlightSize/2, 2) on loss",
-        source: "RFC 5681 §3.1, eq. (3) and (4)",
-        parameters: &[],
-    },
-    Algorithm {
-        name: "tahoe",
-        role: Role::LossRecovery,
-        summary: "fast retransmit then slow start from cwnd = 1 (go-back-N), no fast recovery",
-        source: "Jacobson, SIGCOMM 1988; RFC 5681 without §3.2 fast recovery; ns-2 Tahoe with bug_fix_",
-        parameters: &[],
-    },
-    Algorithm {
-        name: "reno",
-        role: Role::LossRecovery,
-        summary: "fast retransmit and fast recovery with window inflation; any new ACK ends recovery",
-        source: "RFC 5681 §3.2",
-        parameters: &[],
-    },
-    Algorithm {
-        name: "newreno",
-        role: Role::LossRecovery,
-        summary: "fast recovery that stays until `recover` is acknowledged, retransmitting on partial ACKs",
-        source: "RFC 6582 §3.2 (Impatient timer, §4)",
-        parameters: &[Parameter {
-            name: "full_ack",
-            kind: ParamKind::Choice(&["flight", "ssthresh"]),
-            default: "flight",
-            meaning: "cwnd on the full ACK: min(ssthresh, max(FlightSize, 1) + 1) (RFC 6582 option 1) or ssthresh \
-                      (option 2)",
-        }],
-    },
-    Algorithm {
-        name: "sack",
-        role: Role::LossRecovery,
-        summary: "conservative SACK recovery: scoreboard, IsLost, pipe, NextSeg rules 1-4 with rescue retransmission",
-        source: "RFC 6675 §4-5; SACK option RFC 2018",
-        parameters: &[
-            Parameter {
-                name: "rule3",
-                kind: ParamKind::Bool,
-                default: "true",
-                meaning: "NextSeg rule (3): retransmit un-SACKed data below the highest SACK even if not yet lost",
-            },
-            Parameter {
-                name: "clear_on_timeout",
-                kind: ParamKind::Bool,
-                default: "true",
-                meaning: "forget SACK information after a retransmission timeout (RFC 2018 §5)",
-            },
-        ],
-    },
-];
-
-pub fn names(role: Role) -> impl Iterator<Item = &'static str> {
-    ALGORITHMS.iter().filter(move |a| a.role == role).map(|a| a.name)
-}
-
-pub fn find(role: Role, name: &str) -> Option<&'static Algorithm> {
-    ALGORITHMS.iter().find(|a| a.role == role && a.name == name)
-}
-
-/// Builds a congestion control; `params` must have been checked against its table.
-pub fn congestion_control(name: &str, _params: &Params) -> Option<Box<dyn CongestionControl>> {
-    match name {
-        "reno" => Some(Box::new(RenoCc)),
-        _ => None,
+    pub fn loss_recovery(name: &str) -> Result<Box<dyn LossRecovery>, ParamError> {
+        let d = super::loss_recovery(name).ok_or(unknown(name))?;
+        (d.build)(&params(d)?)
     }
-}
 
-/// Builds a loss recovery; `params` must have been checked against its table.
-pub fn loss_recovery(name: &str, params: &Params) -> Option<Box<dyn LossRecovery>> {
-    match name {
-        "tahoe" => Some(Box::new(Tahoe::default())),
-        "reno" => Some(Box::new(Reno::default())),
-        "newreno" => {
-            let full_ack = match text_param(params, "full_ack", "flight") {
-                "ssthresh" => FullAckWindow::Ssthresh,
-                _ => FullAckWindow::FlightPlusOne,
-            };
-            Some(Box::new(NewReno::with_full_ack(full_ack)))
-        }
-        "sack" => {
-            let mut sack = Sack::default();
-            sack.use_rule3 = bool_param(params, "rule3", true);
-            sack.clear_on_timeout = bool_param(params, "clear_on_timeout", true);
-            Some(Box::new(sack))
-        }
-        _ => None,
+    pub fn pacing(name: &str) -> Result<Option<Box<dyn Pacer>>, ParamError> {
+        let d = super::pacing(name).ok_or(unknown(name))?;
+        (d.build)(&params(d)?)
+    }
+
+    fn unknown(name: &str) -> ParamError {
+        ParamError { name: name.into(), problem: "is not a registered algorithm" }
     }
 }
 
@@ -171,30 +86,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_listed_algorithm_can_be_built() {
-        let none = Params::new();
-        for a in ALGORITHMS {
-            let built = match a.role {
-                Role::CongestionControl => congestion_control(a.name, &none).map(|c| c.name()),
-                Role::LossRecovery => loss_recovery(a.name, &none).map(|r| r.name()),
-            };
-            assert_eq!(built, Some(a.name), "{}", a.name);
+    fn every_listed_algorithm_builds_at_its_defaults_under_its_own_name() {
+        for d in CONGESTION_CONTROLS {
+            assert_eq!(defaults::congestion_control(d.name).map(|c| c.name()), Ok(d.name));
+        }
+        for d in LOSS_RECOVERIES {
+            assert_eq!(defaults::loss_recovery(d.name).map(|r| r.name()), Ok(d.name));
+        }
+        for d in PACINGS {
+            let name = defaults::pacing(d.name).map(|p| p.map_or("none", |p| p.name()));
+            assert_eq!(name, Ok(d.name));
         }
     }
 
     #[test]
-    fn defaults_are_valid_values_of_their_kind() {
-        for a in ALGORITHMS {
-            for p in a.parameters {
-                let ok = match p.kind {
-                    ParamKind::Bool => p.default == "true" || p.default == "false",
-                    ParamKind::Number { min, max } => {
-                        p.default.parse::<f64>().is_ok_and(|v| (min..=max).contains(&v))
-                    }
-                    ParamKind::Choice(words) => words.contains(&p.default),
-                };
-                assert!(ok, "{}.{}", a.name, p.name);
-            }
+    fn names_are_unique_within_a_role() {
+        let all = infos();
+        for (i, a) in all.iter().enumerate() {
+            assert!(!all[..i].iter().any(|b| b.role == a.role && b.name == a.name), "{} twice", a.name);
         }
     }
 }

@@ -1,32 +1,48 @@
-//! Congestion control: how large the window may be.
+//! Congestion control: how large the window may be, and how to respond to congestion.
 //!
-//! The sender calls a [`CongestionControl`] on every ACK (`on_ack`, with an
-//! [`AckSample`] carrying what estimators need: newly acknowledged and SACKed
-//! segments, the RTT sample, flight size, ECN echo, whether the sender is in loss
-//! recovery), once per loss event (`ssthresh_on_loss`), when loss recovery ends
-//! (`on_recovery_exit`), and on each transmission (`on_send`). It may also pace
-//! (`pacing_rate`). Windows are in segments as `f64`, the unit the algorithm papers
-//! use (RFC 5681 writes the same rules in bytes with SMSS = 1).
+//! The contract, in the order the sender calls it:
 //!
-//! Loss recovery owns cwnd while recovery lasts (Reno inflation, NewReno partial
-//! ACKs, the RFC 6675 pipe); congestion control owns it otherwise. Fields may be
-//! added to [`AckSample`] and [`LossEvent`] for later algorithms without changing
-//! the trait.
+//! 1. [`CongestionControl::on_ack`] sees every ACK first, before loss recovery
+//!    acts on it, with an [`AckSample`]: newly acknowledged and SACKed segments,
+//!    the RTT sample, the delivery-rate sample and round start, the flight size,
+//!    the congestion mark, and whether the sender is in loss recovery. Window
+//!    algorithms grow cwnd in [`AckPhase::Open`]; estimators (Westwood, Vegas,
+//!    BBR) observe every phase.
+//! 2. When loss recovery detects a loss, or the retransmission timer expires,
+//!    or an ACK echoes a congestion mark, the sender asks
+//!    [`CongestionControl::on_congestion`] with a [`CongestionEvent`] (its kind,
+//!    the flight size, and the mark status of the loss where the path reports
+//!    marks) and applies the [`Response`]: a reduction (new ssthresh and the
+//!    window after the reduction) or no reduction at all.
+//! 3. During recovery, loss recovery shapes cwnd by its own rules (Reno's
+//!    inflation, NewReno's partial ACKs, RFC 6675's pipe) starting from the
+//!    window of the response, unless the algorithm declares that it owns cwnd
+//!    in recovery ([`CongestionControl::owns_cwnd_in_recovery`], as BBR does):
+//!    then recovery's cwnd changes are not applied and `on_ack` keeps setting it.
+//! 4. [`CongestionControl::on_recovery_exit`] when recovery ends.
+//!
+//! Windows are in segments as `f64`, the unit the algorithm papers use (RFC
+//! 5681 writes the same rules in bytes with SMSS = 1). An algorithm that
+//! computes its own sending rate returns it from
+//! [`CongestionControl::pacing_rate`], which then overrides the flow's pacing.
+//! Fields may be added to [`AckSample`] and [`CongestionEvent`] for later
+//! algorithms without changing the trait.
 
 pub mod reno;
 
-use cclab_core::Time;
+use crate::tcp::rate::RateSample;
+use cclab_wire::Time;
 
-/// The window variables shared by congestion control and loss recovery.
+/// The window variables congestion control and loss recovery share.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CcState {
+pub struct Window {
     /// Congestion window, segments.
     pub cwnd: f64,
     /// Slow-start threshold, segments.
     pub ssthresh: f64,
 }
 
-impl CcState {
+impl Window {
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
@@ -36,7 +52,7 @@ impl CcState {
 pub enum AckPhase {
     /// Normal operation: the window may grow.
     Open,
-    /// In loss recovery, or the ACK that ends it: loss recovery owns cwnd.
+    /// The sender was in loss recovery when this ACK arrived.
     Recovery,
 }
 
@@ -61,6 +77,10 @@ pub struct AckSample {
     /// The ACK repeats the cumulative acknowledgment (a duplicate ACK).
     pub duplicate: bool,
     pub mss: u32,
+    /// Delivery rate measured by this ACK (draft-cheng-iccrg-delivery-rate-estimation).
+    pub rate: Option<RateSample>,
+    /// This ACK starts a new packet-timed round trip.
+    pub round_start: bool,
 }
 
 impl AckSample {
@@ -77,61 +97,88 @@ impl AckSample {
             ece: false,
             duplicate: false,
             mss,
+            rate: None,
+            round_start: false,
         }
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LossKind {
-    /// Detected by duplicate ACKs / SACK (fast retransmit).
+pub enum EventKind {
+    /// A loss detected by duplicate ACKs or SACK (fast retransmit).
     FastRetransmit,
-    /// Retransmission timeout.
+    /// The retransmission timer expired.
     Timeout,
-    /// A congestion mark without loss.
-    Ecn,
+    /// An ACK echoed a congestion mark (ECN-Echo, a congestion warning) without a loss.
+    Mark,
+}
+
+/// What the path said about the congestion behind a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MarkStatus {
+    /// The path does not report marks (ECN not in use), so a loss says nothing either way.
+    Unknown,
+    /// The ACK that revealed the loss echoed a mark: the queue was congested.
+    Marked,
+    /// Marks are reported and this one carried none: likely a loss not caused by congestion.
+    Unmarked,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
-pub struct LossEvent {
+pub struct CongestionEvent {
     pub now: Time,
-    pub kind: LossKind,
-    /// FlightSize in segments when the loss was detected.
+    pub kind: EventKind,
+    pub mark: MarkStatus,
+    /// FlightSize in segments when the event happened (limited-transmit segments excluded, RFC 5681 §3.2).
     pub flight: u64,
     pub srtt: Time,
     pub min_rtt: Time,
     pub mss: u32,
 }
 
-impl LossEvent {
-    pub fn new(now: Time, kind: LossKind, flight: u64, mss: u32) -> Self {
-        Self { now, kind, flight, srtt: 0, min_rtt: 0, mss }
+impl CongestionEvent {
+    pub fn new(now: Time, kind: EventKind, flight: u64, mss: u32) -> Self {
+        Self { now, kind, mark: MarkStatus::Unknown, flight, srtt: 0, min_rtt: 0, mss }
     }
+}
+
+/// How congestion control answers a congestion event.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Response {
+    /// Set ssthresh, and make `cwnd` the window after the reduction: loss
+    /// recovery starts from it (Reno: cwnd + DupThresh while inflating,
+    /// RFC 6675: cwnd), a timeout sets it as the loss window, a mark sets it.
+    Reduce { ssthresh: f64, cwnd: f64 },
+    /// Keep ssthresh and cwnd (a loss the algorithm does not blame on congestion).
+    /// Recovery still retransmits, starting from the current cwnd.
+    NoReduction,
 }
 
 pub trait CongestionControl {
     fn name(&self) -> &'static str;
 
-    /// Every ACK, in every phase. Grows the window in `AckPhase::Open`;
-    /// estimators also observe duplicate ACKs and ACKs during recovery.
-    fn on_ack(&mut self, state: &mut CcState, ack: &AckSample);
+    /// Every ACK, in every phase, before loss recovery sees it.
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample);
 
-    /// The new ssthresh (segments) after a loss event. Loss recovery then sets
-    /// cwnd by its own rules (1 for Tahoe and RTO, ssthresh + 3 for Reno, ...).
-    fn ssthresh_on_loss(&mut self, state: &CcState, loss: &LossEvent) -> f64;
+    /// A congestion event: what to do about the window.
+    fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response;
 
-    /// A retransmission timeout fired (after ssthresh and cwnd were set), for
-    /// algorithms that reset their state on timeouts.
-    fn on_timeout(&mut self, _state: &mut CcState, _now: Time) {}
+    /// True if this algorithm sets cwnd itself during loss recovery (BBR);
+    /// otherwise recovery's rules apply. Asked once.
+    fn owns_cwnd_in_recovery(&self) -> bool {
+        false
+    }
 
     /// Loss recovery has ended (after it set cwnd by its own rules).
-    fn on_recovery_exit(&mut self, _state: &mut CcState, _now: Time) {}
+    fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 
     /// A segment was put on the wire.
     fn on_send(&mut self, _now: Time, _retransmission: bool, _in_flight: u64) {}
 
-    /// Pacing rate in bytes per second, if this algorithm paces.
-    fn pacing_rate(&self, _state: &CcState, _srtt: Time) -> Option<f64> {
+    /// The algorithm's own sending rate in bytes per second, if it computes one;
+    /// it overrides the flow's pacing.
+    fn pacing_rate(&self, _w: &Window, _srtt: Time) -> Option<f64> {
         None
     }
 }

@@ -7,17 +7,19 @@
 //! 64-bit byte offsets; the sender works in whole segments of `mss` bytes, the
 //! last one possibly shorter.
 
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
 pub mod scoreboard;
 pub mod sender;
+pub mod timers;
 
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-use cclab_core::time::{millis, secs};
-use cclab_core::Time;
+use cclab_wire::time::{millis, secs};
+use cclab_wire::Time;
 
 /// Advertised when no `max_window` is set: far beyond any window a run reaches.
 pub const UNLIMITED_WINDOW_BYTES: u64 = 1 << 50;
@@ -58,6 +60,9 @@ pub struct TcpConfig {
     pub sack: bool,
     pub delayed_ack: bool,
     pub delack_timeout: Time,
+    /// The connection reports congestion marks (RFC 3168): the sender marks its
+    /// packets ECN-capable and reacts to echoed marks.
+    pub ecn: bool,
     pub app: App,
     pub start: Time,
 }
@@ -94,6 +99,7 @@ impl Default for TcpConfig {
             sack: false,
             delayed_ack: false,
             delack_timeout: millis(200),
+            ecn: false,
             app: App::Bulk,
             start: 0,
         }

@@ -14,8 +14,9 @@
 //!   duplicate ACK echoes the last in-order one.
 //! - Congestion marks (CE) are echoed (ECE) on the next ACK.
 
-use super::TcpConfig;
-use cclab_core::{Endpoint, EndpointCounters, Outbox, Packet, PacketKind, Time, MAX_SACK_BLOCKS, NEVER};
+use super::timers::{Timer, Timers};
+use super::{App, TcpConfig};
+use cclab_wire::{Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS};
 
 pub struct TcpReceiver {
     header_bytes: u32,
@@ -34,9 +35,12 @@ pub struct TcpReceiver {
     ts_recent: Time,
     last_ack_sent: u64,
     unacked_segments: u32,
-    delack_deadline: Time,
+    timers: Timers,
     ce_pending: bool,
-    counters: EndpointCounters,
+    /// Bytes the application expects (a finite transfer): once all arrived and
+    /// were acknowledged, the receiver has nothing left to do.
+    expected_bytes: Option<u64>,
+    counters: Counters,
     /// When enabled (tests), every delivery to the application as `[start, end)`.
     delivery_log: Option<Vec<(u64, u64)>>,
 }
@@ -57,9 +61,13 @@ impl TcpReceiver {
             ts_recent: 0,
             last_ack_sent: 0,
             unacked_segments: 0,
-            delack_deadline: NEVER,
+            timers: Timers::default(),
             ce_pending: false,
-            counters: EndpointCounters::default(),
+            expected_bytes: match cfg.app {
+                App::Transfer { bytes } => Some(bytes),
+                App::Bulk => None,
+            },
+            counters: Counters::default(),
             delivery_log: None,
         }
     }
@@ -103,12 +111,11 @@ impl TcpReceiver {
     }
 
     fn send_ack(&mut self, out: &mut Outbox) {
-        let mut p = Packet::new(PacketKind::Ack);
+        let mut p = TcpHeader::new(TcpKind::Ack);
         p.ack = self.rcv_nxt;
         p.window = self.window_bytes;
         p.ts_ecr = self.ts_recent;
         p.ece = self.ce_pending;
-        p.wire_bytes = self.header_bytes;
         if self.sack {
             for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
                 p.sack.push(s, e);
@@ -124,18 +131,18 @@ impl TcpReceiver {
                 }
             }
         }
-        out.send(p);
+        out.send(Packet::new(Header::Tcp(p), self.header_bytes));
         self.counters.packets_sent += 1;
-        self.counters.wire_bytes_sent += p.wire_bytes as u64;
+        self.counters.bytes_sent += self.header_bytes as u64;
         self.last_ack_sent = self.rcv_nxt;
         self.unacked_segments = 0;
-        self.delack_deadline = NEVER;
+        self.timers.cancel(Timer::DelayedAck);
         self.ce_pending = false;
     }
 
-    fn on_data(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
+    fn on_data(&mut self, now: Time, p: &TcpHeader, ce: bool, out: &mut Outbox) {
         let (start, end) = (p.seq, p.seq + p.len as u64);
-        self.ce_pending |= p.ce;
+        self.ce_pending |= ce;
         if end <= self.rcv_nxt {
             // Entirely old data (the ACK that covered it was lost or is late). RFC 7323
             // §5.3 rejects it before TS.Recent is considered (R2 before R3).
@@ -171,8 +178,8 @@ impl TcpReceiver {
         self.unacked_segments += 1;
         if self.unacked_segments >= 2 {
             self.send_ack(out);
-        } else if self.delack_deadline == NEVER {
-            self.delack_deadline = now + self.delack_timeout;
+        } else if !self.timers.is_running(Timer::DelayedAck) {
+            self.timers.set(Timer::DelayedAck, now + self.delack_timeout);
         }
     }
 }
@@ -180,26 +187,32 @@ impl TcpReceiver {
 impl Endpoint for TcpReceiver {
     fn on_packet(&mut self, now: Time, packet: &Packet, out: &mut Outbox) {
         self.counters.packets_received += 1;
-        if packet.kind == PacketKind::Data {
-            self.on_data(now, packet, out);
+        match packet.tcp() {
+            Some(h) if h.kind == TcpKind::Data => self.on_data(now, h, packet.ce, out),
+            _ => {}
         }
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if now >= self.delack_deadline {
+        if self.timers.expired(Timer::DelayedAck, now) {
             if self.unacked_segments > 0 {
                 self.send_ack(out);
             }
-            self.delack_deadline = NEVER;
+            self.timers.cancel(Timer::DelayedAck);
         }
     }
 
     fn next_wakeup(&self) -> Time {
-        self.delack_deadline
+        self.timers.next()
     }
 
-    fn counters(&self) -> EndpointCounters {
+    fn counters(&self) -> Counters {
         self.counters
+    }
+
+    /// Everything expected arrived and was acknowledged.
+    fn is_closed(&self) -> bool {
+        self.expected_bytes.is_some_and(|b| self.rcv_nxt >= b && self.last_ack_sent >= b)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {
@@ -214,14 +227,20 @@ impl Endpoint for TcpReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_core::time::millis;
+    use cclab_wire::time::millis;
+    use cclab_wire::NEVER;
 
     fn data(seq: u64, len: u32, ts: Time) -> Packet {
-        let mut p = Packet::new(PacketKind::Data);
-        p.seq = seq;
-        p.len = len;
-        p.ts_val = ts;
-        p
+        let mut h = TcpHeader::new(TcpKind::Data);
+        h.seq = seq;
+        h.len = len;
+        h.ts_val = ts;
+        Packet::new(Header::Tcp(h), len + 40)
+    }
+
+    /// The TCP headers of what the receiver sent.
+    fn headers(packets: Vec<Packet>) -> Vec<TcpHeader> {
+        packets.iter().filter_map(|p| p.tcp().copied()).collect()
     }
 
     fn receiver(delayed: bool, sack: bool) -> TcpReceiver {
@@ -231,19 +250,21 @@ mod tests {
         r
     }
 
-    fn feed(r: &mut TcpReceiver, now: Time, p: Packet) -> Vec<Packet> {
+    fn feed(r: &mut TcpReceiver, now: Time, p: Packet) -> Vec<TcpHeader> {
         let mut out = Outbox::default();
         r.on_packet(now, &p, &mut out);
-        out.packets
+        headers(out.packets)
     }
 
     #[test]
     fn in_order_segments_are_acked_one_by_one_without_delayed_acks() {
         let mut r = receiver(false, false);
-        let acks = feed(&mut r, 0, data(0, 1000, 1));
-        assert_eq!(acks.len(), 1);
+        let mut out = Outbox::default();
+        r.on_packet(0, &data(0, 1000, 1), &mut out);
+        assert_eq!(out.packets.len(), 1);
+        assert_eq!(out.packets[0].wire_bytes, 40);
+        let acks = headers(out.packets);
         assert_eq!(acks[0].ack, 1000);
-        assert_eq!(acks[0].wire_bytes, 40);
         assert_eq!(acks[0].ts_ecr, 1);
     }
 
@@ -262,8 +283,9 @@ mod tests {
         assert!(feed(&mut r, 20, data(2000, 1000, 20)).is_empty());
         let mut out = Outbox::default();
         r.on_timer(20 + millis(200), &mut out);
-        assert_eq!(out.packets.len(), 1);
-        assert_eq!(out.packets[0].ack, 3000);
+        let sent = headers(out.packets);
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].ack, 3000);
     }
 
     #[test]

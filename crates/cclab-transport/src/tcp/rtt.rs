@@ -10,7 +10,7 @@
 //!
 //! Before any sample RTO is the initial value (§2.1, 1 s).
 
-use cclab_core::Time;
+use cclab_wire::Time;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RttEstimator {
@@ -106,7 +106,7 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_core::time::{millis, secs};
+    use cclab_wire::time::{millis, secs};
 
     fn est() -> RttEstimator {
         RttEstimator::new(secs(1), millis(200), secs(60), millis(1))

@@ -3,7 +3,7 @@
 //! SACKed it (RFC 6675 §3 "scoreboard"). Indexed by segment number, covering
 //! `[snd_una, snd_max)`; a ring buffer, so steady-state operation does not allocate.
 
-use cclab_core::Time;
+use cclab_wire::Time;
 use std::collections::VecDeque;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,20 +1,31 @@
-//! The TCP data sender: sequence state, RTT and retransmission timer, and the
-//! glue between a congestion control and a loss recovery.
+//! The TCP data sender: sequence state, RTT and timers, and the glue between
+//! a congestion control, a loss recovery and a pacer.
+//!
+//! On each ACK the sender updates the scoreboard, `snd_una` and the RTT
+//! estimator, lets congestion control see the ACK, then lets loss recovery act
+//! on it, and carries out recovery's [`Outcome`] (see [`crate::cc`] for the
+//! order and [`crate::tcp::recovery`] for the recovery side of the contract).
 //!
 //! Timer management follows RFC 6298 §5: (5.1) start the timer when sending
 //! data if it is not running; (5.2) stop it when everything is acknowledged;
 //! (5.3) restart it when an ACK acknowledges new data (loss recovery may veto,
 //! e.g. NewReno's Impatient rule); (5.4-5.6) on expiry retransmit the first
 //! unacknowledged segment, back off, restart. On expiry RFC 5681 §3.1 also sets
-//! ssthresh (from congestion control) and cwnd = 1 segment, and the sender goes
-//! back to `snd_una` (go-back-N, as BSD and ns-2 do). Following RFC 5681 §3.1,
-//! ssthresh is held constant when the segment that timed out had already been
-//! retransmitted by the timer. A timeout while the window in which a loss was
-//! already detected is still unacknowledged (during fast recovery) lowers
-//! ssthresh a second time (RFC 5681 §4.3) but never raises it: recomputing it
-//! from FlightSize alone would count the segments that fast recovery's window
-//! inflation sent while the receiver was holding them, and could put ssthresh
-//! far above the window at which the loss happened.
+//! ssthresh and the loss window (from congestion control's response to the
+//! timeout), and the sender goes back to `snd_una` (go-back-N, as BSD and ns-2
+//! do). Following RFC 5681 §3.1, ssthresh is held constant when the segment
+//! that timed out had already been retransmitted by the timer. A timeout while
+//! the window in which a loss was already detected is still unacknowledged
+//! (during fast recovery) lowers ssthresh a second time (RFC 5681 §4.3) but
+//! never raises it: recomputing it from FlightSize alone would count the
+//! segments that fast recovery's window inflation sent while the receiver was
+//! holding them, and could put ssthresh far above the window at which the loss
+//! happened. A loss recovery may replace this timer with its own.
+//!
+//! With ECN (`ecn`), an ACK echoing a congestion mark outside recovery is a
+//! congestion event answered at most once per window of data (RFC 3168
+//! §6.1.2), and a loss carries its mark status (marked if the ACK that revealed
+//! it echoed a mark) to congestion control.
 //!
 //! Stale ACKs (below `snd_una`) are ignored. Segments sent by limited transmit
 //! (RFC 3042) do not count in the FlightSize that sets ssthresh at a fast
@@ -25,17 +36,23 @@
 //! newly acknowledged segment, and only if none of the acknowledged segments was
 //! retransmitted (Karn's algorithm).
 
-use super::recovery::{AckInfo, LossRecovery, Transmission};
+use super::recovery::{AckInfo, LossRecovery, Outcome, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
+use super::timers::{Timer, Timers};
 use super::{App, TcpConfig};
-use crate::cc::{AckSample, CcState, CongestionControl, LossEvent, LossKind};
-use cclab_core::{Endpoint, EndpointCounters, Outbox, Packet, PacketKind, Probe, Time, NEVER};
+use crate::cc::{
+    AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, Window,
+};
+use crate::pacing::{gap_at_rate, Departure, Pacer};
+use cclab_wire::{
+    Counters, Endpoint, Header, Measure, Outbox, Packet, Probe, TcpHeader, TcpKind, Time, NEVER,
+};
 
-/// The state that congestion control and loss recovery share. Segment numbers
-/// count from 0; segment `s` carries bytes `[s*mss, s*mss + len(s))`.
+/// What the sender knows, as loss recovery reads it. Segment numbers count
+/// from 0; segment `s` carries bytes `[s*mss, s*mss + len(s))`.
 #[derive(Debug)]
-pub struct SenderCore {
+pub struct SenderState {
     pub mss: u32,
     /// Segments in the stream (`None`: unlimited) and the size of the last one.
     pub total_segments: Option<u64>,
@@ -46,21 +63,18 @@ pub struct SenderCore {
     pub snd_nxt: u64,
     /// One past the highest segment ever sent (HighData + 1).
     pub snd_max: u64,
-    pub cc: CcState,
+    pub window: Window,
     /// Receiver window in segments.
     pub rwnd: u64,
-    pub dupacks: u32,
     pub dupthresh: u32,
     pub limited_transmit: bool,
     pub scoreboard: Scoreboard,
     pub rtt: RttEstimator,
-    /// A segment to retransmit now, whatever the window.
-    pub force_retransmit: Option<u64>,
     /// New segments sent by limited transmit since the last cumulative ACK.
     pub limited_transmit_sent: u64,
 }
 
-impl SenderCore {
+impl SenderState {
     pub fn flight_size(&self) -> u64 {
         self.snd_max - self.snd_una
     }
@@ -80,15 +94,17 @@ impl SenderCore {
         }
     }
 
-    pub fn loss_event(&self, now: Time, kind: LossKind) -> LossEvent {
+    /// The event congestion control is asked about.
+    pub fn congestion_event(&self, now: Time, kind: EventKind, mark: MarkStatus) -> CongestionEvent {
         let flight = match kind {
-            LossKind::FastRetransmit => self.flight_size().saturating_sub(self.limited_transmit_sent),
-            LossKind::Timeout | LossKind::Ecn => self.flight_size(),
+            EventKind::FastRetransmit => self.flight_size().saturating_sub(self.limited_transmit_sent),
+            EventKind::Timeout | EventKind::Mark => self.flight_size(),
         };
-        let mut loss = LossEvent::new(now, kind, flight, self.mss);
-        loss.srtt = self.rtt.srtt();
-        loss.min_rtt = self.rtt.min_rtt();
-        loss
+        let mut event = CongestionEvent::new(now, kind, flight, self.mss);
+        event.mark = mark;
+        event.srtt = self.rtt.srtt();
+        event.min_rtt = self.rtt.min_rtt();
+        event
     }
 
     /// The segment boundary at or above a byte offset.
@@ -97,25 +113,66 @@ impl SenderCore {
     }
 }
 
+#[derive(Clone, Copy, Debug, Default)]
+struct SenderCounters {
+    packets_sent: u64,
+    bytes_sent: u64,
+    packets_received: u64,
+    payload_bytes_sent: u64,
+    retransmits: u64,
+    timeouts: u64,
+    recoveries: u64,
+    rtt_sum: Time,
+    rtt_samples: u64,
+    rtt_min: Option<Time>,
+}
+
+/// One transmission as a test sees it: when, and the srtt and cwnd of the moment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransmitRecord {
+    pub at: Time,
+    pub seg: u64,
+    pub srtt: Time,
+    pub cwnd: f64,
+    pub wire_bytes: u32,
+}
+
 pub struct TcpSender {
-    core: SenderCore,
+    state: SenderState,
     cc: Box<dyn CongestionControl>,
     recovery: Box<dyn LossRecovery>,
+    pacer: Option<Box<dyn Pacer>>,
+    /// Fixed properties of the algorithms, asked once.
+    cc_owns_cwnd: bool,
+    recovery_timers: bool,
+    rfc6298_timer: bool,
     header_bytes: u32,
     timestamps: bool,
     sack: bool,
+    ecn: bool,
     start: Time,
     started: bool,
-    rto_deadline: Time,
+    timers: Timers,
+    /// The pacer or congestion control's rate holds the next packet until then.
     next_send_at: Time,
-    pacing_blocked: bool,
+    /// A segment to retransmit now, whatever the window.
+    force_retransmit: Option<u64>,
     /// The segment the last timeout retransmitted.
     timer_retransmitted: Option<u64>,
-    counters: EndpointCounters,
+    /// RFC 3168 §6.1.2: no new response to a mark until this segment is acknowledged.
+    ecn_recover: u64,
+    counters: SenderCounters,
+    finished_at: Option<Time>,
+    transmit_log: Option<Vec<TransmitRecord>>,
 }
 
 impl TcpSender {
-    pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, recovery: Box<dyn LossRecovery>) -> Self {
+    pub fn new(
+        cfg: &TcpConfig,
+        cc: Box<dyn CongestionControl>,
+        recovery: Box<dyn LossRecovery>,
+        pacer: Option<Box<dyn Pacer>>,
+    ) -> Self {
         let mss = cfg.mss.max(1);
         let (total_segments, last_segment_len) = match cfg.app {
             App::Bulk => (None, mss),
@@ -125,42 +182,50 @@ impl TcpSender {
                 (Some(segs), last as u32)
             }
         };
-        let core = SenderCore {
+        let state = SenderState {
             mss,
             total_segments,
             last_segment_len,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
-            cc: CcState { cwnd: cfg.initial_window.max(1) as f64, ssthresh: cfg.initial_ssthresh },
+            window: Window { cwnd: cfg.initial_window.max(1) as f64, ssthresh: cfg.initial_ssthresh },
             rwnd: cfg.receive_window_bytes() / mss as u64,
-            dupacks: 0,
             dupthresh: cfg.dupthresh.max(1),
             limited_transmit: cfg.limited_transmit,
             scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto, cfg.clock_granularity),
-            force_retransmit: None,
             limited_transmit_sent: 0,
         };
+        let mut timers = Timers::default();
+        timers.set(Timer::Start, cfg.start);
         Self {
-            core,
+            state,
+            cc_owns_cwnd: cc.owns_cwnd_in_recovery(),
+            recovery_timers: recovery.has_timers(),
+            rfc6298_timer: !recovery.replaces_rto(),
             cc,
             recovery,
+            pacer,
             header_bytes: cfg.header_bytes,
             timestamps: cfg.timestamps,
             sack: cfg.sack,
+            ecn: cfg.ecn,
             start: cfg.start,
             started: false,
-            rto_deadline: NEVER,
+            timers,
             next_send_at: 0,
-            pacing_blocked: false,
+            force_retransmit: None,
             timer_retransmitted: None,
-            counters: EndpointCounters::default(),
+            ecn_recover: 0,
+            counters: SenderCounters::default(),
+            finished_at: None,
+            transmit_log: None,
         }
     }
 
-    pub fn core(&self) -> &SenderCore {
-        &self.core
+    pub fn state(&self) -> &SenderState {
+        &self.state
     }
 
     pub fn recovery(&self) -> &dyn LossRecovery {
@@ -168,178 +233,285 @@ impl TcpSender {
     }
 
     pub fn rto_deadline(&self) -> Time {
-        self.rto_deadline
+        self.timers.at(Timer::Retransmission)
     }
 
     pub fn is_finished(&self) -> bool {
-        self.core.total_segments.is_some_and(|t| self.core.snd_una >= t)
+        self.state.total_segments.is_some_and(|t| self.state.snd_una >= t)
     }
 
-    fn on_ack(&mut self, now: Time, p: &Packet, out: &mut Outbox) {
-        let core = &mut self.core;
-        let ack_seg = core.segment_ceil(p.ack).min(core.snd_max);
-        if ack_seg < core.snd_una {
+    pub fn timeouts(&self) -> u64 {
+        self.counters.timeouts
+    }
+
+    pub fn retransmits(&self) -> u64 {
+        self.counters.retransmits
+    }
+
+    pub fn recoveries(&self) -> u64 {
+        self.counters.recoveries
+    }
+
+    pub fn rtt_samples(&self) -> u64 {
+        self.counters.rtt_samples
+    }
+
+    pub fn payload_bytes_sent(&self) -> u64 {
+        self.counters.payload_bytes_sent
+    }
+
+    /// Records every transmission from now on (for tests of timing).
+    pub fn record_transmissions(&mut self) {
+        self.transmit_log = Some(Vec::new());
+    }
+
+    pub fn transmissions(&self) -> Option<&[TransmitRecord]> {
+        self.transmit_log.as_deref()
+    }
+
+    fn mark_status(&self, echoed: bool) -> MarkStatus {
+        match (self.ecn, echoed) {
+            (false, _) => MarkStatus::Unknown,
+            (true, true) => MarkStatus::Marked,
+            (true, false) => MarkStatus::Unmarked,
+        }
+    }
+
+    fn on_ack(&mut self, now: Time, h: &TcpHeader, out: &mut Outbox) {
+        let s = &mut self.state;
+        let ack_seg = s.segment_ceil(h.ack).min(s.snd_max);
+        if ack_seg < s.snd_una {
             return; // an old ACK overtaken by a newer one: it says nothing new
         }
-        let rwnd = p.window / core.mss as u64;
-        let window_changed = rwnd != core.rwnd;
-        core.rwnd = rwnd;
+        let rwnd = h.window / s.mss as u64;
+        let window_changed = rwnd != s.rwnd;
+        s.rwnd = rwnd;
 
         let mut newly_sacked = 0;
         if self.sack {
-            for &(left, right) in p.sack.as_slice() {
-                let (first, end) = (left / core.mss as u64, core.segment_ceil(right));
-                newly_sacked += core.scoreboard.mark_sacked(first.max(ack_seg), end);
+            for &(left, right) in h.sack.as_slice() {
+                let (first, end) = (left / s.mss as u64, s.segment_ceil(right));
+                newly_sacked += s.scoreboard.mark_sacked(first.max(ack_seg), end);
             }
         }
 
-        let newly_acked = ack_seg.saturating_sub(core.snd_una);
+        let newly_acked = ack_seg.saturating_sub(s.snd_una);
         let mut rtt_sample = None;
         if newly_acked > 0 {
-            let acked = core.scoreboard.ack_to(ack_seg);
+            let acked = s.scoreboard.ack_to(ack_seg);
             rtt_sample = if self.timestamps {
-                Some(now.saturating_sub(p.ts_ecr))
+                Some(now.saturating_sub(h.ts_ecr))
             } else if !acked.any_retransmitted {
                 Some(now.saturating_sub(acked.last_sent_at))
             } else {
                 None
             };
-            core.snd_una = ack_seg;
-            core.snd_nxt = core.snd_nxt.max(ack_seg);
-            core.limited_transmit_sent = 0;
-            if core.force_retransmit.is_some_and(|s| s < ack_seg) {
-                core.force_retransmit = None;
+            s.snd_una = ack_seg;
+            s.snd_nxt = s.snd_nxt.max(ack_seg);
+            s.limited_transmit_sent = 0;
+            if self.force_retransmit.is_some_and(|seg| seg < ack_seg) {
+                self.force_retransmit = None;
             }
         }
         if let Some(r) = rtt_sample {
-            core.rtt.on_sample(r);
+            s.rtt.on_sample(r);
             let c = &mut self.counters;
-            c.rtt_min = if c.rtt_samples == 0 { r } else { c.rtt_min.min(r) };
+            c.rtt_min = Some(c.rtt_min.map_or(r, |m| m.min(r)));
             c.rtt_sum += r;
             c.rtt_samples += 1;
         }
 
-        let info = AckInfo { now, ack_seg, newly_acked, newly_sacked, window_changed };
-        let verdict = self.recovery.on_ack(&mut self.core, self.cc.as_mut(), &info);
-        if verdict.entered_recovery {
-            self.counters.recoveries += 1;
-        }
-
-        let core = &mut self.core;
-        let mut sample = AckSample::new(now, core.mss);
+        // Congestion control sees the ACK first, with the phase the sender was in.
+        let mut sample = AckSample::new(now, s.mss);
         sample.acked = newly_acked;
         sample.sacked = newly_sacked;
         sample.rtt = rtt_sample;
-        sample.srtt = core.rtt.srtt();
-        sample.min_rtt = core.rtt.min_rtt();
-        sample.in_flight = core.flight_size();
-        sample.phase = verdict.phase;
-        sample.ece = p.ece;
+        sample.srtt = s.rtt.srtt();
+        sample.min_rtt = s.rtt.min_rtt();
+        sample.in_flight = s.flight_size();
+        sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
+        sample.ece = h.ece;
         sample.duplicate = newly_acked == 0;
-        self.cc.on_ack(&mut core.cc, &sample);
-        core.cc.cwnd = core.cc.cwnd.max(1.0);
+        self.cc.on_ack(&mut s.window, &sample);
+
+        let info = AckInfo { now, ack_seg, newly_acked, newly_sacked, window_changed };
+        let outcome = self.recovery.on_ack(&self.state, &info);
+        self.apply(now, outcome);
+        if outcome.loss_detected {
+            self.counters.recoveries += 1;
+            let event = self.state.congestion_event(now, EventKind::FastRetransmit, self.mark_status(h.ece));
+            let window = self.respond(&event);
+            let entry = self.recovery.enter(&self.state, window);
+            self.apply(now, entry);
+        } else if self.ecn && h.ece && !self.recovery.in_recovery() && self.state.snd_una >= self.ecn_recover
+        {
+            let event = self.state.congestion_event(now, EventKind::Mark, MarkStatus::Marked);
+            let window = self.respond(&event);
+            self.state.window.cwnd = window;
+            self.ecn_recover = self.state.snd_max;
+        }
+        let s = &mut self.state;
+        s.window.cwnd = s.window.cwnd.max(1.0);
 
         if newly_acked > 0 {
-            if core.snd_una >= core.snd_max {
-                self.rto_deadline = NEVER;
-            } else if verdict.restart_timer {
-                self.rto_deadline = now + core.rtt.rto();
+            if s.snd_una >= s.snd_max {
+                self.timers.cancel(Timer::Retransmission);
+            } else if outcome.restart_timer {
+                self.timers.set(Timer::Retransmission, now + s.rtt.rto());
             }
-            if self.is_finished() && self.counters.finished_at.is_none() {
-                self.counters.finished_at = Some(now);
+            if self.is_finished() && self.finished_at.is_none() {
+                self.finished_at = Some(now);
             }
         }
         self.try_send(now, out);
     }
 
+    /// Applies congestion control's response to an event: sets ssthresh and
+    /// returns the window after it.
+    fn respond(&mut self, event: &CongestionEvent) -> f64 {
+        match self.cc.on_congestion(&self.state.window, event) {
+            Response::Reduce { ssthresh, cwnd } => {
+                self.state.window.ssthresh = ssthresh;
+                cwnd
+            }
+            Response::NoReduction => self.state.window.cwnd,
+        }
+    }
+
+    /// Carries out what loss recovery asked for.
+    fn apply(&mut self, now: Time, o: Outcome) {
+        let s = &mut self.state;
+        if let Some(cwnd) = o.cwnd.filter(|_| !self.cc_owns_cwnd) {
+            s.window.cwnd = cwnd;
+        }
+        if o.exited {
+            self.cc.on_recovery_exit(&mut s.window, now);
+        }
+        if let Some(seg) = o.retransmit {
+            self.force_retransmit = Some(seg);
+        }
+        if o.go_back {
+            s.snd_nxt = s.snd_una;
+        }
+        if o.forget_sacks {
+            s.scoreboard.clear_sacks();
+        }
+    }
+
     fn on_timeout(&mut self, now: Time) {
-        let core = &mut self.core;
-        if core.flight_size() == 0 {
-            self.rto_deadline = NEVER;
+        if self.state.flight_size() == 0 {
+            self.timers.cancel(Timer::Retransmission);
             return;
         }
         self.counters.timeouts += 1;
-        let already_timed_out = self.timer_retransmitted == Some(core.snd_una);
-        if !already_timed_out {
-            let loss = core.loss_event(now, LossKind::Timeout);
-            let reduced = self.cc.ssthresh_on_loss(&core.cc, &loss);
-            core.cc.ssthresh =
-                if self.recovery.in_loss_episode(core) { reduced.min(core.cc.ssthresh) } else { reduced };
-        }
-        self.timer_retransmitted = Some(core.snd_una);
-        core.cc.cwnd = 1.0;
-        core.rtt.back_off();
-        core.dupacks = 0;
-        core.snd_nxt = core.snd_una;
-        core.force_retransmit = None;
-        self.recovery.on_timeout(core);
-        self.cc.on_timeout(&mut core.cc, now);
+        let repeated = self.timer_retransmitted == Some(self.state.snd_una);
+        let loss_window = if repeated {
+            1.0
+        } else {
+            let event = self.state.congestion_event(now, EventKind::Timeout, MarkStatus::Unknown);
+            let ssthresh_before = self.state.window.ssthresh;
+            let window = self.respond(&event);
+            if self.recovery.in_loss_episode(&self.state) {
+                self.state.window.ssthresh = self.state.window.ssthresh.min(ssthresh_before);
+            }
+            window
+        };
+        let s = &mut self.state;
+        self.timer_retransmitted = Some(s.snd_una);
+        s.window.cwnd = loss_window.max(1.0);
+        s.rtt.back_off();
+        s.snd_nxt = s.snd_una;
+        self.force_retransmit = None;
+        let outcome = self.recovery.on_rto(&self.state);
+        self.apply(now, outcome);
         // The retransmission below restarts the timer with the backed-off RTO.
-        self.rto_deadline = NEVER;
+        self.timers.cancel(Timer::Retransmission);
     }
 
     fn try_send(&mut self, now: Time, out: &mut Outbox) {
-        self.pacing_blocked = false;
+        self.timers.cancel(Timer::Pacing);
         if !self.started {
             return;
         }
         loop {
-            let forced =
-                self.core.force_retransmit.filter(|&s| s >= self.core.snd_una && s < self.core.snd_max);
+            let s = &self.state;
+            let forced = self.force_retransmit.filter(|&seg| seg >= s.snd_una && seg < s.snd_max);
             let tx = match forced {
                 Some(seg) => Transmission::retransmit(seg),
                 None => {
-                    self.core.force_retransmit = None;
-                    match self.recovery.next_segment(&self.core) {
+                    self.force_retransmit = None;
+                    match self.recovery.next_segment(&self.state) {
                         Some(tx) => tx,
                         None => break,
                     }
                 }
             };
             if now < self.next_send_at {
-                self.pacing_blocked = true;
+                self.timers.set(Timer::Pacing, self.next_send_at);
                 break;
             }
-            self.core.force_retransmit = None;
+            self.force_retransmit = None;
             self.transmit(now, tx, out);
         }
     }
 
     fn transmit(&mut self, now: Time, tx: Transmission, out: &mut Outbox) {
-        let core = &mut self.core;
+        let s = &mut self.state;
         let seg = tx.seg;
-        let len = core.segment_len(seg);
-        let retransmission = seg < core.snd_max;
-        let mut p = Packet::new(PacketKind::Data);
-        p.seq = seg * core.mss as u64;
-        p.len = len;
-        p.ts_val = now;
-        p.wire_bytes = len + self.header_bytes;
-        out.send(p);
+        let len = s.segment_len(seg);
+        let retransmission = seg < s.snd_max;
+        let mut h = TcpHeader::new(TcpKind::Data);
+        h.seq = seg * s.mss as u64;
+        h.len = len;
+        h.ts_val = now;
+        let wire_bytes = len + self.header_bytes;
+        let mut packet = Packet::new(Header::Tcp(h), wire_bytes);
+        packet.ect = self.ecn;
+        out.send(packet);
 
         let c = &mut self.counters;
         c.packets_sent += 1;
-        c.wire_bytes_sent += p.wire_bytes as u64;
+        c.bytes_sent += wire_bytes as u64;
         c.payload_bytes_sent += len as u64;
         if retransmission {
             c.retransmits += 1;
         }
-        core.scoreboard.on_transmit(seg, now, retransmission);
+        s.scoreboard.on_transmit(seg, now, retransmission);
         if tx.limited_transmit {
-            core.limited_transmit_sent += 1;
+            s.limited_transmit_sent += 1;
         }
-        core.snd_max = core.snd_max.max(seg + 1);
-        core.snd_nxt = core.snd_nxt.max(seg + 1);
-        self.recovery.on_transmit(&self.core, tx);
-        self.cc.on_send(now, retransmission, self.core.flight_size());
-        if self.rto_deadline == NEVER {
-            self.rto_deadline = now + self.core.rtt.rto();
+        s.snd_max = s.snd_max.max(seg + 1);
+        s.snd_nxt = s.snd_nxt.max(seg + 1);
+        self.recovery.on_transmit(&self.state, tx);
+        self.cc.on_send(now, retransmission, self.state.flight_size());
+        if !self.timers.is_running(Timer::Retransmission) {
+            self.timers.set(Timer::Retransmission, now + self.state.rtt.rto());
         }
-        if let Some(rate) = self.cc.pacing_rate(&self.core.cc, self.core.rtt.srtt()) {
+        let s = &self.state;
+        if let Some(log) = self.transmit_log.as_mut() {
+            log.push(TransmitRecord { at: now, seg, srtt: s.rtt.srtt(), cwnd: s.window.cwnd, wire_bytes });
+        }
+        if let Some(rate) = self.cc.pacing_rate(&s.window, s.rtt.srtt()) {
             if rate > 0.0 {
-                let gap = (p.wire_bytes as f64 / rate * 1e9).round() as Time;
-                self.next_send_at = now + gap;
+                self.next_send_at = now + gap_at_rate(wire_bytes, rate);
             }
+        } else if let Some(pacer) = self.pacer.as_mut() {
+            let departure = Departure {
+                now,
+                wire_bytes,
+                window: s.window,
+                srtt: s.rtt.srtt(),
+                mss: s.mss,
+                in_flight: s.flight_size(),
+            };
+            self.next_send_at = pacer.next_departure(&departure);
+        }
+    }
+
+    fn stream_bytes(&self) -> u64 {
+        match self.state.total_segments {
+            Some(t) => t.saturating_sub(1) * self.state.mss as u64 + self.state.last_segment_len as u64,
+            None => u64::MAX,
         }
     }
 }
@@ -347,17 +519,23 @@ impl TcpSender {
 impl Endpoint for TcpSender {
     fn on_packet(&mut self, now: Time, packet: &Packet, out: &mut Outbox) {
         self.counters.packets_received += 1;
-        if packet.kind == PacketKind::Ack && self.started {
-            self.on_ack(now, packet, out);
+        match packet.tcp() {
+            Some(h) if h.kind == TcpKind::Ack && self.started => self.on_ack(now, h, out),
+            _ => {}
         }
     }
 
     fn on_timer(&mut self, now: Time, out: &mut Outbox) {
-        if !self.started && now >= self.start {
+        if !self.started && self.timers.expired(Timer::Start, now) {
             self.started = true;
+            self.timers.cancel(Timer::Start);
         }
-        if now >= self.rto_deadline {
+        if self.rfc6298_timer && self.timers.expired(Timer::Retransmission, now) {
             self.on_timeout(now);
+        }
+        if self.recovery_timers && self.recovery.next_timer() <= now {
+            let outcome = self.recovery.on_timer(now, &self.state);
+            self.apply(now, outcome);
         }
         self.try_send(now, out);
     }
@@ -366,26 +544,49 @@ impl Endpoint for TcpSender {
         if !self.started {
             return self.start;
         }
-        let pacing = if self.pacing_blocked { self.next_send_at } else { NEVER };
-        self.rto_deadline.min(pacing)
+        let rto = if self.rfc6298_timer { self.timers.at(Timer::Retransmission) } else { NEVER };
+        let recovery = if self.recovery_timers { self.recovery.next_timer() } else { NEVER };
+        rto.min(self.timers.at(Timer::Pacing)).min(recovery)
     }
 
-    fn counters(&self) -> EndpointCounters {
-        self.counters
+    fn counters(&self) -> Counters {
+        let c = &self.counters;
+        let mut counters = Counters {
+            bytes_delivered: 0,
+            packets_sent: c.packets_sent,
+            bytes_sent: c.bytes_sent,
+            packets_received: c.packets_received,
+            ..Counters::default()
+        };
+        let extra = &mut counters.extra;
+        extra.set("retransmits", Measure::Count(c.retransmits));
+        extra.set("timeouts", Measure::Count(c.timeouts));
+        extra.set("recoveries", Measure::Count(c.recoveries));
+        extra.set("rtt_mean_s", Measure::MeanSeconds { sum: c.rtt_sum, samples: c.rtt_samples });
+        extra.set("rtt_min_s", Measure::MinSeconds(c.rtt_min));
+        extra.set("payload_bytes_sent", Measure::Count(c.payload_bytes_sent));
+        counters
+    }
+
+    fn finished_at(&self) -> Option<Time> {
+        self.finished_at
+    }
+
+    fn is_closed(&self) -> bool {
+        self.is_finished()
     }
 
     fn probe(&self) -> Option<Probe> {
-        let c = &self.core;
-        let mss = c.mss as u64;
-        let seq_sent = (c.snd_max * mss).min(self.stream_bytes());
+        let s = &self.state;
+        let mss = s.mss as u64;
         Some(Probe {
-            cwnd: c.cc.cwnd,
-            ssthresh: c.cc.ssthresh,
-            srtt: c.rtt.srtt(),
-            rtt: c.rtt.latest(),
-            seq_sent,
-            seq_acked: (c.snd_una * mss).min(self.stream_bytes()),
-            in_flight: c.flight_size(),
+            cwnd: s.window.cwnd,
+            ssthresh: s.window.ssthresh,
+            srtt: s.rtt.srtt(),
+            rtt: s.rtt.latest(),
+            seq_sent: (s.snd_max * mss).min(self.stream_bytes()),
+            seq_acked: (s.snd_una * mss).min(self.stream_bytes()),
+            in_flight: s.flight_size(),
         })
     }
 
@@ -395,14 +596,5 @@ impl Endpoint for TcpSender {
 
     fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
         self
-    }
-}
-
-impl TcpSender {
-    fn stream_bytes(&self) -> u64 {
-        match self.core.total_segments {
-            Some(t) => t.saturating_sub(1) * self.core.mss as u64 + self.core.last_segment_len as u64,
-            None => u64::MAX,
-        }
     }
 }

@@ -3,9 +3,9 @@
 
 use super::recovery::sack::Sack;
 use super::*;
-use crate::registry;
-use cclab_core::time::{millis, secs};
-use cclab_core::{Endpoint, Outbox, Packet, PacketKind, Time};
+use crate::registry::{self, defaults};
+use cclab_wire::time::{millis, secs};
+use cclab_wire::{Endpoint, Header, Outbox, Packet, ParamValue, Params, TcpHeader, TcpKind, Time};
 
 const MSS: u64 = 1000;
 
@@ -16,9 +16,18 @@ fn config(initial_window: u32, sack: bool) -> TcpConfig {
 fn sender(recovery: &str, cfg: &TcpConfig) -> TcpSender {
     TcpSender::new(
         cfg,
-        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
-        registry::loss_recovery(recovery, &registry::Params::new()).unwrap(),
+        defaults::congestion_control("reno").unwrap(),
+        defaults::loss_recovery(recovery).unwrap(),
+        None,
     )
+}
+
+/// A loss recovery with one parameter changed from its default.
+fn recovery_with(name: &str, param: &str, value: ParamValue) -> Box<dyn recovery::LossRecovery> {
+    let d = registry::loss_recovery(name).unwrap();
+    let mut params: Params = d.info().defaults().unwrap();
+    params.insert(param, value);
+    (d.build)(&params).unwrap()
 }
 
 /// Starts the sender at t = 0; returns the segments it sent.
@@ -29,29 +38,33 @@ fn start(s: &mut TcpSender) -> Vec<u64> {
 }
 
 fn segs(packets: &[Packet]) -> Vec<u64> {
-    packets.iter().map(|p| p.seq / MSS).collect()
+    packets.iter().filter_map(|p| p.tcp()).map(|h| h.seq / MSS).collect()
+}
+
+fn ack_packet(ack_seg: u64, ts_ecr: Time, sack: &[(u64, u64)]) -> Packet {
+    let mut h = TcpHeader::new(TcpKind::Ack);
+    h.ack = ack_seg * MSS;
+    h.window = super::UNLIMITED_WINDOW_BYTES;
+    h.ts_ecr = ts_ecr;
+    for &(a, b) in sack {
+        h.sack.push(a * MSS, b * MSS);
+    }
+    Packet::new(Header::Tcp(h), 40)
 }
 
 /// Feeds an ACK for `ack_seg` segments with SACK blocks given in segments.
 fn ack(s: &mut TcpSender, now: Time, ack_seg: u64, sack: &[(u64, u64)]) -> Vec<u64> {
-    let mut p = Packet::new(PacketKind::Ack);
-    p.ack = ack_seg * MSS;
-    p.window = super::UNLIMITED_WINDOW_BYTES;
-    p.ts_ecr = 0;
-    for &(a, b) in sack {
-        p.sack.push(a * MSS, b * MSS);
-    }
     let mut out = Outbox::default();
-    s.on_packet(now, &p, &mut out);
+    s.on_packet(now, &ack_packet(ack_seg, 0, sack), &mut out);
     segs(&out.packets)
 }
 
 fn cwnd(s: &TcpSender) -> f64 {
-    s.core().cc.cwnd
+    s.state().window.cwnd
 }
 
 fn ssthresh(s: &TcpSender) -> f64 {
-    s.core().cc.ssthresh
+    s.state().window.ssthresh
 }
 
 // ---------------------------------------------------------------- Tahoe
@@ -67,7 +80,7 @@ fn tahoe_third_dupack_sets_cwnd_to_one_and_goes_back_to_snd_una() {
     // Third duplicate: FlightSize = 11 -> ssthresh 5.5, cwnd 1, retransmit segment 1.
     assert_eq!(ack(&mut s, 103, 1, &[]), vec![1]);
     assert_eq!((cwnd(&s), ssthresh(&s)), (1.0, 5.5));
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
     // Further duplicates change nothing.
     assert!(ack(&mut s, 104, 1, &[]).is_empty());
     // ACK of the retransmission: slow start resends 2 and 3 (go-back-N).
@@ -83,13 +96,13 @@ fn tahoe_ignores_dupacks_for_data_sent_before_the_last_retransmit() {
     for t in 0..3 {
         ack(&mut s, 100 + t, 0, &[]);
     }
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
     // snd_max was 10 at the fast retransmit; duplicates below that are ignored.
     ack(&mut s, 200, 1, &[]); // ack of the retransmission
     for t in 0..3 {
         ack(&mut s, 300 + t, 1, &[]);
     }
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
 }
 
 // ---------------------------------------------------------------- Reno
@@ -127,13 +140,13 @@ fn reno_needs_a_second_fast_retransmit_for_a_second_loss_in_the_window() {
     for t in 0..3 {
         ack(&mut s, 100 + t, 1, &[]);
     }
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
     ack(&mut s, 200, 4, &[]); // partial ACK ends Reno's recovery
     assert!(!s.recovery().in_recovery());
     for t in 0..3 {
         ack(&mut s, 300 + t, 4, &[]);
     }
-    assert_eq!(s.counters().recoveries, 2);
+    assert_eq!(s.recoveries(), 2);
     // The second reduction halves the already halved window.
     assert!(ssthresh(&s) < 5.5, "{}", ssthresh(&s));
 }
@@ -155,7 +168,7 @@ fn newreno_partial_ack_retransmits_deflates_and_stays_in_recovery() {
         ack(&mut s, 103 + t, 1, &[]);
     }
     assert_eq!(cwnd(&s), 12.5, "one segment per further duplicate");
-    assert_eq!(s.core().snd_max, 13, "inflation let segment 12 out");
+    assert_eq!(s.state().snd_max, 13, "inflation let segment 12 out");
     let rto_before = s.rto_deadline();
     // Partial ACK up to 4: retransmit 4 first, cwnd = 12.5 - 3 + 1, stay in recovery.
     let sent = ack(&mut s, 200, 4, &[]);
@@ -168,11 +181,11 @@ fn newreno_partial_ack_retransmits_deflates_and_stays_in_recovery() {
     ack(&mut s, 250, 5, &[]);
     assert_eq!(s.rto_deadline(), rto_first_partial);
     // Full ACK: cwnd = min(ssthresh, max(FlightSize, 1) + 1) with FlightSize 0.
-    let snd_max = s.core().snd_max;
+    let snd_max = s.state().snd_max;
     ack(&mut s, 300, snd_max, &[]);
     assert!(!s.recovery().in_recovery());
     assert_eq!(cwnd(&s), 2.0);
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
 }
 
 #[test]
@@ -182,14 +195,14 @@ fn newreno_does_not_fast_retransmit_for_data_sent_before_a_timeout() {
     start(&mut s);
     let mut out = Outbox::default();
     s.on_timer(secs(2), &mut out); // RTO: recover = snd_max = 10
-    assert_eq!(s.counters().timeouts, 1);
+    assert_eq!(s.timeouts(), 1);
     assert_eq!(segs(&out.packets), vec![0]);
     ack(&mut s, secs(2) + 100, 3, &[]);
     for t in 0..3 {
         ack(&mut s, secs(2) + 200 + t, 3, &[]);
     }
     // ACK 3 does not cover recover (10): no fast retransmit (RFC 6582 step 2).
-    assert_eq!(s.counters().recoveries, 0);
+    assert_eq!(s.recoveries(), 0);
 }
 
 // ---------------------------------------------------------------- SACK
@@ -200,12 +213,12 @@ fn sack_is_lost_needs_dupthresh_sacked_segments_above() {
     let mut s = sender("sack", &cfg);
     start(&mut s);
     ack(&mut s, 100, 0, &[(1, 3)]);
-    assert!(!Sack::is_lost(s.core(), 0), "two SACKed segments above");
-    assert_eq!(s.counters().recoveries, 0);
+    assert!(!Sack::is_lost(s.state(), 0), "two SACKed segments above");
+    assert_eq!(s.recoveries(), 0);
     // A third SACKed segment above 0 makes it lost: recovery starts on the
     // second duplicate ACK already (RFC 6675 §5 step 2).
     let sent = ack(&mut s, 101, 0, &[(1, 4)]);
-    assert_eq!(s.counters().recoveries, 1);
+    assert_eq!(s.recoveries(), 1);
     assert_eq!(sent.first(), Some(&0));
 }
 
@@ -301,8 +314,8 @@ fn timeout_sets_cwnd_one_halves_flight_backs_off_and_retransmits() {
     let mut out = Outbox::default();
     s.on_timer(secs(3), &mut out);
     assert_eq!(s.rto_deadline(), secs(3) + secs(4));
-    assert_eq!(s.counters().timeouts, 2);
-    assert_eq!(s.counters().retransmits, 2);
+    assert_eq!(s.timeouts(), 2);
+    assert_eq!(s.retransmits(), 2);
 }
 
 #[test]
@@ -314,13 +327,13 @@ fn karn_no_rtt_sample_from_retransmitted_segments_without_timestamps() {
     s.on_timer(secs(1), &mut out); // retransmit segment 0
                                    // Go-back-N resends 1 and sends 2 (cwnd 2).
     assert_eq!(ack(&mut s, secs(1) + millis(50), 1, &[]), vec![1, 2]);
-    assert_eq!(s.counters().rtt_samples, 0, "segment 0 was retransmitted");
+    assert_eq!(s.rtt_samples(), 0, "segment 0 was retransmitted");
     let sent = ack(&mut s, secs(1) + millis(100), 3, &[]);
-    assert_eq!(s.counters().rtt_samples, 0, "segment 1 was retransmitted");
+    assert_eq!(s.rtt_samples(), 0, "segment 1 was retransmitted");
     assert_eq!(sent, vec![3, 4]);
     ack(&mut s, secs(1) + millis(160), 4, &[]);
-    assert_eq!(s.counters().rtt_samples, 1, "segment 3 was sent once");
-    assert_eq!(s.core().rtt.latest(), millis(60));
+    assert_eq!(s.rtt_samples(), 1, "segment 3 was sent once");
+    assert_eq!(s.state().rtt.latest(), millis(60));
 }
 
 #[test]
@@ -328,13 +341,9 @@ fn timestamps_give_samples_even_after_retransmission() {
     let cfg = config(2, false);
     let mut s = sender("reno", &cfg);
     start(&mut s);
-    let mut p = Packet::new(PacketKind::Ack);
-    p.ack = MSS;
-    p.window = super::UNLIMITED_WINDOW_BYTES;
-    p.ts_ecr = millis(10);
     let mut out = Outbox::default();
-    s.on_packet(millis(110), &p, &mut out);
-    assert_eq!(s.core().rtt.latest(), millis(100));
+    s.on_packet(millis(110), &ack_packet(1, millis(10), &[]), &mut out);
+    assert_eq!(s.state().rtt.latest(), millis(100));
 }
 
 #[test]
@@ -343,10 +352,10 @@ fn timer_stops_when_everything_is_acknowledged() {
     let mut s = sender("reno", &cfg);
     assert_eq!(start(&mut s), vec![0, 1, 2]);
     ack(&mut s, 100, 3, &[]);
-    assert_eq!(s.rto_deadline(), cclab_core::NEVER);
+    assert_eq!(s.rto_deadline(), cclab_wire::NEVER);
     assert!(s.is_finished());
-    assert_eq!(s.counters().finished_at, Some(100));
-    assert_eq!(s.counters().payload_bytes_sent, 2500);
+    assert_eq!(s.finished_at(), Some(100));
+    assert_eq!(s.payload_bytes_sent(), 2500);
 }
 
 #[test]
@@ -405,9 +414,10 @@ impl Path {
     fn post(&mut self, now: Time, packets: Vec<Packet>, to_receiver: bool) {
         for p in packets {
             if to_receiver {
-                let n = self.sends.entry(p.seq).or_insert(0);
+                let seq = p.tcp().map_or(0, |h| h.seq);
+                let n = self.sends.entry(seq).or_insert(0);
                 *n += 1;
-                if (self.drop)(p.seq / MSS, *n) {
+                if (self.drop)(seq / MSS, *n) {
                     continue;
                 }
             }
@@ -476,8 +486,8 @@ fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
         let mut path = Path::new(recovery, &patient_transfer(200 * MSS, recovery == "sack"), Box::new(drop));
         path.run(secs(30));
         assert!(path.delivered_exactly_once_in_order(200 * MSS), "{recovery}");
-        let c = path.sender.counters();
-        results.push((recovery, c.timeouts, c.recoveries, c.retransmits));
+        let c = &path.sender;
+        results.push((recovery, c.timeouts(), c.recoveries(), c.retransmits()));
     }
     assert_eq!(results[1].1, 0, "newreno: {results:?}");
     assert_eq!(results[1].2, 1, "newreno recovers all three in one episode: {results:?}");
@@ -520,13 +530,17 @@ impl crate::cc::CongestionControl for PacedReno {
     fn name(&self) -> &'static str {
         "paced-reno"
     }
-    fn on_ack(&mut self, state: &mut crate::cc::CcState, ack: &crate::cc::AckSample) {
-        crate::cc::reno::Reno.on_ack(state, ack);
+    fn on_ack(&mut self, w: &mut crate::cc::Window, ack: &crate::cc::AckSample) {
+        crate::cc::reno::Reno.on_ack(w, ack);
     }
-    fn ssthresh_on_loss(&mut self, state: &crate::cc::CcState, loss: &crate::cc::LossEvent) -> f64 {
-        crate::cc::reno::Reno.ssthresh_on_loss(state, loss)
+    fn on_congestion(
+        &mut self,
+        w: &crate::cc::Window,
+        e: &crate::cc::CongestionEvent,
+    ) -> crate::cc::Response {
+        crate::cc::reno::Reno.on_congestion(w, e)
     }
-    fn pacing_rate(&self, _state: &crate::cc::CcState, _srtt: Time) -> Option<f64> {
+    fn pacing_rate(&self, _w: &crate::cc::Window, _srtt: Time) -> Option<f64> {
         Some(self.0)
     }
 }
@@ -539,7 +553,8 @@ fn a_pacing_rate_spaces_transmissions_by_wire_size_over_rate() {
     let mut s = TcpSender::new(
         &cfg,
         Box::new(PacedReno(1_040_000.0)),
-        registry::loss_recovery("reno", &registry::Params::new()).unwrap(),
+        defaults::loss_recovery("reno").unwrap(),
+        None,
     );
     assert_eq!(PacedReno(1.0).name(), "paced-reno");
     assert_eq!(start(&mut s), vec![0]);
@@ -565,17 +580,17 @@ fn duplicates_acknowledging_exactly_recover_do_not_start_fast_retransmit() {
         let mut out = Outbox::default();
         s.on_timer(secs(1), &mut out); // RTO: recover = snd_max = 10
         ack(&mut s, secs(1) + 100, 10, &[]); // everything up to recover arrives
-        assert!(s.core().snd_max > 10, "{recovery}: new data went out");
+        assert!(s.state().snd_max > 10, "{recovery}: new data went out");
         for t in 0..3 {
             ack(&mut s, secs(1) + 200 + t, 10, &[]);
         }
         // RFC 6582 §3.2: ack_number - 1 > recover is needed; ACK 10 only reaches it.
-        assert_eq!(s.counters().recoveries, 0, "{recovery}");
+        assert_eq!(s.recoveries(), 0, "{recovery}");
         ack(&mut s, secs(1) + 300, 11, &[]);
         for t in 0..3 {
             ack(&mut s, secs(1) + 400 + t, 11, &[]);
         }
-        assert_eq!(s.counters().recoveries, 1, "{recovery}: ACK 11 covers more than recover");
+        assert_eq!(s.recoveries(), 1, "{recovery}: ACK 11 covers more than recover");
     }
 }
 
@@ -587,7 +602,7 @@ fn the_first_segment_can_be_fast_retransmitted() {
     for t in 0..3 {
         ack(&mut s, 100 + t, 0, &[]);
     }
-    assert_eq!(s.counters().recoveries, 1, "no recover yet: nothing to protect");
+    assert_eq!(s.recoveries(), 1, "no recover yet: nothing to protect");
 }
 
 #[test]
@@ -636,14 +651,14 @@ fn a_timeout_during_recovery_lowers_ssthresh_again_but_never_raises_it() {
     ack(&mut s, 200, 13, &[]); // partial ACK: FlightSize now 7
     let mut out = Outbox::default();
     s.on_timer(secs(5), &mut out);
-    assert_eq!(s.counters().timeouts, 1);
+    assert_eq!(s.timeouts(), 1);
     // RFC 5681 §3.1/§4.3: no more than max(FlightSize/2, 2) = 3.5.
     assert!(ssthresh(&s) <= 3.5, "{}", ssthresh(&s));
     // A second timeout of the same segment holds ssthresh constant.
     let before = ssthresh(&s);
     let mut out = Outbox::default();
     s.on_timer(secs(30), &mut out);
-    assert_eq!(s.counters().timeouts, 2);
+    assert_eq!(s.timeouts(), 2);
     assert_eq!(ssthresh(&s), before);
 }
 
@@ -656,39 +671,42 @@ fn stale_acks_are_not_duplicates() {
     for t in 0..3 {
         ack(&mut s, 200 + t, 3, &[]);
     }
-    assert_eq!(s.counters().recoveries, 0);
-    assert_eq!(s.core().dupacks, 0);
+    assert_eq!(s.recoveries(), 0);
+    // The stale ACKs counted nothing: two duplicates of ACK 5 are not enough, three are.
+    ack(&mut s, 300, 5, &[]);
+    ack(&mut s, 301, 5, &[]);
+    assert_eq!(s.recoveries(), 0);
+    ack(&mut s, 302, 5, &[]);
+    assert_eq!(s.recoveries(), 1);
 }
 
 #[test]
 fn newreno_full_ack_option_two_sets_cwnd_to_ssthresh() {
-    let mut params = registry::Params::new();
-    params.insert("full_ack".into(), registry::ParamValue::Text("ssthresh".into()));
     let cfg = config(10, false);
     let mut s = TcpSender::new(
         &cfg,
-        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
-        registry::loss_recovery("newreno", &params).unwrap(),
+        defaults::congestion_control("reno").unwrap(),
+        recovery_with("newreno", "full_ack", ParamValue::Text("ssthresh".into())),
+        None,
     );
     start(&mut s);
     ack(&mut s, 99, 1, &[]);
     for t in 0..3 {
         ack(&mut s, 100 + t, 1, &[]);
     }
-    let snd_max = s.core().snd_max;
+    let snd_max = s.state().snd_max;
     ack(&mut s, 300, snd_max, &[]);
     assert_eq!(cwnd(&s), 5.5, "RFC 6582 option (2): cwnd = ssthresh");
 }
 
 #[test]
 fn sack_without_rule_three_waits_for_loss_evidence() {
-    let mut params = registry::Params::new();
-    params.insert("rule3".into(), registry::ParamValue::Bool(false));
     let cfg = TcpConfig { app: App::Transfer { bytes: 10 * MSS }, ..config(10, true) };
     let mut s = TcpSender::new(
         &cfg,
-        registry::congestion_control("reno", &registry::Params::new()).unwrap(),
-        registry::loss_recovery("sack", &params).unwrap(),
+        defaults::congestion_control("reno").unwrap(),
+        recovery_with("sack", "rule3", ParamValue::Bool(false)),
+        None,
     );
     start(&mut s);
     ack(&mut s, 100, 0, &[(1, 2)]);

@@ -1,22 +1,27 @@
-//! Loss recovery: what a TCP sender transmits next, and how it manages cwnd
+//! Loss recovery: what a TCP sender transmits next, and how it shapes cwnd
 //! between detecting a loss and recovering from it.
 //!
-//! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`]. The
-//! sender updates the scoreboard and `snd_una` from each ACK, then hands the
-//! [`AckInfo`] to `on_ack`; it asks `next_segment` for transmissions until that
-//! returns `None`; and it calls `on_timeout` after its RTO rules (RFC 6298 §5.4-5.6,
-//! RFC 5681 §3.1: ssthresh from congestion control, cwnd = 1, back-off, go back to
-//! `snd_una`). A retransmission that must go out regardless of the window (fast
-//! retransmit, a NewReno partial ACK) is requested through `core.force_retransmit`.
+//! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`].
+//! Loss recovery reads the sender's state ([`SenderState`]) and answers with
+//! what should happen ([`Outcome`]); it never changes the sender itself. The
+//! sender, on each ACK, first updates the scoreboard, `snd_una` and
+//! congestion control, then calls `on_ack`. When an outcome reports a detected
+//! loss, the sender asks congestion control for its response, sets ssthresh,
+//! and calls `enter` with the window after the reduction; recovery answers with
+//! its starting cwnd and the retransmission. `next_segment` says what the
+//! window allows next. On a retransmission timeout the sender applies RFC 6298
+//! §5.4-5.6 and RFC 5681 §3.1 (ssthresh and the loss window from congestion
+//! control, back-off, go back to `snd_una`) and then calls `on_rto`. A
+//! recovery may own timers of its own (`next_timer`/`on_timer`), and may take
+//! over retransmission timing entirely (`replaces_rto`).
 
 pub mod newreno;
 pub mod reno;
 pub mod sack;
 pub mod tahoe;
 
-use super::sender::SenderCore;
-use crate::cc::{AckPhase, CongestionControl, LossKind};
-use cclab_core::Time;
+use super::sender::SenderState;
+use cclab_wire::{Time, NEVER};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxKind {
@@ -60,42 +65,72 @@ pub struct AckInfo {
     pub window_changed: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Verdict {
-    pub phase: AckPhase,
+/// What loss recovery wants done; the sender carries it out.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Outcome {
     /// Restart the retransmission timer (RFC 6298 §5.3) because of this ACK.
     pub restart_timer: bool,
-    pub entered_recovery: bool,
+    /// A loss was detected: ask congestion control, then call `enter`.
+    pub loss_detected: bool,
+    /// Recovery ended.
+    pub exited: bool,
+    /// Recovery's cwnd (not applied when congestion control owns cwnd in recovery).
+    pub cwnd: Option<f64>,
+    /// Retransmit this segment now, whatever the window allows.
+    pub retransmit: Option<u64>,
+    /// Resend everything from `snd_una` (go-back-N).
+    pub go_back: bool,
+    /// Forget all SACK information (RFC 2018 §5, after a timeout).
+    pub forget_sacks: bool,
 }
 
-impl Verdict {
+impl Outcome {
     /// Outside recovery: restart the timer when new data was acknowledged.
     pub fn open(ack: &AckInfo) -> Self {
-        Self { phase: AckPhase::Open, restart_timer: ack.newly_acked > 0, entered_recovery: false }
+        Self { restart_timer: ack.newly_acked > 0, ..Self::default() }
     }
 
-    pub fn recovery(restart_timer: bool) -> Self {
-        Self { phase: AckPhase::Recovery, restart_timer, entered_recovery: false }
-    }
-
-    pub fn entered() -> Self {
-        Self { phase: AckPhase::Recovery, restart_timer: false, entered_recovery: true }
+    /// A loss was detected by this ACK.
+    pub fn loss(restart_timer: bool) -> Self {
+        Self { restart_timer, loss_detected: true, ..Self::default() }
     }
 }
 
 pub trait LossRecovery {
     fn name(&self) -> &'static str;
-    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict;
-    /// After the sender applied the common RTO rules.
-    fn on_timeout(&mut self, core: &mut SenderCore);
+    /// An ACK arrived.
+    fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome;
+    /// Start recovering from the loss the last outcome reported; `window` is
+    /// cwnd after congestion control's response (ssthresh is already set).
+    fn enter(&mut self, s: &SenderState, window: f64) -> Outcome;
+    /// After the sender applied the common retransmission-timeout rules.
+    fn on_rto(&mut self, s: &SenderState) -> Outcome;
     /// The next segment the window allows, if any.
-    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission>;
-    /// A transmission left (from `next_segment` or `force_retransmit`).
-    fn on_transmit(&mut self, _core: &SenderCore, _tx: Transmission) {}
+    fn next_segment(&mut self, s: &SenderState) -> Option<Transmission>;
+    /// A transmission left (from `next_segment` or a requested retransmission).
+    fn on_transmit(&mut self, _s: &SenderState, _tx: Transmission) {}
     fn in_recovery(&self) -> bool;
     /// True while the window of data in which the last loss was detected is
-    /// not yet fully acknowledged. A timeout then does not reduce ssthresh again.
-    fn in_loss_episode(&self, core: &SenderCore) -> bool;
+    /// not yet fully acknowledged. A timeout then does not raise ssthresh.
+    fn in_loss_episode(&self, s: &SenderState) -> bool;
+    /// Whether this recovery has timers of its own; asked once, so that
+    /// recoveries without them cost nothing per packet.
+    fn has_timers(&self) -> bool {
+        false
+    }
+    /// When a timer this recovery owns next expires.
+    fn next_timer(&self) -> Time {
+        NEVER
+    }
+    /// A timer this recovery owns expired.
+    fn on_timer(&mut self, _now: Time, _s: &SenderState) -> Outcome {
+        Outcome::default()
+    }
+    /// This recovery times retransmissions itself: the RFC 6298 timer is not
+    /// run. Asked once.
+    fn replaces_rto(&self) -> bool {
+        false
+    }
 }
 
 /// RFC 6582's `recover` (RFC 6675's RecoveryPoint plays the same part): the
@@ -129,57 +164,46 @@ impl Recover {
 
 /// RFC 5681 §2 duplicate ACK: data is outstanding, the ACK acknowledges nothing
 /// new and does not change the advertised window (our ACKs never carry data).
-pub fn is_duplicate_ack(core: &SenderCore, ack: &AckInfo) -> bool {
-    ack.newly_acked == 0 && core.snd_max > core.snd_una && !ack.window_changed
+pub fn is_duplicate_ack(s: &SenderState, ack: &AckInfo) -> bool {
+    ack.newly_acked == 0 && s.snd_max > s.snd_una && !ack.window_changed
 }
 
-/// RFC 5681 duplicate-ACK counting outside recovery: new data resets the
-/// count; returns true when this ACK is the DupThresh-th duplicate.
-pub fn reaches_dupthresh(core: &mut SenderCore, ack: &AckInfo) -> bool {
-    if ack.newly_acked > 0 {
-        core.dupacks = 0;
-        return false;
+/// RFC 5681 duplicate-ACK counting for the Reno family.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DupAcks(pub u32);
+
+impl DupAcks {
+    /// Outside recovery: new data resets the count; true when this ACK is the
+    /// DupThresh-th duplicate.
+    pub fn reaches_threshold(&mut self, s: &SenderState, ack: &AckInfo) -> bool {
+        if ack.newly_acked > 0 {
+            self.0 = 0;
+            return false;
+        }
+        if !is_duplicate_ack(s, ack) {
+            return false;
+        }
+        self.0 += 1;
+        self.0 == s.dupthresh
     }
-    if !is_duplicate_ack(core, ack) {
-        return false;
+
+    /// RFC 5681 §3.2 step 4: in fast recovery each further duplicate ACK
+    /// inflates cwnd by one segment (it says one segment has left the network).
+    pub fn inflate(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        if !is_duplicate_ack(s, ack) {
+            return Outcome::default();
+        }
+        self.0 += 1;
+        Outcome { cwnd: Some(s.window.cwnd + 1.0), ..Outcome::default() }
     }
-    core.dupacks += 1;
-    core.dupacks == core.dupthresh
-}
-
-/// RFC 5681 §3.2 steps 2-3: ssthresh from congestion control, retransmit the
-/// first unacknowledged segment, cwnd = ssthresh + DupThresh.
-pub fn enter_fast_recovery(core: &mut SenderCore, cc: &mut dyn CongestionControl, now: Time) {
-    set_ssthresh_on_loss(core, cc, now);
-    core.force_retransmit = Some(core.snd_una);
-    core.cc.cwnd = core.cc.ssthresh + core.dupthresh as f64;
-}
-
-/// RFC 5681 §3.2 step 4: in fast recovery each further duplicate ACK inflates
-/// cwnd by one segment (it says one segment has left the network).
-pub fn inflate_on_duplicate(core: &mut SenderCore, ack: &AckInfo) {
-    if is_duplicate_ack(core, ack) {
-        core.dupacks += 1;
-        core.cc.cwnd += 1.0;
-    }
-}
-
-/// Asks congestion control for ssthresh after a loss detected by duplicate ACKs
-/// and stores it.
-pub fn set_ssthresh_on_loss(core: &mut SenderCore, cc: &mut dyn CongestionControl, now: Time) {
-    let loss = core.loss_event(now, LossKind::FastRetransmit);
-    core.cc.ssthresh = cc.ssthresh_on_loss(&core.cc, &loss);
 }
 
 /// RFC 3042 limited transmit: on the first and second duplicate ACK one new
 /// segment each may be sent beyond cwnd.
-pub fn limited_transmit_allowance(core: &SenderCore) -> u64 {
-    let eligible = core.limited_transmit
-        && core.dupacks > 0
-        && core.dupacks < core.dupthresh
-        && core.snd_nxt == core.snd_max;
+pub fn limited_transmit_allowance(s: &SenderState, dupacks: DupAcks) -> u64 {
+    let eligible = s.limited_transmit && dupacks.0 > 0 && dupacks.0 < s.dupthresh && s.snd_nxt == s.snd_max;
     if eligible {
-        core.dupacks.min(2) as u64
+        dupacks.0.min(2) as u64
     } else {
         0
     }
@@ -187,27 +211,37 @@ pub fn limited_transmit_allowance(core: &SenderCore) -> u64 {
 
 /// What Reno and NewReno send: the sequence window, plus limited transmit
 /// while not in fast recovery (whose window inflation takes its place).
-pub fn fast_recovery_next_segment(core: &SenderCore, in_recovery: bool) -> Option<Transmission> {
-    let extra = if in_recovery { 0 } else { limited_transmit_allowance(core) };
-    next_in_window(core, extra, false)
+pub fn fast_recovery_next_segment(
+    s: &SenderState,
+    in_recovery: bool,
+    dupacks: DupAcks,
+) -> Option<Transmission> {
+    let extra = if in_recovery { 0 } else { limited_transmit_allowance(s, dupacks) };
+    next_in_window(s, extra, false)
+}
+
+/// RFC 5681 §3.2 steps 2-3 for the Reno family: retransmit the first
+/// unacknowledged segment and set cwnd to the reduced window plus DupThresh.
+pub fn fast_recovery_entry(s: &SenderState, window: f64) -> Outcome {
+    Outcome { cwnd: Some(window + s.dupthresh as f64), retransmit: Some(s.snd_una), ..Outcome::default() }
 }
 
 /// Sequence-window sending: the segment at `snd_nxt` (skipping SACKed ones if
 /// asked) if it lies below `snd_una + min(cwnd + extra, rwnd)`. After a timeout
 /// `snd_nxt` is back at `snd_una`, so this is go-back-N.
-pub fn next_in_window(core: &SenderCore, extra: u64, skip_sacked: bool) -> Option<Transmission> {
-    let mut seg = core.snd_nxt;
+pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<Transmission> {
+    let mut seg = s.snd_nxt;
     if skip_sacked {
-        while seg < core.snd_max && core.scoreboard.is_sacked(seg) {
+        while seg < s.snd_max && s.scoreboard.is_sacked(seg) {
             seg += 1;
         }
     }
     // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
-    let cwnd = core.cc.cwnd as u64;
-    let window = (cwnd + extra).min(core.rwnd);
-    if seg >= core.snd_una + window || !core.segment_exists(seg) {
+    let cwnd = s.window.cwnd as u64;
+    let window = (cwnd + extra).min(s.rwnd);
+    if seg >= s.snd_una + window || !s.segment_exists(seg) {
         return None;
     }
-    let kind = if seg < core.snd_max { TxKind::Retransmit } else { TxKind::New };
-    Some(Transmission { seg, kind, limited_transmit: seg >= core.snd_una + cwnd })
+    let kind = if seg < s.snd_max { TxKind::Retransmit } else { TxKind::New };
+    Some(Transmission { seg, kind, limited_transmit: seg >= s.snd_una + cwnd })
 }

@@ -11,7 +11,8 @@
 //!   the first unacknowledged segment, cwnd = ssthresh + 3 (steps 2-3).
 //! - Each further duplicate ACK: cwnd += 1 (step 4).
 //! - Full ACK (acknowledges `recover`): cwnd = `min(ssthresh, max(FlightSize, 1) + 1)`
-//!   (option 1, the default) or ssthresh (option 2); recovery ends (step 5).
+//!   (option 1, the default) or ssthresh (option 2); recovery ends (step 5). Here
+//!   "ssthresh" is the window congestion control reduced to (ssthresh itself for Reno).
 //! - Partial ACK: retransmit the first unacknowledged segment, deflate cwnd by the
 //!   amount acknowledged, add back one segment if at least one was acknowledged,
 //!   stay in recovery; restart the timer on the first partial ACK only
@@ -19,11 +20,45 @@
 //! - Timeout: `recover = HighData`, recovery ends.
 
 use super::{
-    enter_fast_recovery, fast_recovery_next_segment, inflate_on_duplicate, reaches_dupthresh, AckInfo,
-    LossRecovery, Recover, Transmission, Verdict,
+    fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
+    Transmission,
 };
-use crate::cc::CongestionControl;
-use crate::tcp::sender::SenderCore;
+use crate::registry::RecoveryDescriptor;
+use crate::tcp::sender::SenderState;
+use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
+
+pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
+    name: "newreno",
+    role: Role::LossRecovery,
+    summary: "fast recovery that stays until `recover` is acknowledged, retransmitting on partial ACKs",
+    source: "RFC 6582 §3.2 (Impatient timer, §4)",
+    parameters: &[Parameter {
+        name: "full_ack",
+        ty: ParamType::Choice(&["flight", "ssthresh"]),
+        unit: "",
+        min: 0.0,
+        max: 0.0,
+        default: ParamDefault::Value("flight"),
+        meaning:
+            "cwnd on the full ACK: min(ssthresh, max(FlightSize, 1) + 1) (RFC 6582 option 1) or ssthresh \
+                  (option 2)",
+    }],
+    build,
+};
+
+fn build(params: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {
+    let full_ack = match params.choice("full_ack")? {
+        "ssthresh" => FullAckWindow::Ssthresh,
+        "flight" => FullAckWindow::FlightPlusOne,
+        _ => {
+            return Err(ParamError {
+                name: "full_ack".into(),
+                problem: "is not a choice the descriptor lists",
+            })
+        }
+    };
+    Ok(Box::new(NewReno { full_ack, ..NewReno::default() }))
+}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum FullAckWindow {
@@ -40,12 +75,9 @@ pub struct NewReno {
     recover: Recover,
     partial_acks: u32,
     full_ack: FullAckWindow,
-}
-
-impl NewReno {
-    pub fn with_full_ack(full_ack: FullAckWindow) -> Self {
-        Self { full_ack, ..Self::default() }
-    }
+    dupacks: DupAcks,
+    /// The window after the reduction (ssthresh under Reno congestion control).
+    reduced: f64,
 }
 
 impl LossRecovery for NewReno {
@@ -53,57 +85,62 @@ impl LossRecovery for NewReno {
         "newreno"
     }
 
-    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
-        if self.in_recovery {
-            if ack.newly_acked > 0 {
-                if self.recover.reached_by(ack.ack_seg) {
-                    core.cc.cwnd = match self.full_ack {
-                        FullAckWindow::FlightPlusOne => {
-                            core.cc.ssthresh.min(core.flight_size().max(1) as f64 + 1.0)
-                        }
-                        FullAckWindow::Ssthresh => core.cc.ssthresh,
-                    };
-                    core.dupacks = 0;
-                    self.in_recovery = false;
-                    cc.on_recovery_exit(&mut core.cc, ack.now);
-                    return Verdict::recovery(true);
-                }
-                core.force_retransmit = Some(core.snd_una);
-                core.cc.cwnd -= ack.newly_acked as f64;
-                core.cc.cwnd += 1.0;
-                core.cc.cwnd = core.cc.cwnd.max(1.0);
-                let first_partial = self.partial_acks == 0;
-                self.partial_acks += 1;
-                return Verdict::recovery(first_partial);
+    fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        if !self.in_recovery {
+            // Step 2: only a loss in data sent after the last recovery or timeout.
+            if self.dupacks.reaches_threshold(s, ack) && self.recover.covered_by(ack.ack_seg) {
+                return Outcome::loss(false);
             }
-            inflate_on_duplicate(core, ack);
-            return Verdict::recovery(false);
+            return Outcome::open(ack);
         }
-        // Step 2: only a loss in data sent after the last recovery or timeout.
-        if !reaches_dupthresh(core, ack) || !self.recover.covered_by(ack.ack_seg) {
-            return Verdict::open(ack);
+        if ack.newly_acked == 0 {
+            return self.dupacks.inflate(s, ack);
         }
-        self.recover.set(core.snd_max);
-        enter_fast_recovery(core, cc, ack.now);
+        if self.recover.reached_by(ack.ack_seg) {
+            let cwnd = match self.full_ack {
+                FullAckWindow::FlightPlusOne => self.reduced.min(s.flight_size().max(1) as f64 + 1.0),
+                FullAckWindow::Ssthresh => self.reduced,
+            };
+            self.dupacks = DupAcks::default();
+            self.in_recovery = false;
+            return Outcome { cwnd: Some(cwnd), exited: true, restart_timer: true, ..Outcome::default() };
+        }
+        // Partial ACK: deflate by what was acknowledged, add back one segment.
+        let cwnd = (s.window.cwnd - ack.newly_acked as f64 + 1.0).max(1.0);
+        let first_partial = self.partial_acks == 0;
+        self.partial_acks += 1;
+        Outcome {
+            cwnd: Some(cwnd),
+            retransmit: Some(s.snd_una),
+            restart_timer: first_partial,
+            ..Outcome::default()
+        }
+    }
+
+    fn enter(&mut self, s: &SenderState, window: f64) -> Outcome {
+        self.recover.set(s.snd_max);
         self.in_recovery = true;
         self.partial_acks = 0;
-        Verdict::entered()
+        self.reduced = window;
+        fast_recovery_entry(s, window)
     }
 
-    fn on_timeout(&mut self, core: &mut SenderCore) {
-        self.recover.set(core.snd_max);
+    fn on_rto(&mut self, s: &SenderState) -> Outcome {
+        self.recover.set(s.snd_max);
         self.in_recovery = false;
+        self.dupacks = DupAcks::default();
+        Outcome::default()
     }
 
-    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        fast_recovery_next_segment(core, self.in_recovery)
+    fn next_segment(&mut self, s: &SenderState) -> Option<Transmission> {
+        fast_recovery_next_segment(s, self.in_recovery, self.dupacks)
     }
 
     fn in_recovery(&self) -> bool {
         self.in_recovery
     }
 
-    fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        !self.recover.reached_by(core.snd_una)
+    fn in_loss_episode(&self, s: &SenderState) -> bool {
+        !self.recover.reached_by(s.snd_una)
     }
 }

@@ -31,11 +31,48 @@
 //!   also outside recovery, as RFC 6582 does with `recover`); SACK bits are
 //!   cleared (RFC 2018 §5) and go-back-N resends what is not SACKed again.
 
-use super::{
-    next_in_window, set_ssthresh_on_loss, AckInfo, LossRecovery, Recover, Transmission, TxKind, Verdict,
+use super::{next_in_window, AckInfo, LossRecovery, Outcome, Recover, Transmission, TxKind};
+use crate::registry::RecoveryDescriptor;
+use crate::tcp::sender::SenderState;
+use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
+
+pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
+    name: "sack",
+    role: Role::LossRecovery,
+    summary:
+        "conservative SACK recovery: scoreboard, IsLost, pipe, NextSeg rules 1-4 with rescue retransmission",
+    source: "RFC 6675 §4-5; SACK option RFC 2018",
+    parameters: &[
+        Parameter {
+            name: "rule3",
+            ty: ParamType::Bool,
+            unit: "",
+            min: 0.0,
+            max: 0.0,
+            default: ParamDefault::Value("true"),
+            meaning:
+                "NextSeg rule (3): retransmit un-SACKed data below the highest SACK even if not yet lost",
+        },
+        Parameter {
+            name: "clear_on_timeout",
+            ty: ParamType::Bool,
+            unit: "",
+            min: 0.0,
+            max: 0.0,
+            default: ParamDefault::Value("true"),
+            meaning: "forget SACK information after a retransmission timeout (RFC 2018 §5)",
+        },
+    ],
+    build,
 };
-use crate::cc::CongestionControl;
-use crate::tcp::sender::SenderCore;
+
+fn build(params: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {
+    Ok(Box::new(Sack {
+        use_rule3: params.bool("rule3")?,
+        clear_on_timeout: params.bool("clear_on_timeout")?,
+        ..Sack::default()
+    }))
+}
 
 #[derive(Debug)]
 pub struct Sack {
@@ -44,6 +81,8 @@ pub struct Sack {
     high_rxt: u64,
     rescue_end: Option<u64>,
     pipe: u64,
+    /// RFC 6675 §2 DupAcks: ACKs that SACKed new data since the last cumulative ACK.
+    dupacks: u32,
     /// NextSeg rule (3).
     pub use_rule3: bool,
     /// Clear SACK information on a retransmission timeout.
@@ -58,6 +97,7 @@ impl Default for Sack {
             high_rxt: 0,
             rescue_end: None,
             pipe: 0,
+            dupacks: 0,
             use_rule3: true,
             clear_on_timeout: true,
         }
@@ -74,47 +114,47 @@ impl Sack {
     }
 
     /// Un-SACKed segments below this bound are lost (IsLost).
-    pub fn lost_bound(core: &SenderCore) -> u64 {
-        core.scoreboard.kth_highest_sacked(core.dupthresh as u64).unwrap_or(core.snd_una)
+    pub fn lost_bound(s: &SenderState) -> u64 {
+        s.scoreboard.kth_highest_sacked(s.dupthresh as u64).unwrap_or(s.snd_una)
     }
 
-    pub fn is_lost(core: &SenderCore, seg: u64) -> bool {
-        seg < Self::lost_bound(core) && !core.scoreboard.is_sacked(seg)
+    pub fn is_lost(s: &SenderState, seg: u64) -> bool {
+        seg < Self::lost_bound(s) && !s.scoreboard.is_sacked(seg)
     }
 
-    fn set_pipe(&mut self, core: &SenderCore) {
-        let (una, max) = (core.snd_una, core.snd_max);
-        let not_lost_from = Self::lost_bound(core).clamp(una, max);
-        let in_network = (max - not_lost_from) - core.scoreboard.sacked_in(not_lost_from, max);
+    fn set_pipe(&mut self, s: &SenderState) {
+        let (una, max) = (s.snd_una, s.snd_max);
+        let not_lost_from = Self::lost_bound(s).clamp(una, max);
+        let in_network = (max - not_lost_from) - s.scoreboard.sacked_in(not_lost_from, max);
         let retransmitted_to = self.high_rxt.clamp(una, max);
-        let retransmitted = (retransmitted_to - una) - core.scoreboard.sacked_in(una, retransmitted_to);
+        let retransmitted = (retransmitted_to - una) - s.scoreboard.sacked_in(una, retransmitted_to);
         self.pipe = in_network + retransmitted;
     }
 
-    fn window_open(&self, core: &SenderCore) -> bool {
-        core.cc.cwnd - self.pipe as f64 >= 1.0
+    fn window_open(&self, s: &SenderState) -> bool {
+        s.window.cwnd - self.pipe as f64 >= 1.0
     }
 
-    fn next_seg(&self, core: &SenderCore) -> Option<Transmission> {
-        let from = self.high_rxt.max(core.snd_una);
-        let highest_sacked = core.scoreboard.kth_highest_sacked(1);
+    fn next_seg(&self, s: &SenderState) -> Option<Transmission> {
+        let from = self.high_rxt.max(s.snd_una);
+        let highest_sacked = s.scoreboard.kth_highest_sacked(1);
         if let Some(top) = highest_sacked {
-            let lost_below = Self::lost_bound(core).min(top);
-            if let Some(seg) = core.scoreboard.first_unsacked_in(from, lost_below) {
+            let lost_below = Self::lost_bound(s).min(top);
+            if let Some(seg) = s.scoreboard.first_unsacked_in(from, lost_below) {
                 return Some(Transmission::retransmit(seg));
             }
         }
-        if core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd {
-            return Some(Transmission::new_data(core.snd_max));
+        if s.has_unsent_data() && s.snd_max < s.snd_una + s.rwnd {
+            return Some(Transmission::new_data(s.snd_max));
         }
         if let (true, Some(top)) = (self.use_rule3, highest_sacked) {
-            if let Some(seg) = core.scoreboard.first_unsacked_in(from, top) {
+            if let Some(seg) = s.scoreboard.first_unsacked_in(from, top) {
                 return Some(Transmission::retransmit(seg));
             }
         }
         // HighACK > RescueRxt: the last acknowledged byte lies beyond RescueRxt's segment.
-        if self.rescue_end.is_none_or(|end| core.snd_una > end) {
-            if let Some(seg) = core.scoreboard.last_unsacked_in(core.snd_una, core.snd_max) {
+        if self.rescue_end.is_none_or(|end| s.snd_una > end) {
+            if let Some(seg) = s.scoreboard.last_unsacked_in(s.snd_una, s.snd_max) {
                 return Some(Transmission { seg, kind: TxKind::Rescue, limited_transmit: false });
             }
         }
@@ -127,71 +167,67 @@ impl LossRecovery for Sack {
         "sack"
     }
 
-    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
-        let mut verdict = Verdict::open(ack);
+    fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        let mut outcome = Outcome::open(ack);
         if self.in_recovery {
             if !self.recovery_point.reached_by(ack.ack_seg) {
-                self.set_pipe(core);
-                return Verdict::recovery(ack.newly_acked > 0);
+                self.set_pipe(s);
+                return Outcome { restart_timer: ack.newly_acked > 0, ..Outcome::default() };
             }
             self.in_recovery = false;
-            core.dupacks = 0;
-            cc.on_recovery_exit(&mut core.cc, ack.now);
-            verdict = Verdict::recovery(true);
+            self.dupacks = 0;
+            outcome = Outcome { exited: true, restart_timer: true, ..Outcome::default() };
         }
         if ack.newly_acked > 0 {
-            core.dupacks = 0;
+            self.dupacks = 0;
         }
         if ack.newly_sacked == 0 {
-            return verdict;
+            return outcome;
         }
-        core.dupacks += 1;
-        let loss_detected = core.dupacks >= core.dupthresh || Self::is_lost(core, core.snd_una);
+        self.dupacks += 1;
+        let loss_detected = self.dupacks >= s.dupthresh || Self::is_lost(s, s.snd_una);
         if self.recovery_point.reached_by(ack.ack_seg) && loss_detected {
-            self.in_recovery = true;
-            self.recovery_point.set(core.snd_max);
-            set_ssthresh_on_loss(core, cc, ack.now);
-            core.cc.cwnd = core.cc.ssthresh;
-            self.high_rxt = core.snd_una;
-            self.rescue_end = Some(core.snd_una + 1);
-            self.set_pipe(core);
-            core.force_retransmit = Some(core.snd_una);
-            return Verdict { restart_timer: ack.newly_acked > 0, ..Verdict::entered() };
+            return Outcome { exited: outcome.exited, ..Outcome::loss(ack.newly_acked > 0) };
         }
-        if core.limited_transmit {
-            self.high_rxt = core.snd_una;
-            self.set_pipe(core);
+        if s.limited_transmit {
+            self.high_rxt = s.snd_una;
+            self.set_pipe(s);
         }
-        verdict
+        outcome
     }
 
-    fn on_timeout(&mut self, core: &mut SenderCore) {
+    fn enter(&mut self, s: &SenderState, window: f64) -> Outcome {
+        self.in_recovery = true;
+        self.recovery_point.set(s.snd_max);
+        self.high_rxt = s.snd_una;
+        self.rescue_end = Some(s.snd_una + 1);
+        self.set_pipe(s);
+        Outcome { cwnd: Some(window), retransmit: Some(s.snd_una), ..Outcome::default() }
+    }
+
+    fn on_rto(&mut self, s: &SenderState) -> Outcome {
         self.in_recovery = false;
-        self.recovery_point.set(core.snd_max);
-        self.high_rxt = core.snd_una;
+        self.dupacks = 0;
+        self.recovery_point.set(s.snd_max);
+        self.high_rxt = s.snd_una;
         self.pipe = 0;
-        if self.clear_on_timeout {
-            core.scoreboard.clear_sacks();
-        }
+        Outcome { forget_sacks: self.clear_on_timeout, ..Outcome::default() }
     }
 
-    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
+    fn next_segment(&mut self, s: &SenderState) -> Option<Transmission> {
         if self.in_recovery {
-            return if self.window_open(core) { self.next_seg(core) } else { None };
+            return if self.window_open(s) { self.next_seg(s) } else { None };
         }
-        let limited_transmit = core.limited_transmit
-            && core.dupacks > 0
-            && core.dupacks < core.dupthresh
-            && core.snd_nxt == core.snd_max;
+        let limited_transmit =
+            s.limited_transmit && self.dupacks > 0 && self.dupacks < s.dupthresh && s.snd_nxt == s.snd_max;
         if limited_transmit {
-            let allowed =
-                self.window_open(core) && core.has_unsent_data() && core.snd_max < core.snd_una + core.rwnd;
-            return allowed.then_some(Transmission::new_data(core.snd_max).via_limited_transmit());
+            let allowed = self.window_open(s) && s.has_unsent_data() && s.snd_max < s.snd_una + s.rwnd;
+            return allowed.then_some(Transmission::new_data(s.snd_max).via_limited_transmit());
         }
-        next_in_window(core, 0, true)
+        next_in_window(s, 0, true)
     }
 
-    fn on_transmit(&mut self, _core: &SenderCore, tx: Transmission) {
+    fn on_transmit(&mut self, _s: &SenderState, tx: Transmission) {
         self.pipe += 1;
         match tx.kind {
             TxKind::Retransmit => self.high_rxt = self.high_rxt.max(tx.seg + 1),
@@ -204,36 +240,34 @@ impl LossRecovery for Sack {
         self.in_recovery
     }
 
-    fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        !self.recovery_point.reached_by(core.snd_una)
+    fn in_loss_episode(&self, s: &SenderState) -> bool {
+        !self.recovery_point.reached_by(s.snd_una)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::CcState;
+    use crate::cc::Window;
     use crate::tcp::rtt::RttEstimator;
     use crate::tcp::scoreboard::Scoreboard;
-    use cclab_core::time::secs;
+    use cclab_wire::time::secs;
 
     /// `sent` segments outstanding from 0, the given ranges SACKed.
-    fn core(sent: u64, total: Option<u64>, sacked: &[(u64, u64)], cwnd: f64) -> SenderCore {
-        let mut core = SenderCore {
+    fn core(sent: u64, total: Option<u64>, sacked: &[(u64, u64)], cwnd: f64) -> SenderState {
+        let mut core = SenderState {
             mss: 1000,
             total_segments: total,
             last_segment_len: 1000,
             snd_una: 0,
             snd_nxt: sent,
             snd_max: sent,
-            cc: CcState { cwnd, ssthresh: cwnd },
+            window: Window { cwnd, ssthresh: cwnd },
             rwnd: 1 << 40,
-            dupacks: 3,
             dupthresh: 3,
             limited_transmit: false,
             scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(secs(1), secs(1), secs(60), 0),
-            force_retransmit: None,
             limited_transmit_sent: 0,
         };
         for s in 0..sent {

@@ -1,23 +1,39 @@
 //! TCP Tahoe (Jacobson 1988; RFC 5681 without fast recovery).
 //!
 //! On the DupThresh-th duplicate ACK: ssthresh from congestion control
-//! (`max(FlightSize/2, 2)` for Reno), cwnd = 1 segment, and go back to `snd_una`
-//! (retransmit it and everything after it in slow start). As in ns-2's Tahoe with
-//! its default `bug_fix_` (and RFC 6582's `recover` test), duplicate ACKs that do
-//! not cover more than the data sent before the last fast retransmit or timeout
-//! do not trigger another one: go-back-N's own duplicates would otherwise cause
-//! one fast retransmit per lost segment.
+//! (`max(FlightSize/2, 2)` for Reno), cwnd = 1 segment whatever the reduced
+//! window (slow start is Tahoe's recovery), and go back to `snd_una`
+//! (retransmit it and everything after it in slow start). As in ns-2's Tahoe
+//! with its default `bug_fix_` (and RFC 6582's `recover` test), duplicate ACKs
+//! that do not cover more than the data sent before the last fast retransmit or
+//! timeout do not trigger another one: go-back-N's own duplicates would
+//! otherwise cause one fast retransmit per lost segment.
 
 use super::{
-    limited_transmit_allowance, next_in_window, reaches_dupthresh, set_ssthresh_on_loss, AckInfo,
-    LossRecovery, Recover, Transmission, Verdict,
+    limited_transmit_allowance, next_in_window, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
+    Transmission,
 };
-use crate::cc::CongestionControl;
-use crate::tcp::sender::SenderCore;
+use crate::registry::RecoveryDescriptor;
+use crate::tcp::sender::SenderState;
+use cclab_wire::{Descriptor, ParamError, Params, Role};
+
+pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
+    name: "tahoe",
+    role: Role::LossRecovery,
+    summary: "fast retransmit then slow start from cwnd = 1 (go-back-N), no fast recovery",
+    source: "Jacobson, SIGCOMM 1988; RFC 5681 without §3.2 fast recovery; ns-2 Tahoe with bug_fix_",
+    parameters: &[],
+    build,
+};
+
+fn build(_: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {
+    Ok(Box::new(Tahoe::default()))
+}
 
 #[derive(Debug, Default)]
 pub struct Tahoe {
     recover: Recover,
+    dupacks: DupAcks,
 }
 
 impl LossRecovery for Tahoe {
@@ -25,32 +41,33 @@ impl LossRecovery for Tahoe {
         "tahoe"
     }
 
-    fn on_ack(&mut self, core: &mut SenderCore, cc: &mut dyn CongestionControl, ack: &AckInfo) -> Verdict {
-        let mut verdict = Verdict::open(ack);
-        if !reaches_dupthresh(core, ack) || !self.recover.covered_by(ack.ack_seg) {
-            return verdict;
+    fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        if self.dupacks.reaches_threshold(s, ack) && self.recover.covered_by(ack.ack_seg) {
+            return Outcome::loss(ack.newly_acked > 0);
         }
-        set_ssthresh_on_loss(core, cc, ack.now);
-        core.cc.cwnd = 1.0;
-        self.recover.set(core.snd_max);
-        core.snd_nxt = core.snd_una;
-        verdict.entered_recovery = true;
-        verdict
+        Outcome::open(ack)
     }
 
-    fn on_timeout(&mut self, core: &mut SenderCore) {
-        self.recover.set(core.snd_max);
+    fn enter(&mut self, s: &SenderState, _window: f64) -> Outcome {
+        self.recover.set(s.snd_max);
+        Outcome { cwnd: Some(1.0), go_back: true, ..Outcome::default() }
     }
 
-    fn next_segment(&mut self, core: &SenderCore) -> Option<Transmission> {
-        next_in_window(core, limited_transmit_allowance(core), false)
+    fn on_rto(&mut self, s: &SenderState) -> Outcome {
+        self.recover.set(s.snd_max);
+        self.dupacks = DupAcks::default();
+        Outcome::default()
+    }
+
+    fn next_segment(&mut self, s: &SenderState) -> Option<Transmission> {
+        next_in_window(s, limited_transmit_allowance(s, self.dupacks), false)
     }
 
     fn in_recovery(&self) -> bool {
         false
     }
 
-    fn in_loss_episode(&self, core: &SenderCore) -> bool {
-        !self.recover.reached_by(core.snd_una)
+    fn in_loss_episode(&self, s: &SenderState) -> bool {
+        !self.recover.reached_by(s.snd_una)
     }
 }

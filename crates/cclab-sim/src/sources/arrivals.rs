@@ -1,0 +1,154 @@
+//! Finite transfers arriving as a Poisson process: the web-like traffic of a
+//! server. A host agent on the sending host draws exponential inter-arrival
+//! times at `rate` and a size for each transfer from `size` (constant,
+//! exponential or Pareto with a given mean and shape), opens a connection for
+//! it, and forgets it when it completes; each transfer leaves a record with its
+//! completion time. All of a source's transfers share its pair of hosts, and
+//! its counters are reported as one row of the flows table.
+//!
+//! Inter-arrival times and sizes come from two random streams of their own
+//! (named after the flow instance), so changing the size distribution does not
+//! move the arrival times. Pareto sizes use the scale `mean (shape - 1) / shape`,
+//! so the mean is the one asked for; with shape <= 2 the variance is infinite,
+//! as in the web-traffic models of Crovella and Bestavros (1997).
+
+use super::{AppSpec, SourceBuilder, SourceDescriptor};
+use cclab_core::{Actions, Agent, BucketId, Connections, Open, RngStream};
+use cclab_wire::{
+    Descriptor, Endpoint, NodeId, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
+    SizeDistribution, Time, NEVER,
+};
+
+pub const DESCRIPTOR: SourceDescriptor = Descriptor {
+    name: "arrivals",
+    role: Role::TrafficSource,
+    summary: "finite transfers arriving as a Poisson process at `rate`, sizes drawn from `size`",
+    source:
+        "Poisson session arrivals with heavy-tailed sizes: Paxson and Floyd, ToN 3(3) 1995; Crovella and \
+             Bestavros, ToN 5(6) 1997; ns-2 PackMime-style web traffic",
+    parameters: &[
+        Parameter {
+            name: "rate",
+            ty: ParamType::PerSecond,
+            unit: "",
+            min: 1e-6,
+            max: 1e6,
+            default: ParamDefault::Required,
+            meaning: "mean arrivals per unit of time, e.g. \"50/s\"",
+        },
+        Parameter {
+            name: "size",
+            ty: ParamType::SizeDistribution,
+            unit: "",
+            min: 1.0,
+            max: 1e12,
+            default: ParamDefault::Required,
+            meaning:
+                "transfer size: \"100KB\", \"exponential(mean=100KB)\" or \"pareto(mean=100KB, shape=1.2)\"",
+        },
+    ],
+    build: SourceBuilder { build, protocol: "tcp" },
+};
+
+fn build(params: &Params) -> Result<AppSpec, ParamError> {
+    Ok(AppSpec::Arrivals { rate: params.per_second("rate")?, size: params.distribution("size")? })
+}
+
+/// A connection's sending and receiving endpoints.
+pub type EndpointPair = (Box<dyn Endpoint>, Box<dyn Endpoint>);
+
+/// Builds the two endpoints of one transfer of `size` bytes starting at `start`.
+pub type ConnectionFactory = Box<dyn FnMut(u64, Time) -> Result<EndpointPair, String>>;
+
+pub struct ArrivalSource {
+    rate: f64,
+    sizes: SizeDistribution,
+    gaps: RngStream,
+    size_draws: RngStream,
+    next: Time,
+    from: NodeId,
+    to: NodeId,
+    bucket: BucketId,
+    factory: ConnectionFactory,
+    opened: u64,
+    failure: Option<String>,
+}
+
+pub struct ArrivalPlan {
+    pub rate: f64,
+    pub sizes: SizeDistribution,
+    pub start: Time,
+    pub from: NodeId,
+    pub to: NodeId,
+    pub bucket: BucketId,
+    /// Names the random streams: "flow:NAME:INDEX".
+    pub stream: String,
+    pub seed: u64,
+}
+
+impl ArrivalSource {
+    pub fn new(plan: ArrivalPlan, factory: ConnectionFactory) -> Self {
+        let mut source = Self {
+            rate: plan.rate,
+            sizes: plan.sizes,
+            gaps: RngStream::new(plan.seed, &format!("{}:arrivals", plan.stream)),
+            size_draws: RngStream::new(plan.seed, &format!("{}:sizes", plan.stream)),
+            next: plan.start,
+            from: plan.from,
+            to: plan.to,
+            bucket: plan.bucket,
+            factory,
+            opened: 0,
+            failure: None,
+        };
+        source.next = plan.start + source.gap();
+        source
+    }
+
+    /// An exponential inter-arrival time, by inverse transform.
+    fn gap(&mut self) -> Time {
+        let u = self.gaps.next_f64();
+        let seconds = -(1.0 - u).ln() / self.rate;
+        (seconds * 1e9).round().min(1e18) as Time
+    }
+
+    pub fn opened(&self) -> u64 {
+        self.opened
+    }
+}
+
+impl Agent for ArrivalSource {
+    fn next_wakeup(&self) -> Time {
+        if self.failure.is_some() {
+            NEVER
+        } else {
+            self.next
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, _connections: &Connections, actions: &mut Actions) {
+        while self.next <= now && self.failure.is_none() {
+            let size = self.sizes.quantile(self.size_draws.next_f64());
+            match (self.factory)(size, now) {
+                Ok((sender, receiver)) => {
+                    actions.open(Open {
+                        sender,
+                        receiver,
+                        from: self.from,
+                        to: self.to,
+                        bucket: self.bucket,
+                        size: Some(size),
+                        start: now,
+                    });
+                    self.opened += 1;
+                }
+                Err(e) => self.failure = Some(e),
+            }
+            self.next = self.next.saturating_add(self.gap());
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.clone()
+    }
+}

@@ -1,0 +1,69 @@
+//! Traffic sources: what the application offers (`app = ...` on a flow group).
+//! One descriptor per file; a source states which protocol it runs over and
+//! turns its checked parameters into an [`AppSpec`], which the builder turns
+//! into endpoints (a bulk or finite TCP transfer, a CBR UDP source) or into a
+//! host agent that opens connections during the run (transfer arrivals).
+
+pub mod arrivals;
+pub mod bulk;
+pub mod cbr;
+pub mod transfer;
+
+use cclab_wire::{Descriptor, ParamError, Params, SizeDistribution, Time};
+use serde::{Serialize, Serializer};
+
+/// What the application of one flow instance does.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AppSpec {
+    /// An infinite backlog.
+    Bulk,
+    /// One transfer of this many bytes.
+    Transfer { size: u64 },
+    /// Transfers arriving as a Poisson process, sizes drawn from a distribution.
+    Arrivals { rate: f64, size: SizeDistribution },
+    /// Constant bit rate, optionally in on/off periods.
+    Cbr {
+        rate: u64,
+        size: u64,
+        #[serde(serialize_with = "optional_seconds")]
+        on: Option<Time>,
+        #[serde(serialize_with = "optional_seconds")]
+        off: Option<Time>,
+    },
+}
+
+impl AppSpec {
+    /// The source's name, as `app = { kind = ... }` writes it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AppSpec::Bulk => bulk::DESCRIPTOR.name,
+            AppSpec::Transfer { .. } => transfer::DESCRIPTOR.name,
+            AppSpec::Arrivals { .. } => arrivals::DESCRIPTOR.name,
+            AppSpec::Cbr { .. } => cbr::DESCRIPTOR.name,
+        }
+    }
+}
+
+fn optional_seconds<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_some(&cclab_wire::time::to_secs_f64(*t)),
+        None => s.serialize_none(),
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SourceBuilder {
+    pub build: fn(&Params) -> Result<AppSpec, ParamError>,
+    /// The protocol this source runs over.
+    pub protocol: &'static str,
+}
+
+pub type SourceDescriptor = Descriptor<SourceBuilder>;
+
+pub const SOURCES: &[SourceDescriptor] =
+    &[bulk::DESCRIPTOR, transfer::DESCRIPTOR, arrivals::DESCRIPTOR, cbr::DESCRIPTOR];
+
+pub fn find(name: &str) -> Option<&'static SourceDescriptor> {
+    SOURCES.iter().find(|d| d.name == name)
+}

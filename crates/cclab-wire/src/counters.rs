@@ -1,0 +1,189 @@
+//! What an endpoint counts: a small common set every protocol has, plus named
+//! protocol-specific extras (TCP's retransmissions and RTT samples, a UDP
+//! sink's losses). The driver snapshots counters at the start and the end of
+//! the measurement window and reports the difference; counters of connections
+//! that share a report row (all transfers of one traffic source) are merged.
+
+use crate::time::Time;
+
+/// How an extra counter combines and what a report shows of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// Events counted since the start; a report shows the window's difference.
+    Count(u64),
+    /// Sum and number of time samples; a report shows the window's mean in seconds.
+    MeanSeconds { sum: Time, samples: u64 },
+    /// The smallest time sample of the whole run (not windowed), in seconds.
+    MinSeconds(Option<Time>),
+}
+
+impl Measure {
+    fn merge(&mut self, other: Measure) {
+        *self = match (*self, other) {
+            (Measure::Count(a), Measure::Count(b)) => Measure::Count(a + b),
+            (Measure::MeanSeconds { sum: a, samples: n }, Measure::MeanSeconds { sum: b, samples: m }) => {
+                Measure::MeanSeconds { sum: a + b, samples: n + m }
+            }
+            (Measure::MinSeconds(a), Measure::MinSeconds(b)) => Measure::MinSeconds(match (a, b) {
+                (Some(x), Some(y)) => Some(x.min(y)),
+                (x, y) => x.or(y),
+            }),
+            // Two protocols gave one name two meanings: keep the first.
+            (mine, _) => mine,
+        }
+    }
+
+    /// This value minus its value at `start`.
+    fn since(&self, start: Option<Measure>) -> Measure {
+        match (*self, start) {
+            (Measure::Count(a), Some(Measure::Count(b))) => Measure::Count(a.saturating_sub(b)),
+            (Measure::MeanSeconds { sum, samples }, Some(Measure::MeanSeconds { sum: s0, samples: n0 })) => {
+                Measure::MeanSeconds { sum: sum.saturating_sub(s0), samples: samples.saturating_sub(n0) }
+            }
+            (now, _) => now,
+        }
+    }
+}
+
+/// Most extras a protocol reports; a fixed array keeps counters a plain value.
+pub const MAX_EXTRAS: usize = 8;
+
+/// Named protocol-specific counters, in the order the protocol declared them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extras {
+    len: u8,
+    items: [(&'static str, Measure); MAX_EXTRAS],
+}
+
+impl Default for Extras {
+    fn default() -> Self {
+        Self { len: 0, items: [("", Measure::Count(0)); MAX_EXTRAS] }
+    }
+}
+
+impl Extras {
+    /// Sets `name` (adding it if new). Names beyond [`MAX_EXTRAS`] are a
+    /// protocol bug, caught by its tests.
+    pub fn set(&mut self, name: &'static str, value: Measure) {
+        if let Some(item) = self.items[..self.len as usize].iter_mut().find(|(n, _)| *n == name) {
+            item.1 = value;
+        } else {
+            debug_assert!((self.len as usize) < MAX_EXTRAS, "more than {MAX_EXTRAS} extra counters");
+            if (self.len as usize) < MAX_EXTRAS {
+                self.items[self.len as usize] = (name, value);
+                self.len += 1;
+            }
+        }
+    }
+
+    pub fn get(&self, name: &str) -> Option<Measure> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, m)| m)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, Measure)> + '_ {
+        self.items[..self.len as usize].iter().copied()
+    }
+
+    /// The count named `name`, or 0.
+    pub fn count(&self, name: &str) -> u64 {
+        match self.get(name) {
+            Some(Measure::Count(n)) => n,
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// In-order payload bytes handed to the receiving application.
+    pub bytes_delivered: u64,
+    /// Packets and bytes (headers included) this endpoint put on the wire.
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub packets_received: u64,
+    pub extra: Extras,
+}
+
+impl Counters {
+    /// Adds another endpoint's counters (of the same protocol) to these.
+    pub fn merge(&mut self, other: &Counters) {
+        self.bytes_delivered += other.bytes_delivered;
+        self.packets_sent += other.packets_sent;
+        self.bytes_sent += other.bytes_sent;
+        self.packets_received += other.packets_received;
+        for (name, value) in other.extra.iter() {
+            match self.extra.get(name) {
+                Some(mut mine) => {
+                    mine.merge(value);
+                    self.extra.set(name, mine);
+                }
+                None => self.extra.set(name, value),
+            }
+        }
+    }
+
+    /// What happened between `start` and these counters.
+    pub fn since(&self, start: &Counters) -> Counters {
+        let mut extra = Extras::default();
+        for (name, value) in self.extra.iter() {
+            extra.set(name, value.since(start.extra.get(name)));
+        }
+        Counters {
+            bytes_delivered: self.bytes_delivered.saturating_sub(start.bytes_delivered),
+            packets_sent: self.packets_sent.saturating_sub(start.packets_sent),
+            bytes_sent: self.bytes_sent.saturating_sub(start.bytes_sent),
+            packets_received: self.packets_received.saturating_sub(start.packets_received),
+            extra,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tcp_like(delivered: u64, retx: u64, rtt_sum: Time, n: u64, min: Option<Time>) -> Counters {
+        let mut c = Counters { bytes_delivered: delivered, ..Counters::default() };
+        c.extra.set("retransmits", Measure::Count(retx));
+        c.extra.set("rtt_mean_s", Measure::MeanSeconds { sum: rtt_sum, samples: n });
+        c.extra.set("rtt_min_s", Measure::MinSeconds(min));
+        c
+    }
+
+    #[test]
+    fn window_difference_subtracts_counts_and_sums_but_keeps_the_minimum() {
+        let start = tcp_like(1000, 2, 300, 3, Some(90));
+        let end = tcp_like(5000, 7, 1000, 10, Some(80));
+        let d = end.since(&start);
+        assert_eq!(d.bytes_delivered, 4000);
+        assert_eq!(d.extra.count("retransmits"), 5);
+        assert_eq!(d.extra.get("rtt_mean_s"), Some(Measure::MeanSeconds { sum: 700, samples: 7 }));
+        assert_eq!(d.extra.get("rtt_min_s"), Some(Measure::MinSeconds(Some(80))));
+    }
+
+    #[test]
+    fn merging_adds_counts_pools_means_and_takes_the_smaller_minimum() {
+        let mut a = tcp_like(10, 1, 100, 1, None);
+        a.merge(&tcp_like(20, 2, 50, 2, Some(7)));
+        assert_eq!(a.bytes_delivered, 30);
+        assert_eq!(a.extra.count("retransmits"), 3);
+        assert_eq!(a.extra.get("rtt_mean_s"), Some(Measure::MeanSeconds { sum: 150, samples: 3 }));
+        assert_eq!(a.extra.get("rtt_min_s"), Some(Measure::MinSeconds(Some(7))));
+        // A name only the other side has is added.
+        let mut b = Counters::default();
+        b.merge(&a);
+        assert_eq!(b.extra.count("retransmits"), 3);
+    }
+
+    #[test]
+    fn extras_keep_declaration_order_and_overwrite_by_name() {
+        let mut e = Extras::default();
+        e.set("b", Measure::Count(1));
+        e.set("a", Measure::Count(2));
+        e.set("b", Measure::Count(3));
+        let names: Vec<_> = e.iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(e.count("b"), 3);
+        assert_eq!(e.count("missing"), 0);
+    }
+}

@@ -1,0 +1,92 @@
+//! The endpoint interface: the only way a driver talks to a transport protocol.
+//!
+//! An endpoint is a sans-IO state machine. It never reads a clock, owns a socket
+//! or makes its own randomness: the driver (the simulator, or a socket loop in
+//! real-network mode) hands it `now` and inputs (a packet, a timer, an
+//! application's request), and it answers with packets to send and the next
+//! time it wants to be woken.
+
+use crate::counters::Counters;
+use crate::packet::Packet;
+use crate::time::Time;
+
+/// Where an endpoint puts the packets it sends. Reused across calls so the hot
+/// path never allocates.
+#[derive(Default)]
+pub struct Outbox {
+    pub packets: Vec<Packet>,
+}
+
+impl Outbox {
+    pub fn send(&mut self, packet: Packet) {
+        self.packets.push(packet);
+    }
+}
+
+/// A request from the application or the host to a connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Control {
+    /// The application wrote this many more bytes to send.
+    AppWrite { bytes: u64 },
+    /// The application will write nothing more: finish what was written.
+    AppClose,
+    /// The host gives the connection a send buffer of this many bytes.
+    SetSendBuffer { bytes: u64 },
+}
+
+/// An endpoint does not act on a control input (a receiver asked to write, say).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlRefused(pub Control);
+
+impl std::fmt::Display for ControlRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "this endpoint does not accept {:?}", self.0)
+    }
+}
+
+impl std::error::Error for ControlRefused {}
+
+/// Instantaneous sender state for time series.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Probe {
+    /// Congestion window and slow-start threshold in segments.
+    pub cwnd: f64,
+    pub ssthresh: f64,
+    /// Smoothed RTT and latest RTT sample (0 before the first sample).
+    pub srtt: Time,
+    pub rtt: Time,
+    /// Highest byte sequence sent so far (exclusive) and cumulatively acknowledged.
+    pub seq_sent: u64,
+    pub seq_acked: u64,
+    pub in_flight: u64,
+}
+
+pub trait Endpoint {
+    /// A packet addressed to this endpoint arrived.
+    fn on_packet(&mut self, now: Time, packet: &Packet, out: &mut Outbox);
+    /// The time returned by [`Endpoint::next_wakeup`] has been reached.
+    fn on_timer(&mut self, now: Time, out: &mut Outbox);
+    /// When this endpoint next wants `on_timer`, or [`crate::NEVER`].
+    fn next_wakeup(&self) -> Time;
+    /// The application or host asks something of this endpoint.
+    fn on_control(&mut self, _now: Time, control: Control, _out: &mut Outbox) -> Result<(), ControlRefused> {
+        Err(ControlRefused(control))
+    }
+    fn counters(&self) -> Counters;
+    /// When the application's finite job (a transfer) completed, if it has.
+    fn finished_at(&self) -> Option<Time> {
+        None
+    }
+    /// Nothing is left to do: the driver may forget this endpoint. Packets
+    /// that still arrive for it are dropped as orphans.
+    fn is_closed(&self) -> bool {
+        false
+    }
+    /// Sender state for time series; `None` for endpoints without one (receivers).
+    fn probe(&self) -> Option<Probe> {
+        None
+    }
+    /// Allows tests and drivers to reach the concrete endpoint behind the trait.
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}

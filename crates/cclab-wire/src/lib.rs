@@ -1,0 +1,29 @@
+//! cclab-wire: what a driver and the protocols it drives share.
+//!
+//! The simulator's engine, the transport protocols and the real-network mode
+//! all speak this vocabulary and nothing else of each other: simulated or
+//! real [`Time`] in integer nanoseconds; the [`Packet`] with its routing
+//! fields, size, congestion-mark bits and a protocol [`Header`]; the
+//! [`Endpoint`] interface of a sans-IO protocol state machine with its
+//! [`Counters`] and [`Control`] inputs; and the [`Descriptor`] every
+//! algorithm exports. The engine never looks inside a header, and a protocol
+//! never sees the engine.
+
+pub mod counters;
+pub mod descriptor;
+pub mod endpoint;
+pub mod packet;
+pub mod time;
+pub mod units;
+
+pub use counters::{Counters, Extras, Measure};
+pub use descriptor::{
+    Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
+    SizeDistribution,
+};
+pub use endpoint::{Control, ControlRefused, Endpoint, Outbox, Probe};
+pub use packet::{
+    EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, UdpHeader,
+    UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
+};
+pub use time::{Time, NEVER};

@@ -1,0 +1,278 @@
+//! The packet: a small plain struct moved by value through the network.
+//!
+//! A packet has three parts. Routing fields (`src`, `dst`, `to_endpoint`,
+//! `flow`) are stamped by the driver and are all the network looks at, besides
+//! the size on the wire and the congestion-mark bits a queue may set. The
+//! protocol header ([`Header`]) is written and read only by endpoints: the
+//! engine never looks inside it, so a new transport adds a header variant and
+//! nothing else changes.
+
+use crate::time::Time;
+
+pub type NodeId = u32;
+pub type LinkId = u32;
+pub type EndpointId = u32;
+/// A connection's identity for the whole run: never reused, so a packet that
+/// arrives after its connection closed is recognised as an orphan.
+pub type FlowId = u32;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Packet {
+    // Routing, stamped by the driver.
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub to_endpoint: EndpointId,
+    pub flow: FlowId,
+    /// Bytes on the wire: payload plus every header.
+    pub wire_bytes: u32,
+    /// The sender can react to congestion marks (ECN-capable transport, RFC 3168).
+    pub ect: bool,
+    /// A queue marked this packet: Congestion Experienced (RFC 3168), or a
+    /// congestion warning (TCP-Jersey); what the mark means is the queue's business.
+    pub ce: bool,
+    pub header: Header,
+}
+
+impl Packet {
+    /// A packet carrying `header`, `wire_bytes` long, with routing fields unset.
+    pub fn new(header: Header, wire_bytes: u32) -> Self {
+        Self { src: 0, dst: 0, to_endpoint: 0, flow: 0, wire_bytes, ect: false, ce: false, header }
+    }
+
+    pub fn tcp(&self) -> Option<&TcpHeader> {
+        match &self.header {
+            Header::Tcp(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub fn udp(&self) -> Option<&UdpHeader> {
+        match &self.header {
+            Header::Udp(h) => Some(h),
+            _ => None,
+        }
+    }
+}
+
+/// The protocol header: one variant per transport.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Header {
+    Tcp(TcpHeader),
+    Udp(UdpHeader),
+    Udt(UdtHeader),
+}
+
+// ------------------------------------------------------------------ TCP
+
+/// Up to four SACK blocks (RFC 2018); three fit beside the timestamp option.
+pub const MAX_SACK_BLOCKS: usize = 4;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpKind {
+    Data,
+    Ack,
+}
+
+/// SACK blocks `[left, right)` in byte sequence space, most recent first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    len: u8,
+    blocks: [(u64, u64); MAX_SACK_BLOCKS],
+}
+
+impl SackBlocks {
+    /// Appends a block; returns false (and ignores it) when full.
+    pub fn push(&mut self, left: u64, right: u64) -> bool {
+        if (self.len as usize) < MAX_SACK_BLOCKS {
+            self.blocks[self.len as usize] = (left, right);
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn as_slice(&self) -> &[(u64, u64)] {
+        &self.blocks[..self.len as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A TCP segment's header. Sequence numbers are 64-bit byte offsets from the
+/// start of the stream, so they never wrap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpHeader {
+    pub kind: TcpKind,
+    /// First payload byte (data).
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Cumulative acknowledgment: next byte expected (ACKs).
+    pub ack: u64,
+    /// Advertised receive window in bytes (ACKs).
+    pub window: u64,
+    /// Timestamp value (sender clock) and echo reply (RFC 7323).
+    pub ts_val: Time,
+    pub ts_ecr: Time,
+    /// ECN-Echo: the receiver saw a congestion mark.
+    pub ece: bool,
+    pub sack: SackBlocks,
+}
+
+impl TcpHeader {
+    /// A header of the given kind with every field zero.
+    pub fn new(kind: TcpKind) -> Self {
+        Self {
+            kind,
+            seq: 0,
+            len: 0,
+            ack: 0,
+            window: 0,
+            ts_val: 0,
+            ts_ecr: 0,
+            ece: false,
+            sack: SackBlocks::default(),
+        }
+    }
+}
+
+// ------------------------------------------------------------------ UDP
+
+/// A UDP datagram as a measuring source sends it: the sequence number and send
+/// time let the sink count losses and one-way delay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpHeader {
+    pub seq: u64,
+    pub sent_at: Time,
+    /// Application payload bytes (the wire size adds the UDP and IP headers).
+    pub payload: u32,
+}
+
+// ------------------------------------------------------------------ UDT
+
+/// Ranges a UDT NAK can carry in one packet. UDT 4 packs its loss list into one
+/// datagram; a model keeps a fixed bound so the packet stays a plain value, and
+/// a longer list goes out over several NAKs.
+pub const MAX_UDT_LOSS_RANGES: usize = 8;
+
+/// Inclusive ranges of lost UDT sequence numbers (UDT 4 `CPacket` NAK
+/// encoding: a single number, or first-with-flag and last).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdtLossList {
+    len: u8,
+    ranges: [(u32, u32); MAX_UDT_LOSS_RANGES],
+}
+
+impl UdtLossList {
+    /// Appends `[first, last]`; returns false (and ignores it) when full.
+    pub fn push(&mut self, first: u32, last: u32) -> bool {
+        if (self.len as usize) < MAX_UDT_LOSS_RANGES {
+            self.ranges[self.len as usize] = (first, last);
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn as_slice(&self) -> &[(u32, u32)] {
+        &self.ranges[..self.len as usize]
+    }
+}
+
+/// UDT 4 packets (draft-gg-udt §3; UDT 4.11 `src/packet.cpp`): data packets
+/// with a 31-bit sequence number, and control packets.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UdtHeader {
+    Data { seq: u32, msg: u32, timestamp_us: u32, dst_socket: u32 },
+    Control { timestamp_us: u32, dst_socket: u32, body: UdtControl },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UdtControl {
+    Handshake {
+        version: u32,
+        socket_type: u32,
+        initial_seq: u32,
+        mss: u32,
+        flow_window: u32,
+        request: i32,
+        socket_id: u32,
+    },
+    KeepAlive,
+    /// A full ACK; the rate fields are present only when more than SYN has passed since the last ones.
+    Ack {
+        ack_seq: u32,
+        last_seq: u32,
+        rtt_us: u32,
+        rtt_var_us: u32,
+        available_buffer: u32,
+        rates: Option<UdtRates>,
+    },
+    /// A light ACK: the acknowledged sequence number alone.
+    LightAck {
+        last_seq: u32,
+    },
+    Nak {
+        losses: UdtLossList,
+    },
+    Shutdown,
+    Ack2 {
+        ack_seq: u32,
+    },
+}
+
+/// The receiver's packet arrival speed and estimated link capacity, packets per second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdtRates {
+    pub arrival: u32,
+    pub capacity: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_blocks_hold_at_most_four() {
+        let mut s = SackBlocks::default();
+        for i in 0..4 {
+            assert!(s.push(i * 10, i * 10 + 5));
+        }
+        assert!(!s.push(100, 105));
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.as_slice()[0], (0, 5));
+    }
+
+    #[test]
+    fn udt_loss_list_is_bounded() {
+        let mut l = UdtLossList::default();
+        for i in 0..MAX_UDT_LOSS_RANGES as u32 {
+            assert!(l.push(i * 10, i * 10 + 2));
+        }
+        assert!(!l.push(1000, 1000));
+        assert_eq!(l.as_slice().len(), MAX_UDT_LOSS_RANGES);
+    }
+
+    #[test]
+    fn packet_stays_small() {
+        // Packets are copied on every hop; keep them within two and a half cache lines.
+        assert!(std::mem::size_of::<Packet>() <= 160, "{}", std::mem::size_of::<Packet>());
+    }
+
+    #[test]
+    fn header_accessors_see_only_their_protocol() {
+        let p = Packet::new(Header::Tcp(TcpHeader::new(TcpKind::Ack)), 40);
+        assert!(p.tcp().is_some() && p.udp().is_none());
+        let u = Packet::new(Header::Udp(UdpHeader { seq: 1, sent_at: 0, payload: 972 }), 1000);
+        assert_eq!(u.udp().map(|h| h.seq), Some(1));
+        assert!(u.tcp().is_none());
+    }
+}

@@ -1,0 +1,252 @@
+//! Parsing of unit-bearing values written as strings: "100Mbps", "10ms",
+//! "64KB", "50/s", "pareto(mean=100KB, shape=1.2)". Every parser returns a
+//! message fit to follow a key path in an error ("run.warmup: ...").
+
+use crate::descriptor::SizeDistribution;
+use crate::time::Time;
+
+/// The leading number of a unit-bearing value and the unit after it.
+pub fn split_number(s: &str) -> Result<(f64, &str), String> {
+    let s = s.trim();
+    let end = s
+        .char_indices()
+        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
+        .map_or(s.len(), |(i, _)| i);
+    // "1e3" style exponents are fine, but a unit starting with 'e' is not a
+    // concern: no unit we accept starts with 'e'.
+    let (num, unit) = s.split_at(end);
+    if num.is_empty() {
+        return Err(format!("\"{s}\" does not start with a number"));
+    }
+    let value: f64 = num.parse().map_err(|_| format!("\"{num}\" is not a number"))?;
+    if !value.is_finite() {
+        return Err(format!("\"{s}\" is not a finite number"));
+    }
+    Ok((value, unit.trim()))
+}
+
+fn scale(value: f64, unit: &str, units: &[(&str, f64)], what: &str, example: &str) -> Result<f64, String> {
+    if unit.is_empty() {
+        return Err(format!("{value} has no unit; write it like \"{example}\""));
+    }
+    match units.iter().find(|(u, _)| *u == unit) {
+        Some((_, factor)) => Ok(value * factor),
+        None => {
+            let known: Vec<&str> = units.iter().map(|(u, _)| *u).collect();
+            Err(format!("unknown {what} unit \"{unit}\" (use one of {})", known.join(", ")))
+        }
+    }
+}
+
+const TIME_UNITS: &[(&str, f64)] =
+    &[("ns", 1.0), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9), ("min", 60e9), ("h", 3600e9)];
+
+/// A non-negative duration such as "10ms" or "1.5s".
+pub fn duration(s: &str) -> Result<Time, String> {
+    let (value, unit) = split_number(s)?;
+    let ns = scale(value, unit, TIME_UNITS, "time", "10ms")?;
+    if ns < 0.0 {
+        return Err(format!("\"{s}\" is negative"));
+    }
+    if ns > 1e18 {
+        return Err(format!("\"{s}\" is too long"));
+    }
+    Ok(ns.round() as Time)
+}
+
+const RATE_UNITS: &[(&str, f64)] = &[
+    ("bps", 1.0),
+    ("kbps", 1e3),
+    ("Kbps", 1e3),
+    ("Mbps", 1e6),
+    ("Gbps", 1e9),
+    ("Tbps", 1e12),
+    ("bit/s", 1.0),
+    ("kbit/s", 1e3),
+    ("Mbit/s", 1e6),
+    ("Gbit/s", 1e9),
+];
+
+/// A positive bit rate such as "100Mbps".
+pub fn rate(s: &str) -> Result<u64, String> {
+    let (value, unit) = split_number(s)?;
+    let bps = scale(value, unit, RATE_UNITS, "rate", "100Mbps")?;
+    if bps < 1.0 {
+        return Err(format!("\"{s}\" must be a positive rate of at least 1bps"));
+    }
+    if bps > 1e15 {
+        return Err(format!("\"{s}\" is too fast"));
+    }
+    Ok(bps.round() as u64)
+}
+
+const SIZE_UNITS: &[(&str, f64)] = &[
+    ("B", 1.0),
+    ("KB", 1e3),
+    ("kB", 1e3),
+    ("MB", 1e6),
+    ("GB", 1e9),
+    ("TB", 1e12),
+    ("KiB", 1024.0),
+    ("MiB", 1048576.0),
+    ("GiB", 1073741824.0),
+];
+
+/// A non-negative byte count such as "64KB" (SI) or "1MiB" (binary).
+pub fn size(s: &str) -> Result<u64, String> {
+    let (value, unit) = split_number(s)?;
+    let bytes = scale(value, unit, SIZE_UNITS, "size", "10MB")?;
+    if bytes < 0.0 {
+        return Err(format!("\"{s}\" is negative"));
+    }
+    if bytes > 1e18 {
+        return Err(format!("\"{s}\" is too large"));
+    }
+    Ok(bytes.round() as u64)
+}
+
+const FREQUENCY_UNITS: &[(&str, f64)] =
+    &[("/s", 1.0), ("/min", 1.0 / 60.0), ("/h", 1.0 / 3600.0), ("/ms", 1e3)];
+
+/// A frequency such as "50/s" or "3/min", in events per second.
+pub fn per_second(s: &str) -> Result<f64, String> {
+    let (value, unit) = split_number(s)?;
+    let hz = scale(value, unit, FREQUENCY_UNITS, "frequency", "50/s")?;
+    if hz < 0.0 {
+        return Err(format!("\"{s}\" is negative"));
+    }
+    Ok(hz)
+}
+
+/// A size distribution: a constant size ("100KB"), "exponential(mean=100KB)" or
+/// "pareto(mean=100KB, shape=1.2)" (shape above 1, so that the mean exists).
+pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
+    let t = s.trim();
+    let Some((kind, rest)) = t.split_once('(') else {
+        return size(t).map(SizeDistribution::Constant).map_err(|e| {
+            format!("{e}; or write a distribution like \"exponential(mean=100KB)\" or \"pareto(mean=100KB, shape=1.2)\"")
+        });
+    };
+    let Some(args) = rest.strip_suffix(')') else {
+        return Err(format!("\"{t}\": missing \")\" at the end"));
+    };
+    let mut mean = None;
+    let mut shape = None;
+    for arg in args.split(',') {
+        let Some((key, value)) = arg.split_once('=') else {
+            return Err(format!("\"{t}\": \"{}\" is not key=value", arg.trim()));
+        };
+        match key.trim() {
+            "mean" => mean = Some(size_value(value.trim()).map_err(|e| format!("\"{t}\": mean {e}"))?),
+            "shape" => {
+                let x: f64 = value
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("\"{t}\": shape \"{}\" is not a number", value.trim()))?;
+                shape = Some(x);
+            }
+            other => {
+                return Err(format!("\"{t}\": unknown argument \"{other}\" (use mean, and shape for pareto)"))
+            }
+        }
+    }
+    let mean = mean.ok_or_else(|| format!("\"{t}\": mean=... is required"))?;
+    if mean < 1.0 {
+        return Err(format!("\"{t}\": the mean must be at least one byte"));
+    }
+    match kind.trim() {
+        "exponential" => match shape {
+            None => Ok(SizeDistribution::Exponential { mean }),
+            Some(_) => Err(format!("\"{t}\": exponential takes only a mean")),
+        },
+        "pareto" => match shape {
+            Some(a) if a.is_finite() && a > 1.0 && a <= 100.0 => {
+                Ok(SizeDistribution::Pareto { mean, shape: a })
+            }
+            Some(a) => {
+                Err(format!("\"{t}\": shape {a} must be above 1 (so the mean exists) and at most 100"))
+            }
+            None => Err(format!("\"{t}\": pareto needs a shape, e.g. shape=1.2")),
+        },
+        "constant" => match shape {
+            None => Ok(SizeDistribution::Constant(mean.round() as u64)),
+            Some(_) => Err(format!("\"{t}\": constant takes only a mean")),
+        },
+        other => {
+            Err(format!("\"{t}\": unknown distribution \"{other}\" (use constant, exponential or pareto)"))
+        }
+    }
+}
+
+/// A byte count as a float (a mean need not be whole); negative values are refused.
+fn size_value(s: &str) -> Result<f64, String> {
+    let (value, unit) = split_number(s)?;
+    let bytes = scale(value, unit, SIZE_UNITS, "size", "100KB")?;
+    if bytes < 0.0 {
+        return Err(format!("\"{s}\" is negative"));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::{millis, secs};
+
+    #[test]
+    fn durations() {
+        assert_eq!(duration("10ms"), Ok(millis(10)));
+        assert_eq!(duration("1.5s"), Ok(millis(1500)));
+        assert_eq!(duration("250us"), Ok(250_000));
+        assert_eq!(duration("2min"), Ok(secs(120)));
+        assert!(duration("10").unwrap_err().contains("no unit"));
+        assert!(duration("10 parsecs").unwrap_err().contains("unknown time unit \"parsecs\""));
+        assert!(duration("-1s").unwrap_err().contains("negative"));
+        assert!(duration("ms").unwrap_err().contains("does not start with a number"));
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(rate("100Mbps"), Ok(100_000_000));
+        assert_eq!(rate("1.5Gbps"), Ok(1_500_000_000));
+        assert_eq!(rate("64kbps"), Ok(64_000));
+        assert!(rate("0Mbps").unwrap_err().contains("positive"));
+        assert!(rate("-5Mbps").unwrap_err().contains("positive"));
+        assert!(rate("100MBps").unwrap_err().contains("unknown rate unit"));
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(size("64KB"), Ok(64_000));
+        assert_eq!(size("1MiB"), Ok(1_048_576));
+        assert_eq!(size("10MB"), Ok(10_000_000));
+        assert!(size("10").unwrap_err().contains("no unit"));
+    }
+
+    #[test]
+    fn frequencies() {
+        assert_eq!(per_second("50/s"), Ok(50.0));
+        assert_eq!(per_second("3/min"), Ok(0.05));
+        assert!(per_second("50").unwrap_err().contains("no unit"));
+        assert!(per_second("50/fortnight").unwrap_err().contains("unknown frequency unit"));
+    }
+
+    #[test]
+    fn distributions() {
+        assert_eq!(size_distribution("100KB"), Ok(SizeDistribution::Constant(100_000)));
+        assert_eq!(
+            size_distribution("exponential(mean=2KB)"),
+            Ok(SizeDistribution::Exponential { mean: 2000.0 })
+        );
+        assert_eq!(
+            size_distribution("pareto(mean=100KB, shape=1.2)"),
+            Ok(SizeDistribution::Pareto { mean: 100_000.0, shape: 1.2 })
+        );
+        assert!(size_distribution("pareto(mean=-1KB, shape=1.2)").unwrap_err().contains("negative"));
+        assert!(size_distribution("pareto(mean=1KB, shape=0.9)").unwrap_err().contains("above 1"));
+        assert!(size_distribution("pareto(mean=1KB)").unwrap_err().contains("needs a shape"));
+        assert!(size_distribution("lognormal(mean=1KB)").unwrap_err().contains("unknown distribution"));
+        assert!(size_distribution("pareto(mean=1KB, shape=2").unwrap_err().contains("missing"));
+        assert!(size_distribution("100").unwrap_err().contains("no unit"));
+    }
+}
