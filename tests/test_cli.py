@@ -80,6 +80,14 @@ def test_validate_and_algorithms(dumbbell: Path) -> None:
     assert all(a["source"] for a in algos)
 
 
+def test_version_names_the_build() -> None:
+    from cclab import _core
+
+    proc = cclab("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"cclab {_core.__version__} (build {_core.build_id()[:12]})"
+
+
 def test_bench_prints_rates() -> None:
     proc = cclab("bench", str(EXAMPLES / "dumbbell.toml"), "--repeat", "1")
     assert proc.returncode == 0, proc.stderr

@@ -391,7 +391,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cclab", description="A congestion-control laboratory.")
-    parser.add_argument("--version", action="version", version=f"cclab {_core.__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"cclab {_core.__version__} (build {_core.build_id()[:12]})"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
