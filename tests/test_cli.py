@@ -80,11 +80,66 @@ def test_validate_and_algorithms(dumbbell: Path) -> None:
     assert all(a["source"] for a in algos)
 
 
+def test_version_names_the_build() -> None:
+    from cclab import _core
+
+    proc = cclab("--version")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"cclab {_core.__version__} (build {_core.build_id()[:12]})"
+
+
 def test_bench_prints_rates() -> None:
     proc = cclab("bench", str(EXAMPLES / "dumbbell.toml"), "--repeat", "1")
     assert proc.returncode == 0, proc.stderr
-    for label in ("simulation wall", "events", "packet hops", "peak memory"):
+    for label in ("simulation wall", "CPU (user+sys)", "events", "packet hops", "peak memory", "load at start",
+                  "load at end"):  # fmt: skip
         assert label in proc.stdout
+
+
+def test_bench_versus_times_both_variants_side_by_side() -> None:
+    proc = cclab("bench", str(EXAMPLES / "dumbbell.toml"), "--versus", "flows[*].recovery=newreno",
+                 "--versus", "run.duration=10s", "--repeat", "2")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert "2 runs of each variant, interleaved" in lines[0]
+    assert lines[2].split() == ["B", "flows[*].recovery=newreno", "run.duration=10s"]
+    rows = {line[:17].strip(): line[17:].split() for line in lines}
+    assert rows["median per run"] == ["A", "B", "A/B"]
+    assert rows["simulated"] == ["20", "s", "10", "s"]
+    for label in ("simulation wall", "CPU (user+sys)", "events/s"):
+        a, b, ratio = float(rows[label][0]), float(rows[label][2]), float(rows[label][4])
+        assert ratio == pytest.approx(a / b, rel=0.02), label
+    # The variant simulates half the time, so it processes fewer events.
+    assert int(rows["events"][0].replace(",", "")) > int(rows["events"][1].replace(",", ""))
+
+
+BAD_VERSUS = [
+    ("flows[0].reocvery=newreno", 'flows[0].reocvery: unknown key; did you mean "recovery"?'),
+    ("flows[*].recovery=sackk", 'unknown loss recovery algorithm "sackk"'),
+    ("flows[3].recovery=sack", "flows[3]: the scenario has only 1 flows entries"),
+    ("flows[0].count=two", "flows[0].count"),
+    ("topology.bottleneck.rate", "write KEY=VALUE"),
+    ("run.duration=", "write KEY=VALUE"),
+]
+
+
+@pytest.mark.parametrize(("versus", "message"), BAD_VERSUS)
+def test_bad_versus_is_one_line_naming_the_argument(dumbbell: Path, versus: str, message: str) -> None:
+    proc = cclab("bench", str(dumbbell), "--versus", versus, "--repeat", "1")
+    assert proc.returncode == 2, proc
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("cclab: error: --versus ")
+    assert versus in proc.stderr and message in proc.stderr
+    assert proc.stdout == "", "nothing runs before the arguments are checked"
+
+
+def test_versus_given_twice_or_jointly_invalid(dumbbell: Path) -> None:
+    proc = cclab("bench", str(dumbbell), "--versus", "run.seed=2", "--versus", "run.seed=3")
+    assert proc.returncode == 2 and proc.stderr.strip() == "cclab: error: --versus run.seed: given twice"
+    # Duration below the 5 s warmup: the error is at run.warmup, so every override is named.
+    proc = cclab("bench", str(dumbbell), "--versus", "run.duration=1s", "--versus", "flows[0].cc=reno")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("cclab: error: --versus run.duration=1s, flows[0].cc=reno: run.warmup:")
 
 
 BAD_INPUTS = [

@@ -1,5 +1,7 @@
 """Sweeps: seeds, caching and resume, executors, aggregates."""
 
+import importlib
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -89,6 +91,42 @@ def test_changing_the_scenario_changes_the_cache_key(tmp_path: Path) -> None:
     counting = Counting()
     cclab.sweep(SHORT.with_(**{"flows[0].mss": 1200}), replications=1, executor=counting, out=out, progress=False)
     assert counting.submitted == 1
+
+
+def test_a_different_simulator_build_invalidates_every_cached_run(tmp_path: Path, monkeypatch) -> None:
+    # The package re-exports the function `sweep` under the module's name.
+    sweep_module = importlib.import_module("cclab.sweep")
+    out = tmp_path / "sw"
+    first = Counting()
+    cclab.sweep(SHORT, grid=GRID, replications=1, executor=first, out=out, progress=False)
+    assert first.submitted == 4
+    meta = [json.loads(p.read_text()) for p in (out / "runs").glob("*/meta.json")]
+    assert [m["build_id"] for m in meta] == [cclab._core.build_id()] * 4
+
+    unchanged = Counting()
+    cclab.sweep(SHORT, grid=GRID, replications=1, executor=unchanged, out=out, progress=False)
+    assert unchanged.submitted == 0, "the same build reuses every run"
+
+    other = "0123456789abcdef" * 2
+    monkeypatch.setattr(sweep_module, "build_id", lambda: other)
+    rebuilt = Counting()
+    cclab.sweep(SHORT, grid=GRID, replications=1, executor=rebuilt, out=out, progress=False)
+    assert rebuilt.submitted == 4, "a different build runs everything again"
+    meta = [json.loads(p.read_text()) for p in (out / "runs").glob("*/meta.json")]
+    assert sorted(m["build_id"] for m in meta) == sorted([cclab._core.build_id()] * 4 + [other] * 4)
+
+
+def test_build_info_describes_the_build() -> None:
+    from cclab import _core
+
+    info = _core.build_info()
+    assert info["build_id"] == _core.build_id()
+    assert len(info["build_id"]) == 32 and int(info["build_id"], 16) >= 0
+    assert info["version"] == cclab.__version__
+    assert info["files"] > 0
+    assert info["git_revision"] is None or len(info["git_revision"]) == 40
+    assert info["git_dirty"] in (None, True, False)
+    assert info["profile"] in ("release", "debug")
 
 
 def test_local_and_dask_executors_give_identical_tables() -> None:

@@ -1,5 +1,7 @@
 """Type stubs for the compiled simulator module."""
 
+from typing import Any
+
 __version__: str
 
 class ScenarioError(ValueError):
@@ -13,3 +15,11 @@ def validate_toml(text: str, name: str) -> str:
 
 def algorithms() -> str:
     """Every algorithm a scenario can name, with parameters and sources, as JSON."""
+
+def build_id() -> str:
+    """Hex content hash of the simulator sources this module was built from."""
+
+def build_info() -> dict[str, Any]:
+    """``build_id``, ``files`` (how many were hashed), ``git_revision`` (or None),
+    ``git_dirty`` (whether the hashed sources differed from it; None without git),
+    ``version``, ``profile`` (Cargo profile) and ``rustc``."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import resource
 import statistics
 import sys
@@ -182,40 +184,176 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Variant:
+    """One variant of a benchmark: its scenario text and the timings of its runs."""
+
+    def __init__(self, text: str, name: str, resolved: dict[str, Any]) -> None:
+        self.text, self.name = text, name
+        self.duration: float = resolved["run"]["duration"]
+        self.mss = {g["name"]: g["tcp"]["mss"] for g in resolved["flows"]}
+        self.sim_walls: list[float] = []
+        self.call_walls: list[float] = []
+        self.cpus: list[float] = []
+        self.summary: dict[str, Any] = {}
+
+    def run(self, path: str, seed: int | None) -> None:
+        # Process CPU time (user + system) counts the Rust simulation too: it runs on
+        # this thread with the GIL released, and nothing else in the process is busy.
+        cpu, wall = time.process_time(), time.perf_counter()
+        self.summary = _run(path, self.text, self.name, seed)
+        self.call_walls.append(time.perf_counter() - wall)
+        self.cpus.append(time.process_time() - cpu)
+        self.sim_walls.append(self.summary["wall_s"])
+
+    @property
+    def sim(self) -> float:
+        return statistics.median(self.sim_walls)
+
+    @property
+    def call(self) -> float:
+        return statistics.median(self.call_walls)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(self.cpus)
+
+    @property
+    def segments(self) -> float:
+        """Full-sized data segments delivered (the summary is the same in every run)."""
+        return sum(f["bytes_delivered"] / self.mss[f["name"]] for f in self.summary["flows"])
+
+    def per_second(self, count: float) -> float:
+        return count / self.sim
+
+
+def _parse_versus(items: list[str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or not key or not value.strip():
+            _fail(f"--versus {item!r}: write KEY=VALUE (e.g. flows[0].recovery=newreno)")
+        if key in overrides:
+            _fail(f"--versus {key}: given twice")
+        overrides[key] = _grid_value(value.strip())
+    return overrides
+
+
+def _covers(key: str, path: str) -> bool:
+    """Whether an error at key path ``path`` lies under the override ``key`` (``[*]`` matching any index)."""
+    pattern = re.escape(key).replace(re.escape("[*]"), r"\[\d+\]")
+    return re.fullmatch(f"{pattern}(?:[.\\[].*)?", path) is not None
+
+
+def _versus_variant(path: str, items: list[str]) -> _Variant:
+    from cclab.scenario import ScenarioError, load
+
+    overrides = _parse_versus(items)
+    try:
+        base = load(path)
+    except ScenarioError as e:
+        _fail(e.args[0])
+    try:
+        # All at once: overrides that are only valid together (duration and warmup) must be.
+        variant = base.with_(**overrides)
+        resolved = variant.validate()
+    except ScenarioError as e:
+        message, where = e.args
+        named = [item for item, key in zip(items, overrides, strict=True) if _covers(key, where)]
+        _fail(f"--versus {', '.join(named or items)}: {message}")
+    return _Variant(variant.to_toml(), variant.name, resolved)
+
+
+def _load_line(when: str, explain: bool) -> str:
+    try:
+        load = f"{os.getloadavg()[0]:.2f}"
+    except (AttributeError, OSError):  # not every platform has a load average
+        load = "unknown"
+    note = f" (1-minute load average; {os.cpu_count()} cores)" if explain else ""
+    return f"{'load ' + when:<17} {load}{note}"
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
-    """Runs a scenario several times and prints rates (never asserts a time)."""
+    """Runs a scenario several times (or it and a variant, interleaved) and prints
+    times and rates; never asserts a time."""
     text, name = _read_scenario(args.file)
-    call_walls: list[float] = []
-    sim_walls: list[float] = []
-    summary: dict[str, Any] = {}
+    try:
+        base = _Variant(text, name, json.loads(_core.validate_toml(text, name)))
+    except _core.ScenarioError as e:
+        _fail(f"{args.file}: {e.args[0]}")
+    other = _versus_variant(args.file, args.versus) if args.versus else None
+    variants = [base] if other is None else [base, other]
+
+    if other is None:
+        print(f"{'scenario':<17} {name} ({base.duration:g} s simulated, {args.repeat} runs)")
+    else:
+        print(f"{'scenario':<17} {name}, {args.repeat} runs of each variant, interleaved A, B, A, B, ...")
+        print(f"{'A':<17} {args.file} as written")
+        print(f"{'B':<17} {' '.join(args.versus)}")
+    print(_load_line("at start", explain=True), flush=True)
+    if other is not None:
+        print()
+    # Interleaved, so that a change in the machine's load hits both variants alike.
     for _ in range(args.repeat):
-        start = time.perf_counter()
-        summary = _run(args.file, text, name, args.seed)
-        call_walls.append(time.perf_counter() - start)
-        sim_walls.append(summary["wall_s"])
-    sim = statistics.median(sim_walls)
-    call = statistics.median(call_walls)
-    resolved = json.loads(_core.validate_toml(text, name))
-    mss = {g["name"]: g["tcp"]["mss"] for g in resolved["flows"]}
-    delivered = sum(f["bytes_delivered"] for f in summary["flows"])
-    packets = sum(f["bytes_delivered"] / mss[f["name"]] for f in summary["flows"])
+        for v in variants:
+            v.run(args.file, args.seed)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if other is None:
+        _print_bench(base)
+        print(f"{'peak memory':<17} {peak_mb:.1f} MB (whole process, ru_maxrss)")
+    else:
+        _print_versus(base, other)
+        print(f"{'peak memory':<17} {peak_mb:.1f} MB (whole process, both variants, ru_maxrss)")
+    print(_load_line("at end", explain=False))
+    return 0
+
+
+def _print_bench(v: _Variant) -> None:
+    s = v.summary
     rows = [
-        ("scenario", f"{summary['scenario']} ({summary['sim_time_s']:g} s simulated, {args.repeat} runs)"),
-        ("simulation wall", f"median {sim:.4f} s, best {min(sim_walls):.4f} s (build + run, in Rust)"),
-        ("call wall", f"median {call:.4f} s (including JSON to Python)"),
-        ("events", f"{summary['events']:,} ({summary['events'] / sim / 1e6:.2f} M/s)"),
-        ("packet hops", f"{summary['packet_hops']:,} ({summary['packet_hops'] / sim / 1e6:.2f} M/s)"),
+        ("simulation wall", f"median {v.sim:.4f} s, best {min(v.sim_walls):.4f} s (build + run, in Rust)"),
+        ("call wall", f"median {v.call:.4f} s (including JSON to Python)"),
+        ("CPU (user+sys)", f"median {v.cpu:.4f} s, {v.cpu / v.call:.0%} of call wall (less: waited for a core)"),
+        ("events", f"{s['events']:,} ({v.per_second(s['events']) / 1e6:.2f} M/s)"),
+        ("packet hops", f"{s['packet_hops']:,} ({v.per_second(s['packet_hops']) / 1e6:.2f} M/s)"),
         (
             "data delivered",
-            f"{delivered / 1e6:.1f} MB, {packets:,.0f} full segments ({packets / sim / 1e6:.2f} M/s)",
+            f"{sum(f['bytes_delivered'] for f in s['flows']) / 1e6:.1f} MB, {v.segments:,.0f} full segments "
+            f"({v.per_second(v.segments) / 1e6:.2f} M/s)",
         ),
-        ("speed", f"{summary['sim_time_s'] / sim:,.0f}x real time"),
-        ("peak memory", f"{peak_mb:.1f} MB (whole process, ru_maxrss)"),
+        ("speed", f"{s['sim_time_s'] / v.sim:,.0f}x real time"),
     ]
     for label, value in rows:
         print(f"{label:<17} {value}")
-    return 0
+
+
+def _print_versus(a: _Variant, b: _Variant) -> None:
+    def mega(x: float) -> str:
+        return f"{x / 1e6:.2f} M/s"
+
+    def ratio(x: float, y: float) -> str:
+        return f"{x / y:.3f}" if y else "-"
+
+    rows = [
+        ("median per run", "A", "B", "A/B"),
+        ("simulated", f"{a.duration:g} s", f"{b.duration:g} s", ""),
+        ("simulation wall", f"{a.sim:.4f} s", f"{b.sim:.4f} s", ratio(a.sim, b.sim)),
+        ("  best", f"{min(a.sim_walls):.4f} s", f"{min(b.sim_walls):.4f} s", ""),
+        ("call wall", f"{a.call:.4f} s", f"{b.call:.4f} s", ratio(a.call, b.call)),
+        ("CPU (user+sys)", f"{a.cpu:.4f} s", f"{b.cpu:.4f} s", ratio(a.cpu, b.cpu)),
+        ("CPU / call wall", f"{a.cpu / a.call:.0%}", f"{b.cpu / b.call:.0%}", ""),
+        ("events", f"{a.summary['events']:,}", f"{b.summary['events']:,}", ""),
+        ("events/s", mega(a.per_second(a.summary["events"])), mega(b.per_second(b.summary["events"])),
+         ratio(a.per_second(a.summary["events"]), b.per_second(b.summary["events"]))),
+        ("packet hops/s", mega(a.per_second(a.summary["packet_hops"])),
+         mega(b.per_second(b.summary["packet_hops"])), ""),
+        ("segments/s", mega(a.per_second(a.segments)), mega(b.per_second(b.segments)), ""),
+        ("speed", f"{a.summary['sim_time_s'] / a.sim:,.0f}x", f"{b.summary['sim_time_s'] / b.sim:,.0f}x", ""),
+    ]  # fmt: skip
+    for label, x, y, r in rows:
+        print(f"{label:<17} {x:>14} {y:>14} {r:>7}".rstrip())
+    print("(simulation wall: build + run, measured in Rust; A/B above 1: B takes less time, "
+          "or A processes more events/s)")  # fmt: skip
 
 
 def _grid_value(text: str) -> Any:
@@ -391,7 +529,9 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cclab", description="A congestion-control laboratory.")
-    parser.add_argument("--version", action="version", version=f"cclab {_core.__version__}")
+    parser.add_argument(
+        "--version", action="version", version=f"cclab {_core.__version__} (build {_core.build_id()[:12]})"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -453,10 +593,17 @@ def build_parser() -> argparse.ArgumentParser:
     algorithms.add_argument("--json", action="store_true")
     algorithms.set_defaults(func=cmd_algorithms)
 
-    bench = sub.add_parser("bench", help="time a scenario: wall time, events/s, packet hops/s, memory")
+    bench = sub.add_parser("bench", help="time a scenario (or two variants): wall, CPU, events/s, memory")
     bench.add_argument("file", help="scenario TOML file")
-    bench.add_argument("--repeat", type=_positive, default=5, help="runs to time (default 5)")
+    bench.add_argument("--repeat", type=_positive, default=5, help="runs to time, of each variant (default 5)")
     bench.add_argument("--seed", type=_seed, help="override run.seed")
+    bench.add_argument(
+        "--versus",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="also time a variant with this key path set (repeatable), interleaved run by run",
+    )
     bench.set_defaults(func=cmd_bench)
     return parser
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cclab import __version__
+from cclab import __version__, _core
 from cclab.api import ScenarioLike, as_scenario
 from cclab.executors import Executor, Task, make_executor
 from cclab.progress import Progress
@@ -70,16 +70,24 @@ class RunSpec:
     seed: int
     scenario: Scenario
     key: str
+    build: str
 
     def task(self) -> Task:
         return Task(self.index, self.scenario.to_toml(), self.scenario.name, self.seed)
 
 
-def run_key(resolved: dict[str, Any], seed: int) -> str:
-    """Cache key: the resolved scenario (its own run.seed aside), the version and the seed."""
+def build_id() -> str:
+    """The identity of the simulator build that runs in this process."""
+    return _core.build_id()
+
+
+def run_key(resolved: dict[str, Any], seed: int, build: str | None = None) -> str:
+    """Cache key: the resolved scenario (its own run.seed aside), the version, the
+    simulator build (default: this process's) and the seed."""
     config = json.loads(json.dumps(resolved))
     config.get("run", {}).pop("seed", None)
-    material = json.dumps({"config": config, "version": __version__, "seed": seed}, sort_keys=True)
+    build = build_id() if build is None else build
+    material = json.dumps({"config": config, "version": __version__, "build": build, "seed": seed}, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()[:24]
 
 
@@ -90,6 +98,7 @@ def plan(scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: in
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or len(values) == 0:
             raise SweepError(f"grid {key}: expected a non-empty list of values")
     keys = list(grid)
+    build = build_id()
     specs = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = tuple(zip(keys, values, strict=True))
@@ -101,7 +110,7 @@ def plan(scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: in
             raise ScenarioError(f"grid point {where}: {e.args[0]}", e.args[1]) from None
         for r in range(replications):
             seed = derive_seed(base_seed, r)
-            specs.append(RunSpec(len(specs), point, r, seed, variant, run_key(resolved, seed)))
+            specs.append(RunSpec(len(specs), point, r, seed, variant, run_key(resolved, seed, build), build))
     return specs
 
 
@@ -131,6 +140,7 @@ class RunStore:
             (staging / "summary.json").write_text(json.dumps(summary))
             meta = {
                 "version": __version__,
+                "build_id": spec.build,
                 "scenario": spec.scenario.name,
                 "point": dict(spec.point),
                 "replication": spec.replication,

@@ -5,6 +5,7 @@ use cclab_wire::ParamDefault;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
 
@@ -62,11 +63,44 @@ fn algorithms() -> PyResult<String> {
     to_json(&list)
 }
 
+/// Content hash of the simulator sources this module was built from (see build.rs).
+const BUILD_ID: &str = env!("CCLAB_BUILD_ID");
+
+/// The build identity: a hex content hash of every source file that determines
+/// simulator behaviour. Two builds with the same id simulate identically.
+#[pyfunction]
+fn build_id() -> &'static str {
+    BUILD_ID
+}
+
+/// The build identity and, for people, where it came from.
+#[pyfunction]
+fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    // build.rs writes empty strings for "unknown", as env! cannot carry an Option.
+    let revision = env!("CCLAB_GIT_REVISION");
+    let dirty = match env!("CCLAB_GIT_DIRTY") {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    let info = PyDict::new(py);
+    info.set_item("build_id", BUILD_ID)?;
+    info.set_item("files", env!("CCLAB_BUILD_FILES").parse::<u32>().unwrap_or(0))?;
+    info.set_item("git_revision", (!revision.is_empty()).then_some(revision))?;
+    info.set_item("git_dirty", dirty)?;
+    info.set_item("version", env!("CARGO_PKG_VERSION"))?;
+    info.set_item("profile", env!("CCLAB_PROFILE"))?;
+    info.set_item("rustc", env!("CCLAB_RUSTC"))?;
+    Ok(info)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(build_id, m)?)?;
+    m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
