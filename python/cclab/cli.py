@@ -21,6 +21,8 @@ from typing import Any, NoReturn
 from cclab import _core
 
 EXIT_USAGE = 2
+#: IPv4 and UDP headers inside a UDP source's packet size.
+UDP_IP_HEADER_BYTES = 28
 
 
 class UsageError(Exception):
@@ -74,6 +76,19 @@ def _ms(seconds: float | None) -> str:
     return "      -" if seconds is None else f"{seconds * 1e3:7.2f}"
 
 
+def _count(f: dict[str, Any], key: str) -> str:
+    value = f.get(key)
+    return "-" if value is None else str(value)
+
+
+def _algorithms(f: dict[str, Any]) -> str:
+    """cc/recovery for TCP (with the pacing if any), protocol/app otherwise."""
+    if f.get("cc") is None:
+        return f"{f['protocol']}/{f['app']}"
+    paced = "" if f.get("pacing") in (None, "none") else f"+{f['pacing']}"
+    return f"{f['cc']}/{f['recovery']}{paced}"
+
+
 def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
     """The human-readable table `cclab run` prints."""
     lines = [
@@ -85,14 +100,28 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         f"{'flow':<16} {'dir':<4} {'cc/recovery':<14} {'goodput Mb/s':>12} {'thruput Mb/s':>12} "
         f"{'retx':>6} {'RTOs':>5} {'rtt ms':>7} {'done s':>7}",
     ]
+    lost = []
     for f in summary["flows"]:
         done = "      -" if f["completion_s"] is None else f"{f['completion_s']:7.3f}"
         lines.append(
             f"{f['name'] + '[' + str(f['index']) + ']':<16} {f['direction'][:3]:<4} "
-            f"{f['cc'] + '/' + f['recovery']:<14} {_mbps(f['goodput_bps']):>12} "
-            f"{_mbps(f['throughput_bps']):>12} {f['retransmits']:>6} {f['timeouts']:>5} "
-            f"{_ms(f['rtt_mean_s'])} {done}"
+            f"{_algorithms(f):<14} {_mbps(f['goodput_bps']):>12} "
+            f"{_mbps(f['throughput_bps']):>12} {_count(f, 'retransmits'):>6} {_count(f, 'timeouts'):>5} "
+            f"{_ms(f.get('rtt_mean_s'))} {done}"
         )
+        if f.get("packets_lost") is not None:
+            lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
+    if lost:
+        lines.append("UDP packets: " + "; ".join(lost))
+    transfers = summary.get("transfers") or []
+    if len(transfers) > sum(1 for f in summary["flows"] if f.get("app") == "transfer"):
+        done = sorted(t["completion_s"] for t in transfers if t["completion_s"] is not None)
+        if done:
+            median, p99 = done[len(done) // 2], done[min(len(done) - 1, int(0.99 * len(done)))]
+            timing = f"completion time median {median:.3f} s, 99th percentile {p99:.3f} s"
+        else:
+            timing = "none completed"
+        lines.append(f"transfers: {len(done):,} of {len(transfers):,} completed; {timing}")
     lines += [
         "",
         f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20}",
@@ -114,13 +143,14 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
 
 def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:
     """`cclab run --out DIR`: the summary, the resolved scenario and Parquet tables."""
-    from cclab.result import flow_series_frame, flows_frame, link_series_frame, links_frame
+    from cclab.result import flow_series_frame, flows_frame, link_series_frame, links_frame, transfers_frame
 
     _ensure_writable(out, "--out")
     (out / "summary.json").write_text(json.dumps(summary))
     (out / "config.json").write_text(_core.validate_toml(text, name))
     flows_frame(summary).write_parquet(out / "flows.parquet")
     links_frame(summary).write_parquet(out / "links.parquet")
+    transfers_frame(summary).write_parquet(out / "transfers.parquet")
     if summary.get("timeseries"):
         flow_series_frame(summary).write_parquet(out / "timeseries.parquet")
         link_series_frame(summary).write_parquet(out / "queues.parquet")
@@ -165,21 +195,39 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+#: How `cclab algorithms` groups the registry: role key and how a scenario names it.
+ROLES = (
+    ("protocol", "protocols: protocol = NAME on a flow group"),
+    ("cc", "congestion control: cc = NAME, cc_params = { ... }"),
+    ("recovery", "loss recovery: recovery = NAME, recovery_params = { ... }"),
+    ("pacing", "pacing: pacing = NAME, pacing_params = { ... }"),
+    ("queue", "queue disciplines: queue = NAME, queue_params = { ... } on a link"),
+    ("app", "traffic sources: app = { kind = NAME, parameters ... }"),
+)
+
+
+def _parameter_line(p: dict[str, Any]) -> str:
+    facts = [p["type"]]
+    if p["unit"]:
+        facts.append(p["unit"])
+    if p["range"]:
+        facts.append(f"range {p['range']}")
+    facts.append("required" if p["required"] else "optional" if p["default"] is None else f"default {p['default']}")
+    return f"{p['name']} ({'; '.join(facts)}): {p['meaning']}"
+
+
 def cmd_algorithms(args: argparse.Namespace) -> int:
     algos = json.loads(_core.algorithms())
     if args.json:
         print(json.dumps(algos))
         return 0
-    for role, title in (
-        ("cc", "congestion control: cc = NAME, cc_params = { ... }"),
-        ("recovery", "loss recovery: recovery = NAME, recovery_params = { ... }"),
-    ):
+    for role, title in ROLES:
         print(title)
         for a in (a for a in algos if a["role"] == role):
             print(f"  {a['name']:<10} {a['summary']}")
             print(f"  {'':<10} source: {a['source']}")
             for p in a["parameters"]:
-                print(f"  {'':<10} {p['name']} ({p['kind']}, default {p['default']}): {p['meaning']}")
+                print(f"  {'':<10} {_parameter_line(p)}")
         print()
     return 0
 
@@ -190,7 +238,11 @@ class _Variant:
     def __init__(self, text: str, name: str, resolved: dict[str, Any]) -> None:
         self.text, self.name = text, name
         self.duration: float = resolved["run"]["duration"]
-        self.mss = {g["name"]: g["tcp"]["mss"] for g in resolved["flows"]}
+        # Payload bytes of a full data packet: a TCP segment, or a UDP datagram less its headers.
+        self.payload = {
+            g["name"]: g["tcp"]["mss"] if g["tcp"] else g["app"]["size"] - UDP_IP_HEADER_BYTES
+            for g in resolved["flows"]
+        }
         self.sim_walls: list[float] = []
         self.call_walls: list[float] = []
         self.cpus: list[float] = []
@@ -220,7 +272,7 @@ class _Variant:
     @property
     def segments(self) -> float:
         """Full-sized data segments delivered (the summary is the same in every run)."""
-        return sum(f["bytes_delivered"] / self.mss[f["name"]] for f in self.summary["flows"])
+        return sum(f["bytes_delivered"] / self.payload[f["name"]] for f in self.summary["flows"])
 
     def per_second(self, count: float) -> float:
         return count / self.sim
@@ -287,15 +339,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if other is None:
         print(f"{'scenario':<17} {name} ({base.duration:g} s simulated, {args.repeat} runs)")
     else:
-        print(f"{'scenario':<17} {name}, {args.repeat} runs of each variant, interleaved A, B, A, B, ...")
+        print(f"{'scenario':<17} {name}, {args.repeat} runs of each variant, interleaved A, B, B, A, A, B, ...")
         print(f"{'A':<17} {args.file} as written")
         print(f"{'B':<17} {' '.join(args.versus)}")
     print(_load_line("at start", explain=True), flush=True)
     if other is not None:
         print()
-    # Interleaved, so that a change in the machine's load hits both variants alike.
-    for _ in range(args.repeat):
-        for v in variants:
+    # Interleaved A B B A A B ..., so that a change in the machine's load hits both
+    # variants alike and neither always runs first.
+    for i in range(args.repeat):
+        for v in variants if i % 2 == 0 else variants[::-1]:
             v.run(args.file, args.seed)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if other is None:
@@ -413,25 +466,29 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return 0
     print(format_sweep(table, list(grid)))
     if args.out is not None:
-        print(f"results: {args.out} (flows.parquet, links.parquet, summary.csv, runs/)")
+        print(f"results: {args.out} (flows.parquet, links.parquet, transfers.parquet, summary.csv, runs/)")
     return 0
 
 
 def format_sweep(table: Any, grid: list[str]) -> str:
     """The aggregated sweep as a text table: mean and 95 % interval across replications."""
+
+    def mean(r: dict[str, Any], metric: str, fmt: str, scale: float = 1.0) -> str:
+        value = r.get(f"{metric}_mean")
+        return "-" if value is None else format(value * scale, fmt)
+
     rows = [[*grid, "flow", "n", "goodput Mb/s", "95% CI", "retx", "RTOs", "rtt ms"]]
     for r in table.iter_rows(named=True):
         ci = r["goodput_bps_ci95"]
-        rtt = r["rtt_mean_s_mean"]
         rows.append([
             *(str(r[k]) for k in grid),
             f"{r['name']}[{r['index']}]",
             str(r["n"]),
             f"{r['goodput_bps_mean'] / 1e6:.3f}",
             "-" if ci is None or ci != ci else f"± {ci / 1e6:.3f}",
-            f"{r['retransmits_mean']:.1f}",
-            f"{r['timeouts_mean']:.1f}",
-            "-" if rtt is None else f"{rtt * 1e3:.2f}",
+            mean(r, "retransmits", ".1f"),
+            mean(r, "timeouts", ".1f"),
+            mean(r, "rtt_mean_s", ".2f", 1e3),
         ])  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)

@@ -21,6 +21,31 @@ FLOW_SERIES_COLUMNS = (
 LINK_SERIES_COLUMNS = ("time_s", "link", "queue_pkts", "queue_bytes")
 
 
+def transfer_schema() -> dict[str, Any]:
+    """Columns of the completion-time table: one row per finite transfer."""
+    import polars as pl
+
+    return {
+        "name": pl.String,  # the flow group ...
+        "index": pl.Int64,  # ... and instance it belongs to
+        "flow_id": pl.Int64,  # its connection
+        "size_bytes": pl.Int64,
+        "start_s": pl.Float64,
+        "end_s": pl.Float64,  # null if the run ended first
+        "completion_s": pl.Float64,  # end_s - start_s, null if unfinished
+        "delivered_bytes": pl.Int64,
+        "packets_sent": pl.Int64,  # retransmissions included
+    }
+
+
+def transfers_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    import polars as pl
+
+    schema = transfer_schema()
+    rows = summary.get("transfers") or []
+    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+
+
 def flows_frame(summary: dict[str, Any]) -> pl.DataFrame:
     import polars as pl
 
@@ -93,6 +118,17 @@ class Result:
         return self._table("links", links_frame)
 
     @property
+    def transfers(self) -> pl.DataFrame:
+        """One row per finite transfer: its size, start and completion time (see :func:`transfer_schema`)."""
+        return self._table("transfers", transfers_frame)
+
+    @property
+    def connections(self) -> dict[str, int]:
+        """Connections opened, closed (reclaimed) and alive at most at once, and orphaned packets."""
+        totals: dict[str, int] = self.summary["connections"]
+        return totals
+
+    @property
     def timeseries(self) -> pl.DataFrame:
         """Sampled sender state per flow (empty unless ``run.sample`` is set)."""
         return self._table("timeseries", flow_series_frame)
@@ -112,6 +148,7 @@ class Result:
         return {
             "flows": self.flows.to_pandas(),
             "links": self.links.to_pandas(),
+            "transfers": self.transfers.to_pandas(),
             "timeseries": self.timeseries.to_pandas(),
             "queues": self.queues.to_pandas(),
         }

@@ -31,7 +31,7 @@ from cclab import __version__, _core
 from cclab.api import ScenarioLike, as_scenario
 from cclab.executors import Executor, Task, make_executor
 from cclab.progress import Progress
-from cclab.result import flows_frame, links_frame
+from cclab.result import flows_frame, links_frame, transfers_frame
 from cclab.scenario import Scenario, ScenarioError
 
 if TYPE_CHECKING:
@@ -150,6 +150,7 @@ class RunStore:
             tag = _tags(spec)
             flows_frame(summary).with_columns(**tag).write_parquet(staging / "flows.parquet")
             links_frame(summary).with_columns(**tag).write_parquet(staging / "links.parquet")
+            transfers_frame(summary).with_columns(**tag).write_parquet(staging / "transfers.parquet")
             final = self.runs / spec.key
             if final.exists():  # another sweep finished the same run meanwhile
                 shutil.rmtree(staging)
@@ -185,6 +186,10 @@ def _tags(spec: RunSpec) -> dict[str, Any]:
     return tags
 
 
+#: The tables a sweep gathers from every run.
+TABLES = {"flows": flows_frame, "links": links_frame, "transfers": transfers_frame}
+
+
 def _tidy(specs: Sequence[RunSpec], summaries: Mapping[int, dict[str, Any]], table: str) -> pl.DataFrame:
     import polars as pl
 
@@ -192,8 +197,7 @@ def _tidy(specs: Sequence[RunSpec], summaries: Mapping[int, dict[str, Any]], tab
     for spec in specs:
         if spec.index not in summaries:
             continue
-        base = flows_frame(summaries[spec.index]) if table == "flows" else links_frame(summaries[spec.index])
-        frames.append(base.with_columns(**_tags(spec)))
+        frames.append(TABLES[table](summaries[spec.index]).with_columns(**_tags(spec)))
     if not frames:
         return pl.DataFrame()
     frame = pl.concat(frames, how="diagonal_relaxed")
@@ -247,6 +251,8 @@ class SweepResult:
 
     flows: pl.DataFrame
     links: pl.DataFrame
+    #: One row per finite transfer per run (empty unless the scenario has finite transfers).
+    transfers: pl.DataFrame
     grid: list[str]
     replications: int
     out: Path | None = None
@@ -256,7 +262,8 @@ class SweepResult:
         """Across replications, per grid point and flow (or link) by default."""
         frame = self.flows if table == "flows" else self.links
         default_by = ["name", "index"] if table == "flows" else ["name"]
-        chosen = list(metrics or (FLOW_METRICS if table == "flows" else LINK_METRICS))
+        # A metric of one protocol (retransmits) is absent from a sweep of another (UDP alone).
+        chosen = [m for m in (metrics or (FLOW_METRICS if table == "flows" else LINK_METRICS)) if m in frame.columns]
         return aggregate(frame, [*self.grid, *(by if by is not None else default_by)], chosen)
 
     @property
@@ -317,6 +324,7 @@ def sweep(
     result = SweepResult(
         flows=_tidy(specs, summaries, "flows"),
         links=_tidy(specs, summaries, "links"),
+        transfers=_tidy(specs, summaries, "transfers"),
         grid=[k for k, _ in specs[0].point] if specs else [],
         replications=replications,
         out=store.out if store else None,
@@ -324,5 +332,6 @@ def sweep(
     if store is not None:
         store.write_table(result.flows, "flows.parquet")
         store.write_table(result.links, "links.parquet")
+        store.write_table(result.transfers, "transfers.parquet")
         store.write_table(result.summary, "summary.csv")
     return result

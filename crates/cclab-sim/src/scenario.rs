@@ -118,6 +118,13 @@ pub enum Start {
 }
 
 impl Start {
+    /// The earliest time an instance can start.
+    pub fn earliest(&self) -> Time {
+        match *self {
+            Start::At(t) | Start::Uniform(t, _) => t,
+        }
+    }
+
     /// The latest time an instance can start.
     pub fn latest(&self) -> Time {
         match *self {
@@ -698,12 +705,12 @@ fn parse_flow(
         }
         (None, None)
     };
-    if start.latest() >= run.duration {
+    if start.earliest() >= run.duration {
         return Err(s.error(
             "start",
             format!(
                 "{} is not before the end of the run (run.duration = {})",
-                fmt_time(start.latest()),
+                fmt_time(start.earliest()),
                 fmt_time(run.duration)
             ),
         ));
