@@ -198,9 +198,7 @@ pub fn fast_recovery_next_segment(core: &SenderCore, in_recovery: bool) -> Optio
 pub fn next_in_window(core: &SenderCore, extra: u64, skip_sacked: bool) -> Option<Transmission> {
     let mut seg = core.snd_nxt;
     if skip_sacked {
-        while seg < core.snd_max && core.scoreboard.is_sacked(seg) {
-            seg += 1;
-        }
+        seg = core.scoreboard.skip_sacked(seg, core.snd_max);
     }
     // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
     let cwnd = core.cc.cwnd as u64;
