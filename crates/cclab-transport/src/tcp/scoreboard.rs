@@ -76,6 +76,9 @@ pub struct Scoreboard {
     /// would not fit in memory.
     tree: Vec<u32>,
     sacked: u64,
+    /// The highest SACKed segment while `sacked > 0`: IsLost and NextSeg ask
+    /// for the top few SACKed segments on every ACK, and they usually share its word.
+    top: u64,
 }
 
 impl Scoreboard {
@@ -149,6 +152,12 @@ impl Scoreboard {
     pub fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
         let [first, second] = self.slot_ranges(start, end);
         let newly = self.mark_slots(first.0, first.1) + self.mark_slots(second.0, second.1);
+        if newly > 0 {
+            // All of the clipped range is SACKed now; a stale `top` (nothing was
+            // SACKed before) must not survive.
+            let last = end.min(self.end()) - 1;
+            self.top = if self.sacked == 0 { last } else { self.top.max(last) };
+        }
         self.sacked += newly;
         newly
     }
@@ -168,6 +177,16 @@ impl Scoreboard {
     pub fn kth_highest_sacked(&self, k: u64) -> Option<u64> {
         if k == 0 || self.sacked < k {
             return None;
+        }
+        // Below `top`'s slot in its word, every set bit is a SACKed segment
+        // under `top`, at the same distance: slots there that hold no segment
+        // of `[base, top]` are free or hold segments above `top`, all clear.
+        let slot = self.slot(self.top);
+        let near = self.bits[slot / WORD] & low_mask(slot % WORD + 1);
+        let n = near.count_ones() as u64;
+        if n >= k {
+            let at = select_in_word(near, (n - k) as u32);
+            return Some(self.top - (slot % WORD - at) as u64);
         }
         // Counted from the bottom instead. In segment order the slots run from
         // base's slot to the ring's end, then from slot 0: the SACKed slots below
@@ -708,6 +727,9 @@ mod differential {
                 assert_eq!(rebuilt.tree, self.tree, "Fenwick tree matches the bitmap");
             }
             assert_eq!(self.words_prefix(self.bits.len()), self.sacked);
+            if self.sacked > 0 {
+                assert!(self.is_sacked(self.top) && self.sacked_in(self.top + 1, self.end()) == 0, "top");
+            }
         }
     }
 
