@@ -1,10 +1,43 @@
 //! The sender's per-segment record of what is outstanding: when each segment
 //! was last sent, whether it was retransmitted, and whether the receiver has
-//! SACKed it (RFC 6675 §3 "scoreboard"). Indexed by segment number, covering
-//! `[snd_una, snd_max)`; a ring buffer, so steady-state operation does not allocate.
+//! SACKed it (RFC 6675 §3 "scoreboard"), covering `[snd_una, snd_max)`.
+//!
+//! RFC 6675 §4 defines IsLost, SetPipe and NextSeg by walking the scoreboard
+//! segment by segment. Recovery (`recovery/sack.rs`) asks the equivalent
+//! counting questions on every ACK: the k-th highest SACKed segment (IsLost's
+//! DupThresh test), how many segments of a range are SACKed (SetPipe), and the
+//! first or last un-SACKed segment of a range (NextSeg rules 1, 3 and 4). A
+//! window after a slow-start overshoot holds tens of thousands of segments, so
+//! answering by scanning made each ACK cost as much as the window; here every
+//! question costs O(log n) in the window size n, with the same answers:
+//!
+//! - Records live in a power-of-two ring indexed by `seg & mask`, so a segment
+//!   keeps its slot while outstanding. The ring doubles (rebuilding the indexes
+//!   below) when full and never shrinks: steady-state operation does not allocate.
+//! - The SACKed flags are mirrored in a bitmap with one bit per slot, and a
+//!   Fenwick (binary indexed) tree over the bitmap's 64-bit words counts the
+//!   SACKed slots in each word. A count over a slot range is two prefix sums
+//!   plus popcounts of the partial words; the r-th SACKed slot, or the r-th
+//!   un-SACKed one (a word holds 64 minus its count), is found by binary
+//!   lifting down the tree and a select within one word. Counting words rather
+//!   than slots keeps the tree 64 times smaller (a few KB for 10^5 segments, so
+//!   it stays in cache) and lets a SACK block be marked a word at a time.
+//! - Slots outside the window are never SACKed, so counts over the whole ring
+//!   are counts over the window. A segment range that runs past the ring's last
+//!   slot is split into two slot ranges.
+//! - `mark_sacked` jumps from un-SACKed slot to un-SACKed slot: the receiver
+//!   repeats the same blocks on every ACK, and re-reporting a block costs
+//!   O(log n) instead of its length.
+//!
+//! The scan-based scoreboard this replaced is kept in the tests as an oracle
+//! that a randomized differential test compares every answer against.
 
 use cclab_wire::Time;
-use std::collections::VecDeque;
+
+/// Slots per bitmap word.
+const WORD: usize = 64;
+/// The first ring: one bitmap word.
+const MIN_CAPACITY: usize = WORD;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentRecord {
@@ -12,6 +45,8 @@ pub struct SegmentRecord {
     pub retransmitted: bool,
     pub sacked: bool,
 }
+
+const FREE: SegmentRecord = SegmentRecord { sent_at: 0, retransmitted: false, sacked: false };
 
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,8 +63,22 @@ pub struct Acked {
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
     base: u64,
-    records: VecDeque<SegmentRecord>,
+    /// Outstanding segments: `[base, base + len)`.
+    len: u64,
+    /// The ring; its length is a power of two, or 0 before the first transmission.
+    /// The records keep their `sacked` flag too because `get` hands them out.
+    records: Vec<SegmentRecord>,
+    /// `records[slot].sacked` as bits, `bits[slot / 64] >> (slot % 64)`; 0 for free slots.
+    bits: Vec<u64>,
+    /// Fenwick tree over the words of `bits`, 1-based: `tree[i]` counts the
+    /// SACKed slots in words `[i - lowbit(i), i)`. Its length is `bits.len() + 1`.
+    /// u32 suffices: a count is at most the ring's length, and 2^32 records
+    /// would not fit in memory.
+    tree: Vec<u32>,
     sacked: u64,
+    /// The highest SACKed segment while `sacked > 0`: IsLost and NextSeg ask
+    /// for the top few SACKed segments on every ACK, and they usually share its word.
+    top: u64,
 }
 
 impl Scoreboard {
@@ -39,11 +88,11 @@ impl Scoreboard {
 
     /// One past the highest segment sent.
     pub fn end(&self) -> u64 {
-        self.base + self.records.len() as u64
+        self.base + self.len
     }
 
     pub fn get(&self, seg: u64) -> Option<&SegmentRecord> {
-        seg.checked_sub(self.base).and_then(|i| self.records.get(i as usize))
+        self.contains(seg).then(|| &self.records[self.slot(seg)])
     }
 
     pub fn is_sacked(&self, seg: u64) -> bool {
@@ -56,14 +105,17 @@ impl Scoreboard {
 
     /// Records a transmission of `seg`, which must be at most `end()`.
     pub fn on_transmit(&mut self, seg: u64, now: Time, retransmission: bool) {
-        let end = self.end();
-        if seg == end {
-            self.records.push_back(SegmentRecord {
-                sent_at: now,
-                retransmitted: retransmission,
-                sacked: false,
-            });
-        } else if let Some(r) = seg.checked_sub(self.base).and_then(|i| self.records.get_mut(i as usize)) {
+        if seg == self.end() {
+            if self.len == self.records.len() as u64 {
+                self.grow();
+            }
+            let slot = self.slot(seg);
+            // A free slot's bit is already clear.
+            self.records[slot] = SegmentRecord { sent_at: now, retransmitted: retransmission, sacked: false };
+            self.len += 1;
+        } else if self.contains(seg) {
+            let slot = self.slot(seg);
+            let r = &mut self.records[slot];
             r.sent_at = now;
             r.retransmitted |= retransmission;
         }
@@ -72,35 +124,39 @@ impl Scoreboard {
     /// Removes every segment below `seg` (a cumulative ACK).
     pub fn ack_to(&mut self, seg: u64) -> Acked {
         let mut acked = Acked::default();
-        while self.base < seg {
-            let Some(r) = self.records.pop_front() else {
-                self.base = seg;
-                break;
-            };
-            self.base += 1;
-            acked.segments += 1;
-            acked.any_retransmitted |= r.retransmitted;
-            acked.last_sent_at = r.sent_at;
-            if r.sacked {
-                self.sacked -= 1;
-                acked.previously_sacked += 1;
-            }
+        if seg <= self.base {
+            return acked;
         }
+        let n = (seg - self.base).min(self.len);
+        if n > 0 {
+            // Linear in the segments removed, but each segment is removed once.
+            let [first, second] = self.slot_ranges(self.base, self.base + n);
+            for (a, b) in [first, second] {
+                for r in &self.records[a..b] {
+                    acked.any_retransmitted |= r.retransmitted;
+                }
+                acked.previously_sacked += self.clear_slots(a, b);
+            }
+            acked.segments = n;
+            acked.last_sent_at = self.records[self.slot(self.base + n - 1)].sent_at;
+            self.sacked -= acked.previously_sacked;
+        }
+        self.len -= n;
+        // Acknowledging beyond what was sent leaves an empty window starting at `seg`.
+        self.base = seg;
         acked
     }
 
     /// Marks `[start, end)` SACKed (clipped to what is outstanding); returns how
     /// many segments were newly marked.
     pub fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
-        let lo = start.max(self.base);
-        let hi = end.min(self.end());
-        let mut newly = 0;
-        for seg in lo..hi {
-            let r = &mut self.records[(seg - self.base) as usize];
-            if !r.sacked {
-                r.sacked = true;
-                newly += 1;
-            }
+        let [first, second] = self.slot_ranges(start, end);
+        let newly = self.mark_slots(first.0, first.1) + self.mark_slots(second.0, second.1);
+        if newly > 0 {
+            // All of the clipped range is SACKed now; a stale `top` (nothing was
+            // SACKed before) must not survive.
+            let last = end.min(self.end()) - 1;
+            self.top = if self.sacked == 0 { last } else { self.top.max(last) };
         }
         self.sacked += newly;
         newly
@@ -109,6 +165,8 @@ impl Scoreboard {
     /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
     /// the sender should turn off the SACKed bits; the receiver may have reneged).
     pub fn clear_sacks(&mut self) {
+        self.bits.fill(0);
+        self.tree.fill(0);
         for r in self.records.iter_mut() {
             r.sacked = false;
         }
@@ -120,37 +178,432 @@ impl Scoreboard {
         if k == 0 || self.sacked < k {
             return None;
         }
-        let mut seen = 0;
-        for (i, r) in self.records.iter().enumerate().rev() {
-            if r.sacked {
-                seen += 1;
-                if seen == k {
-                    return Some(self.base + i as u64);
-                }
-            }
+        // Below `top`'s slot in its word, every set bit is a SACKed segment
+        // under `top`, at the same distance: slots there that hold no segment
+        // of `[base, top]` are free or hold segments above `top`, all clear.
+        let slot = self.slot(self.top);
+        let near = self.bits[slot / WORD] & low_mask(slot % WORD + 1);
+        let n = near.count_ones() as u64;
+        if n >= k {
+            let at = select_in_word(near, (n - k) as u32);
+            return Some(self.top - (slot % WORD - at) as u64);
         }
-        None
+        // Counted from the bottom instead. In segment order the slots run from
+        // base's slot to the ring's end, then from slot 0: the SACKed slots below
+        // base's slot hold the highest segments.
+        let from_bottom = self.sacked - k + 1;
+        let wrapped = self.rank(self.slot(self.base));
+        let unwrapped = self.sacked - wrapped;
+        let r = if from_bottom <= unwrapped { wrapped + from_bottom } else { from_bottom - unwrapped };
+        Some(self.seg_at(self.select(r, true)))
     }
 
     /// Number of SACKed segments in `[start, end)`.
     pub fn sacked_in(&self, start: u64, end: u64) -> u64 {
-        let lo = start.max(self.base);
-        let hi = end.min(self.end());
-        (lo..hi).filter(|&s| self.records[(s - self.base) as usize].sacked).count() as u64
+        self.slot_ranges(start, end).iter().map(|&(a, b)| self.rank(b) - self.rank(a)).sum()
     }
 
     /// The first segment in `[start, end)` that is not SACKed.
     pub fn first_unsacked_in(&self, start: u64, end: u64) -> Option<u64> {
-        let lo = start.max(self.base);
-        let hi = end.min(self.end());
-        (lo..hi).find(|&s| !self.records[(s - self.base) as usize].sacked)
+        let [first, second] = self.slot_ranges(start, end);
+        let slot = self
+            .first_unsacked_slot(first.0, first.1)
+            .or_else(|| self.first_unsacked_slot(second.0, second.1));
+        slot.map(|s| self.seg_at(s))
     }
 
     /// The last segment in `[start, end)` that is not SACKed.
     pub fn last_unsacked_in(&self, start: u64, end: u64) -> Option<u64> {
+        let [first, second] = self.slot_ranges(start, end);
+        let slot =
+            self.last_unsacked_slot(second.0, second.1).or_else(|| self.last_unsacked_slot(first.0, first.1));
+        slot.map(|s| self.seg_at(s))
+    }
+
+    /// What stepping over SACKed segments one at a time from `from` reaches: the
+    /// first segment at or above it that is not SACKed, but no further than `limit`
+    /// (and `from` itself if it is not below `limit`).
+    pub fn skip_sacked(&self, from: u64, limit: u64) -> u64 {
+        if from >= limit || !self.is_sacked(from) {
+            return from;
+        }
+        // Nothing at or beyond `end()` is SACKed.
+        let stop = limit.min(self.end());
+        self.first_unsacked_in(from, stop).unwrap_or(stop)
+    }
+
+    fn contains(&self, seg: u64) -> bool {
+        seg >= self.base && seg - self.base < self.len
+    }
+
+    /// The ring slot of `seg`; only meaningful once the ring exists.
+    fn slot(&self, seg: u64) -> usize {
+        (seg & (self.records.len() as u64).wrapping_sub(1)) as usize
+    }
+
+    /// The outstanding segment in `slot`.
+    fn seg_at(&self, slot: usize) -> u64 {
+        let offset = (slot as u64).wrapping_sub(self.base) & (self.records.len() as u64 - 1);
+        self.base + offset
+    }
+
+    /// `[start, end)` clipped to the window, as slot ranges in segment order:
+    /// the second is empty unless the range runs past the ring's last slot.
+    fn slot_ranges(&self, start: u64, end: u64) -> [(usize, usize); 2] {
         let lo = start.max(self.base);
         let hi = end.min(self.end());
-        (lo..hi).rev().find(|&s| !self.records[(s - self.base) as usize].sacked)
+        if lo >= hi {
+            return [(0, 0), (0, 0)];
+        }
+        let capacity = self.records.len();
+        let a = self.slot(lo);
+        // The window fits in the ring, so this does not overflow.
+        let n = (hi - lo) as usize;
+        if a + n <= capacity {
+            [(a, a + n), (0, 0)]
+        } else {
+            [(a, capacity), (0, a + n - capacity)]
+        }
+    }
+
+    /// Doubles the ring (or creates it), moving each outstanding record to its
+    /// slot under the new mask.
+    fn grow(&mut self) {
+        let capacity = (self.records.len() * 2).max(MIN_CAPACITY);
+        let mut records = vec![FREE; capacity];
+        let mut bits = vec![0; capacity / WORD];
+        for seg in self.base..self.end() {
+            let r = self.records[self.slot(seg)];
+            let slot = (seg & (capacity as u64 - 1)) as usize;
+            records[slot] = r;
+            bits[slot / WORD] |= (r.sacked as u64) << (slot % WORD);
+        }
+        self.records = records;
+        self.bits = bits;
+        self.rebuild_tree();
+    }
+
+    fn rebuild_tree(&mut self) {
+        let words = self.bits.len();
+        self.tree.clear();
+        self.tree.resize(words + 1, 0);
+        for i in 1..=words {
+            self.tree[i] += self.bits[i - 1].count_ones();
+            let parent = i + lowbit(i);
+            if parent <= words {
+                self.tree[parent] += self.tree[i];
+            }
+        }
+    }
+
+    /// SACKed slots in words `[0, w)`.
+    fn words_prefix(&self, mut w: usize) -> u64 {
+        let mut sum = 0;
+        while w > 0 {
+            sum += self.tree[w] as u64;
+            w &= w - 1;
+        }
+        sum
+    }
+
+    fn tree_add(&mut self, w: usize, n: u32) {
+        let mut i = w + 1;
+        while i < self.tree.len() {
+            self.tree[i] += n;
+            i += lowbit(i);
+        }
+    }
+
+    fn tree_sub(&mut self, w: usize, n: u32) {
+        let mut i = w + 1;
+        while i < self.tree.len() {
+            self.tree[i] -= n;
+            i += lowbit(i);
+        }
+    }
+
+    /// SACKed slots in `[0, slot)`.
+    fn rank(&self, slot: usize) -> u64 {
+        let (w, bit) = (slot / WORD, slot % WORD);
+        // `slot` may be the ring's length: no partial word then.
+        let partial = if bit == 0 { 0 } else { (self.bits[w] & low_mask(bit)).count_ones() as u64 };
+        self.words_prefix(w) + partial
+    }
+
+    /// Un-SACKed slots in `[0, slot)`.
+    fn unsacked_rank(&self, slot: usize) -> u64 {
+        slot as u64 - self.rank(slot)
+    }
+
+    /// The slot of the `r`-th (from 1) SACKed slot, or un-SACKed one if not
+    /// `sacked`, in slot order. There must be at least `r` of them.
+    fn select(&self, mut r: u64, sacked: bool) -> usize {
+        let words = self.bits.len();
+        // Binary lifting: `tree[w + step]` covers words `[w, w + step)` because
+        // `w` is a multiple of `2 * step`; the word count is a power of two.
+        let mut w = 0;
+        let mut step = words;
+        while step > 0 {
+            let count = self.tree[w + step] as u64;
+            let n = if sacked { count } else { (step * WORD) as u64 - count };
+            if n < r {
+                w += step;
+                r -= n;
+            }
+            step /= 2;
+        }
+        let word = if sacked { self.bits[w] } else { !self.bits[w] };
+        w * WORD + select_in_word(word, (r - 1) as u32)
+    }
+
+    /// The first un-SACKed slot in `[a, b)`, a range of slots (possibly empty).
+    fn first_unsacked_slot(&self, a: usize, b: usize) -> Option<usize> {
+        if a >= b {
+            return None;
+        }
+        // The answer is usually close by: look in `a`'s word before lifting.
+        let w = a / WORD;
+        let here = !self.bits[w] & !low_mask(a % WORD);
+        if here != 0 {
+            let slot = w * WORD + here.trailing_zeros() as usize;
+            return (slot < b).then_some(slot);
+        }
+        let next = (w + 1) * WORD;
+        if next >= b {
+            return None;
+        }
+        let before = self.unsacked_rank(next);
+        (self.unsacked_rank(b) > before).then(|| self.select(before + 1, false))
+    }
+
+    /// The last un-SACKed slot in `[a, b)`, a range of slots (possibly empty).
+    fn last_unsacked_slot(&self, a: usize, b: usize) -> Option<usize> {
+        if a >= b {
+            return None;
+        }
+        let w = (b - 1) / WORD;
+        let start = w * WORD;
+        let here = !self.bits[w] & low_mask(b - start);
+        if here != 0 {
+            let slot = start + (WORD - 1) - here.leading_zeros() as usize;
+            return (slot >= a).then_some(slot);
+        }
+        if start <= a {
+            return None;
+        }
+        let below = self.unsacked_rank(start);
+        (below > self.unsacked_rank(a)).then(|| self.select(below, false))
+    }
+
+    /// Sets the SACKed bits in `[a, b)`, a range of outstanding slots (possibly
+    /// empty); returns how many were newly set.
+    fn mark_slots(&mut self, a: usize, b: usize) -> u64 {
+        let mut newly = 0;
+        let mut from = a;
+        // Jump over what is SACKed already: the same blocks come on every ACK.
+        while let Some(slot) = self.first_unsacked_slot(from, b) {
+            let w = slot / WORD;
+            let word_end = ((w + 1) * WORD).min(b);
+            let new = low_mask(word_end - w * WORD) & !low_mask(slot % WORD) & !self.bits[w];
+            self.bits[w] |= new;
+            let n = new.count_ones();
+            self.tree_add(w, n);
+            let mut rest = new;
+            while rest != 0 {
+                self.records[w * WORD + rest.trailing_zeros() as usize].sacked = true;
+                rest &= rest - 1;
+            }
+            newly += n as u64;
+            from = word_end;
+        }
+        newly
+    }
+
+    /// Clears the SACKed bits in `[a, b)`, a range of slots being freed
+    /// (possibly empty); returns how many were set.
+    fn clear_slots(&mut self, a: usize, b: usize) -> u64 {
+        let mut cleared = 0;
+        let mut from = a;
+        while from < b {
+            let w = from / WORD;
+            let word_end = ((w + 1) * WORD).min(b);
+            let span = low_mask(word_end - w * WORD) & !low_mask(from % WORD);
+            let n = (self.bits[w] & span).count_ones();
+            if n > 0 {
+                self.bits[w] &= !span;
+                self.tree_sub(w, n);
+                cleared += n as u64;
+            }
+            from = word_end;
+        }
+        cleared
+    }
+}
+
+fn lowbit(i: usize) -> usize {
+    i & i.wrapping_neg()
+}
+
+/// The lowest `n` bits (n <= 64).
+fn low_mask(n: usize) -> u64 {
+    if n >= WORD {
+        !0
+    } else {
+        (1 << n) - 1
+    }
+}
+
+/// The position of the set bit of `word` that has `r` set bits below it
+/// (`r` < number of set bits): halve the search range six times.
+fn select_in_word(mut word: u64, mut r: u32) -> usize {
+    let mut pos = 0;
+    for half in [32, 16, 8, 4, 2, 1] {
+        let low = (word & low_mask(half)).count_ones();
+        if r >= low {
+            r -= low;
+            word >>= half;
+            pos += half;
+        }
+    }
+    pos
+}
+
+/// The scan-based scoreboard this module replaced, kept as the oracle for the
+/// differential test: the answers must stay exactly the same.
+#[cfg(test)]
+mod linear {
+    use super::{Acked, SegmentRecord};
+    use cclab_wire::Time;
+    use std::collections::VecDeque;
+
+    #[derive(Clone, Debug, Default)]
+    pub struct Scoreboard {
+        base: u64,
+        records: VecDeque<SegmentRecord>,
+        sacked: u64,
+    }
+
+    impl Scoreboard {
+        pub fn base(&self) -> u64 {
+            self.base
+        }
+
+        /// One past the highest segment sent.
+        pub fn end(&self) -> u64 {
+            self.base + self.records.len() as u64
+        }
+
+        pub fn get(&self, seg: u64) -> Option<&SegmentRecord> {
+            seg.checked_sub(self.base).and_then(|i| self.records.get(i as usize))
+        }
+
+        pub fn is_sacked(&self, seg: u64) -> bool {
+            self.get(seg).is_some_and(|r| r.sacked)
+        }
+
+        pub fn sacked_count(&self) -> u64 {
+            self.sacked
+        }
+
+        /// Records a transmission of `seg`, which must be at most `end()`.
+        pub fn on_transmit(&mut self, seg: u64, now: Time, retransmission: bool) {
+            let end = self.end();
+            if seg == end {
+                self.records.push_back(SegmentRecord {
+                    sent_at: now,
+                    retransmitted: retransmission,
+                    sacked: false,
+                });
+            } else if let Some(r) = seg.checked_sub(self.base).and_then(|i| self.records.get_mut(i as usize))
+            {
+                r.sent_at = now;
+                r.retransmitted |= retransmission;
+            }
+        }
+
+        /// Removes every segment below `seg` (a cumulative ACK).
+        pub fn ack_to(&mut self, seg: u64) -> Acked {
+            let mut acked = Acked::default();
+            while self.base < seg {
+                let Some(r) = self.records.pop_front() else {
+                    self.base = seg;
+                    break;
+                };
+                self.base += 1;
+                acked.segments += 1;
+                acked.any_retransmitted |= r.retransmitted;
+                acked.last_sent_at = r.sent_at;
+                if r.sacked {
+                    self.sacked -= 1;
+                    acked.previously_sacked += 1;
+                }
+            }
+            acked
+        }
+
+        /// Marks `[start, end)` SACKed (clipped to what is outstanding); returns how
+        /// many segments were newly marked.
+        pub fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
+            let lo = start.max(self.base);
+            let hi = end.min(self.end());
+            let mut newly = 0;
+            for seg in lo..hi {
+                let r = &mut self.records[(seg - self.base) as usize];
+                if !r.sacked {
+                    r.sacked = true;
+                    newly += 1;
+                }
+            }
+            self.sacked += newly;
+            newly
+        }
+
+        /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
+        /// the sender should turn off the SACKed bits; the receiver may have reneged).
+        pub fn clear_sacks(&mut self) {
+            for r in self.records.iter_mut() {
+                r.sacked = false;
+            }
+            self.sacked = 0;
+        }
+
+        /// The `k`-th highest SACKed segment (k = 1 is the highest).
+        pub fn kth_highest_sacked(&self, k: u64) -> Option<u64> {
+            if k == 0 || self.sacked < k {
+                return None;
+            }
+            let mut seen = 0;
+            for (i, r) in self.records.iter().enumerate().rev() {
+                if r.sacked {
+                    seen += 1;
+                    if seen == k {
+                        return Some(self.base + i as u64);
+                    }
+                }
+            }
+            None
+        }
+
+        /// Number of SACKed segments in `[start, end)`.
+        pub fn sacked_in(&self, start: u64, end: u64) -> u64 {
+            let lo = start.max(self.base);
+            let hi = end.min(self.end());
+            (lo..hi).filter(|&s| self.records[(s - self.base) as usize].sacked).count() as u64
+        }
+
+        /// The first segment in `[start, end)` that is not SACKed.
+        pub fn first_unsacked_in(&self, start: u64, end: u64) -> Option<u64> {
+            let lo = start.max(self.base);
+            let hi = end.min(self.end());
+            (lo..hi).find(|&s| !self.records[(s - self.base) as usize].sacked)
+        }
+
+        /// The last segment in `[start, end)` that is not SACKed.
+        pub fn last_unsacked_in(&self, start: u64, end: u64) -> Option<u64> {
+            let lo = start.max(self.base);
+            let hi = end.min(self.end());
+            (lo..hi).rev().find(|&s| !self.records[(s - self.base) as usize].sacked)
+        }
     }
 }
 
@@ -216,5 +669,198 @@ mod tests {
         assert_eq!(b.first_unsacked_in(0, 8), Some(2));
         assert_eq!(b.last_unsacked_in(0, 8), Some(5));
         assert_eq!(b.sacked_in(0, 8), 4);
+    }
+}
+
+/// Long random operation sequences on the ring scoreboard and the scan-based
+/// oracle side by side; every answer must agree. Windows grow through several
+/// ring sizes, shrink again and wrap around the ring many times.
+#[cfg(test)]
+mod differential {
+    use super::{linear, Scoreboard, WORD};
+
+    /// SplitMix64: deterministic, and no extra crate for a test.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            if n == 0 {
+                0
+            } else {
+                self.next() % n
+            }
+        }
+
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+
+        /// A segment near the window, a few either side of it.
+        fn near(&mut self, base: u64, end: u64) -> u64 {
+            (base + self.below(end - base + 8)).saturating_sub(4)
+        }
+    }
+
+    impl Scoreboard {
+        /// The indexes agree with the records, and free slots are clear.
+        fn check_invariants(&self) {
+            let capacity = self.records.len();
+            assert!(self.len as usize <= capacity && (capacity == 0 || capacity.is_power_of_two()));
+            assert_eq!(self.bits.len() * WORD, capacity);
+            let mut bits = vec![0u64; self.bits.len()];
+            for seg in self.base..self.end() {
+                let slot = self.slot(seg);
+                bits[slot / WORD] |= (self.records[slot].sacked as u64) << (slot % WORD);
+            }
+            assert_eq!(bits, self.bits, "bitmap mirrors the records; free slots clear");
+            if capacity > 0 {
+                let mut rebuilt = self.clone();
+                rebuilt.rebuild_tree();
+                assert_eq!(rebuilt.tree, self.tree, "Fenwick tree matches the bitmap");
+            }
+            assert_eq!(self.words_prefix(self.bits.len()), self.sacked);
+            if self.sacked > 0 {
+                assert!(self.is_sacked(self.top) && self.sacked_in(self.top + 1, self.end()) == 0, "top");
+            }
+        }
+    }
+
+    /// Compares every query on random arguments; returns how many answers were
+    /// compared and how many of the ranges ran past the ring's last slot.
+    fn compare_queries(rng: &mut Rng, new: &Scoreboard, old: &linear::Scoreboard) -> (u64, u64) {
+        assert_eq!((new.base(), new.end(), new.sacked_count()), (old.base(), old.end(), old.sacked_count()));
+        let (base, end) = (old.base(), old.end());
+        let sacked = old.sacked_count();
+        let (mut checks, mut wrapped) = (3, 0);
+        for k in [0, 1, 2, 3, rng.below(sacked + 3), sacked, sacked + 1] {
+            assert_eq!(new.kth_highest_sacked(k), old.kth_highest_sacked(k), "kth_highest_sacked({k})");
+            checks += 1;
+        }
+        for _ in 0..4 {
+            let (a, b) = (rng.near(base, end), rng.near(base, end));
+            // Mostly ordered ranges, some reversed (empty) ones.
+            let (a, b) = if rng.chance(90) { (a.min(b), a.max(b)) } else { (a, b) };
+            wrapped += (new.slot_ranges(a, b)[1].1 > 0) as u64;
+            assert_eq!(new.sacked_in(a, b), old.sacked_in(a, b), "sacked_in({a}, {b})");
+            assert_eq!(
+                new.first_unsacked_in(a, b),
+                old.first_unsacked_in(a, b),
+                "first_unsacked_in({a}, {b})"
+            );
+            assert_eq!(new.last_unsacked_in(a, b), old.last_unsacked_in(a, b), "last_unsacked_in({a}, {b})");
+            let mut stepped = a;
+            while stepped < b && old.is_sacked(stepped) {
+                stepped += 1;
+            }
+            assert_eq!(new.skip_sacked(a, b), stepped, "skip_sacked({a}, {b})");
+            let s = rng.near(base, end);
+            assert_eq!(new.get(s), old.get(s), "get({s})");
+            assert_eq!(new.is_sacked(s), old.is_sacked(s), "is_sacked({s})");
+            checks += 6;
+        }
+        (checks, wrapped)
+    }
+
+    /// Runs `ops` random operations with windows up to about `max_window`;
+    /// returns how many answers were compared, how many query ranges wrapped
+    /// around the ring, and the largest window reached.
+    fn run(seed: u64, ops: u64, max_window: u64) -> (u64, u64, u64) {
+        let mut rng = Rng(seed);
+        let mut new = Scoreboard::default();
+        let mut old = linear::Scoreboard::default();
+        let mut target = 0;
+        let (mut checks, mut wrapped, mut largest) = (0, 0, 0);
+        for op in 0..ops {
+            // The window drifts towards a target that changes now and then, so it
+            // grows through several ring sizes and shrinks again.
+            if op % 1500 == 0 {
+                target = rng.below(max_window + 1);
+            }
+            let (base, end) = (old.base(), old.end());
+            let window = end - base;
+            let grow_bias = if window < target { 45 } else { 10 };
+            let roll = rng.below(100);
+            if roll < grow_bias {
+                for _ in 0..1 + rng.below(8) {
+                    let seg = old.end();
+                    new.on_transmit(seg, op, false);
+                    old.on_transmit(seg, op, false);
+                }
+            } else if roll < grow_bias + 8 {
+                // A retransmission, sometimes of a segment outside the window (ignored).
+                let seg = rng.near(base, end);
+                new.on_transmit(seg, op, true);
+                old.on_transmit(seg, op, true);
+            } else if roll < grow_bias + 40 {
+                let start = rng.near(base, end);
+                let len = match rng.below(10) {
+                    0..=4 => 1 + rng.below(4),
+                    5..=7 => 1 + rng.below(150),
+                    _ => rng.below(window + 10),
+                };
+                let stop = if rng.chance(3) { start.saturating_sub(len) } else { start + len };
+                assert_eq!(
+                    new.mark_sacked(start, stop),
+                    old.mark_sacked(start, stop),
+                    "mark_sacked({start}, {stop})"
+                );
+                checks += 1;
+            } else if roll < grow_bias + 40 + if window > target { 12 } else { 4 } {
+                // Large cumulative ACKs (a hole filled) only while shrinking.
+                let advance = match rng.below(10) {
+                    0 => 0,
+                    7..=9 if window > target => rng.below(window + 5),
+                    _ => rng.below(8),
+                };
+                let seg = (base + advance).saturating_sub(rng.below(2));
+                assert_eq!(new.ack_to(seg), old.ack_to(seg), "ack_to({seg})");
+                checks += 1;
+            } else if rng.chance(2) {
+                new.clear_sacks();
+                old.clear_sacks();
+            }
+            let (c, w) = compare_queries(&mut rng, &new, &old);
+            checks += c;
+            wrapped += w;
+            largest = largest.max(old.end() - old.base());
+            if op % 997 == 0 {
+                new.check_invariants();
+                for seg in old.base().saturating_sub(2)..old.end() + 2 {
+                    assert_eq!(new.get(seg), old.get(seg), "get({seg})");
+                }
+                checks += 1;
+            }
+        }
+        new.check_invariants();
+        (checks, wrapped, largest)
+    }
+
+    #[test]
+    fn ring_scoreboard_answers_as_the_scan_does() {
+        let mut total = 0;
+        for (seed, max_window) in
+            [(1, 40), (2, 130), (3, 700), (4, 1500), (5, 3000), (6, 5000), (7, 300), (8, 2500)]
+        {
+            let (checks, wrapped, largest) = run(seed, 30_000, max_window);
+            // Several ring sizes were crossed (the first ring holds one word).
+            assert!(
+                largest > max_window / 2 && largest > WORD as u64 / 2,
+                "seed {seed}: window reached {largest}"
+            );
+            assert!(wrapped > 1000, "seed {seed}: only {wrapped} ranges ran past the ring's end");
+            total += checks;
+            eprintln!(
+                "seed {seed}: {checks} answers compared, {wrapped} wrapped ranges, window up to {largest}"
+            );
+        }
+        assert!(total > 5_000_000, "{total} answers compared");
     }
 }

@@ -232,9 +232,7 @@ pub fn fast_recovery_entry(s: &SenderState, window: f64) -> Outcome {
 pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<Transmission> {
     let mut seg = s.snd_nxt;
     if skip_sacked {
-        while seg < s.snd_max && s.scoreboard.is_sacked(seg) {
-            seg += 1;
-        }
+        seg = s.scoreboard.skip_sacked(seg, s.snd_max);
     }
     // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
     let cwnd = s.window.cwnd as u64;
