@@ -33,6 +33,18 @@ pub struct TxSnapshot {
     pub pending: bool,
 }
 
+impl TxSnapshot {
+    /// A segment sent without delivery-rate tracking (nothing to deliver).
+    pub const NONE: TxSnapshot = TxSnapshot {
+        delivered: 0,
+        delivered_time: 0,
+        first_sent_time: 0,
+        sent_time: 0,
+        app_limited: false,
+        pending: false,
+    };
+}
+
 /// One delivery-rate sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateSample {

@@ -17,6 +17,7 @@
 use super::timers::{Timer, Timers};
 use super::{App, TcpConfig};
 use cclab_wire::{Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS};
+use std::collections::VecDeque;
 
 pub struct TcpReceiver {
     header_bytes: u32,
@@ -29,7 +30,10 @@ pub struct TcpReceiver {
 
     rcv_nxt: u64,
     /// Received data above `rcv_nxt`: sorted, disjoint, non-adjacent `[start, end)`.
-    out_of_order: Vec<(u64, u64)>,
+    /// A deque: filling the lowest hole removes from the front, and new data
+    /// mostly extends the back, so neither shifts the thousands of blocks a
+    /// large window can hold.
+    out_of_order: VecDeque<(u64, u64)>,
     /// Blocks in the order they should be reported, most recent first.
     sack_history: Vec<(u64, u64)>,
     ts_recent: Time,
@@ -56,7 +60,7 @@ impl TcpReceiver {
             delack_timeout: cfg.delack_timeout,
             timestamps: cfg.timestamps,
             rcv_nxt: 0,
-            out_of_order: Vec::new(),
+            out_of_order: VecDeque::new(),
             sack_history: Vec::new(),
             ts_recent: 0,
             last_ack_sent: 0,
@@ -99,7 +103,8 @@ impl TcpReceiver {
             merged.1 = merged.1.max(self.out_of_order[last].1);
             last += 1;
         }
-        self.out_of_order.splice(first..last, std::iter::once(merged));
+        self.out_of_order.drain(first..last);
+        self.out_of_order.insert(first, merged);
         merged
     }
 
@@ -163,7 +168,7 @@ impl TcpReceiver {
         let from = self.rcv_nxt;
         self.rcv_nxt = end;
         let joined = self.out_of_order.partition_point(|&(s, _)| s <= self.rcv_nxt);
-        for &(_, e) in &self.out_of_order[..joined] {
+        for &(_, e) in self.out_of_order.range(..joined) {
             self.rcv_nxt = self.rcv_nxt.max(e);
         }
         self.out_of_order.drain(..joined);

@@ -32,6 +32,7 @@
 //! The scan-based scoreboard this replaced is kept in the tests as an oracle
 //! that a randomized differential test compares every answer against.
 
+use super::rate::TxSnapshot;
 use cclab_wire::Time;
 
 /// Slots per bitmap word.
@@ -44,9 +45,12 @@ pub struct SegmentRecord {
     pub sent_at: Time,
     pub retransmitted: bool,
     pub sacked: bool,
+    /// Delivery state at the last transmission, for delivery-rate samples.
+    pub tx: TxSnapshot,
 }
 
-const FREE: SegmentRecord = SegmentRecord { sent_at: 0, retransmitted: false, sacked: false };
+const FREE: SegmentRecord =
+    SegmentRecord { sent_at: 0, retransmitted: false, sacked: false, tx: TxSnapshot::NONE };
 
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,24 +109,36 @@ impl Scoreboard {
 
     /// Records a transmission of `seg`, which must be at most `end()`.
     pub fn on_transmit(&mut self, seg: u64, now: Time, retransmission: bool) {
+        self.on_transmit_with(seg, now, retransmission, TxSnapshot::NONE);
+    }
+
+    /// Records a transmission of `seg` with the delivery state it left with.
+    pub fn on_transmit_with(&mut self, seg: u64, now: Time, retransmission: bool, tx: TxSnapshot) {
         if seg == self.end() {
             if self.len == self.records.len() as u64 {
                 self.grow();
             }
             let slot = self.slot(seg);
             // A free slot's bit is already clear.
-            self.records[slot] = SegmentRecord { sent_at: now, retransmitted: retransmission, sacked: false };
+            self.records[slot] =
+                SegmentRecord { sent_at: now, retransmitted: retransmission, sacked: false, tx };
             self.len += 1;
         } else if self.contains(seg) {
             let slot = self.slot(seg);
             let r = &mut self.records[slot];
             r.sent_at = now;
             r.retransmitted |= retransmission;
+            r.tx = tx;
         }
     }
 
     /// Removes every segment below `seg` (a cumulative ACK).
     pub fn ack_to(&mut self, seg: u64) -> Acked {
+        self.ack_to_with(seg, |_, _| {})
+    }
+
+    /// Removes every segment below `seg`, showing each removed record to `delivered`.
+    pub fn ack_to_with(&mut self, seg: u64, mut delivered: impl FnMut(u64, &mut SegmentRecord)) -> Acked {
         let mut acked = Acked::default();
         if seg <= self.base {
             return acked;
@@ -131,9 +147,12 @@ impl Scoreboard {
         if n > 0 {
             // Linear in the segments removed, but each segment is removed once.
             let [first, second] = self.slot_ranges(self.base, self.base + n);
+            let mut seg_of_slot = self.base;
             for (a, b) in [first, second] {
-                for r in &self.records[a..b] {
+                for r in &mut self.records[a..b] {
                     acked.any_retransmitted |= r.retransmitted;
+                    delivered(seg_of_slot, r);
+                    seg_of_slot += 1;
                 }
                 acked.previously_sacked += self.clear_slots(a, b);
             }
@@ -150,8 +169,19 @@ impl Scoreboard {
     /// Marks `[start, end)` SACKed (clipped to what is outstanding); returns how
     /// many segments were newly marked.
     pub fn mark_sacked(&mut self, start: u64, end: u64) -> u64 {
+        self.mark_sacked_with(start, end, |_, _| {})
+    }
+
+    /// Marks `[start, end)` SACKed, showing each newly SACKed record to `delivered`.
+    pub fn mark_sacked_with(
+        &mut self,
+        start: u64,
+        end: u64,
+        mut delivered: impl FnMut(u64, &mut SegmentRecord),
+    ) -> u64 {
         let [first, second] = self.slot_ranges(start, end);
-        let newly = self.mark_slots(first.0, first.1) + self.mark_slots(second.0, second.1);
+        let newly = self.mark_slots(first.0, first.1, &mut delivered)
+            + self.mark_slots(second.0, second.1, &mut delivered);
         if newly > 0 {
             // All of the clipped range is SACKed now; a stale `top` (nothing was
             // SACKed before) must not survive.
@@ -397,7 +427,7 @@ impl Scoreboard {
 
     /// Sets the SACKed bits in `[a, b)`, a range of outstanding slots (possibly
     /// empty); returns how many were newly set.
-    fn mark_slots(&mut self, a: usize, b: usize) -> u64 {
+    fn mark_slots(&mut self, a: usize, b: usize, delivered: &mut impl FnMut(u64, &mut SegmentRecord)) -> u64 {
         let mut newly = 0;
         let mut from = a;
         // Jump over what is SACKed already: the same blocks come on every ACK.
@@ -410,7 +440,11 @@ impl Scoreboard {
             self.tree_add(w, n);
             let mut rest = new;
             while rest != 0 {
-                self.records[w * WORD + rest.trailing_zeros() as usize].sacked = true;
+                let slot = w * WORD + rest.trailing_zeros() as usize;
+                let seg = self.seg_at(slot);
+                let r = &mut self.records[slot];
+                r.sacked = true;
+                delivered(seg, r);
                 rest &= rest - 1;
             }
             newly += n as u64;
@@ -513,6 +547,7 @@ mod linear {
                     sent_at: now,
                     retransmitted: retransmission,
                     sacked: false,
+                    tx: super::TxSnapshot::NONE,
                 });
             } else if let Some(r) = seg.checked_sub(self.base).and_then(|i| self.records.get_mut(i as usize))
             {

@@ -36,6 +36,7 @@
 //! newly acknowledged segment, and only if none of the acknowledged segments was
 //! retransmitted (Karn's algorithm).
 
+use super::rate::{DeliveryRate, RateSample};
 use super::recovery::{AckInfo, LossRecovery, Outcome, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
@@ -88,10 +89,7 @@ impl SenderState {
     }
 
     pub fn segment_len(&self, seg: u64) -> u32 {
-        match self.total_segments {
-            Some(t) if seg + 1 == t => self.last_segment_len,
-            _ => self.mss,
-        }
+        segment_len(seg, self.mss, self.total_segments, self.last_segment_len)
     }
 
     /// The event congestion control is asked about.
@@ -110,6 +108,14 @@ impl SenderState {
     /// The segment boundary at or above a byte offset.
     fn segment_ceil(&self, bytes: u64) -> u64 {
         bytes.div_ceil(self.mss as u64)
+    }
+}
+
+/// Bytes of segment `seg` of a stream of `total` segments (all full but the last).
+fn segment_len(seg: u64, mss: u32, total: Option<u64>, last: u32) -> u32 {
+    match total {
+        Some(t) if seg + 1 == t => last,
+        _ => mss,
     }
 }
 
@@ -161,9 +167,11 @@ pub struct TcpSender {
     timer_retransmitted: Option<u64>,
     /// RFC 3168 §6.1.2: no new response to a mark until this segment is acknowledged.
     ecn_recover: u64,
+    rate: DeliveryRate,
     counters: SenderCounters,
     finished_at: Option<Time>,
     transmit_log: Option<Vec<TransmitRecord>>,
+    rate_log: Option<Vec<(Time, RateSample)>>,
 }
 
 impl TcpSender {
@@ -218,9 +226,11 @@ impl TcpSender {
             force_retransmit: None,
             timer_retransmitted: None,
             ecn_recover: 0,
+            rate: DeliveryRate::default(),
             counters: SenderCounters::default(),
             finished_at: None,
             transmit_log: None,
+            rate_log: None,
         }
     }
 
@@ -269,6 +279,15 @@ impl TcpSender {
         self.transmit_log.as_deref()
     }
 
+    /// Records every delivery-rate sample from now on (for tests of the estimator).
+    pub fn record_rate_samples(&mut self) {
+        self.rate_log = Some(Vec::new());
+    }
+
+    pub fn rate_samples(&self) -> Option<&[(Time, RateSample)]> {
+        self.rate_log.as_deref()
+    }
+
     fn mark_status(&self, echoed: bool) -> MarkStatus {
         match (self.ecn, echoed) {
             (false, _) => MarkStatus::Unknown,
@@ -287,18 +306,23 @@ impl TcpSender {
         let window_changed = rwnd != s.rwnd;
         s.rwnd = rwnd;
 
+        let (mss, total, last) = (s.mss, s.total_segments, s.last_segment_len);
+        let rate = &mut self.rate;
+        let mut delivered = |seg: u64, r: &mut super::scoreboard::SegmentRecord| {
+            rate.on_delivered(now, &mut r.tx, segment_len(seg, mss, total, last) as u64);
+        };
         let mut newly_sacked = 0;
         if self.sack {
             for &(left, right) in h.sack.as_slice() {
                 let (first, end) = (left / s.mss as u64, s.segment_ceil(right));
-                newly_sacked += s.scoreboard.mark_sacked(first.max(ack_seg), end);
+                newly_sacked += s.scoreboard.mark_sacked_with(first.max(ack_seg), end, &mut delivered);
             }
         }
 
         let newly_acked = ack_seg.saturating_sub(s.snd_una);
         let mut rtt_sample = None;
         if newly_acked > 0 {
-            let acked = s.scoreboard.ack_to(ack_seg);
+            let acked = s.scoreboard.ack_to_with(ack_seg, &mut delivered);
             rtt_sample = if self.timestamps {
                 Some(now.saturating_sub(h.ts_ecr))
             } else if !acked.any_retransmitted {
@@ -321,8 +345,15 @@ impl TcpSender {
             c.rtt_samples += 1;
         }
 
+        let (rate_sample, round_start) = self.rate.finish_ack(s.rtt.min_rtt());
+        if let (Some(log), Some(r)) = (self.rate_log.as_mut(), rate_sample) {
+            log.push((now, r));
+        }
+
         // Congestion control sees the ACK first, with the phase the sender was in.
         let mut sample = AckSample::new(now, s.mss);
+        sample.rate = rate_sample;
+        sample.round_start = round_start;
         sample.acked = newly_acked;
         sample.sacked = newly_sacked;
         sample.rtt = rtt_sample;
@@ -442,7 +473,10 @@ impl TcpSender {
                     self.force_retransmit = None;
                     match self.recovery.next_segment(&self.state) {
                         Some(tx) => tx,
-                        None => break,
+                        None => {
+                            self.check_app_limited();
+                            break;
+                        }
                     }
                 }
             };
@@ -452,6 +486,15 @@ impl TcpSender {
             }
             self.force_retransmit = None;
             self.transmit(now, tx, out);
+        }
+    }
+
+    /// The application has run out of data while the window has room: rate
+    /// samples taken until what is in flight now is delivered understate the path.
+    fn check_app_limited(&mut self) {
+        let s = &self.state;
+        if !s.has_unsent_data() && (s.flight_size() as f64) < s.window.cwnd {
+            self.rate.on_app_limited(s.flight_size() * s.mss as u64);
         }
     }
 
@@ -476,7 +519,8 @@ impl TcpSender {
         if retransmission {
             c.retransmits += 1;
         }
-        s.scoreboard.on_transmit(seg, now, retransmission);
+        let snapshot = self.rate.on_send(now, s.flight_size() == 0);
+        s.scoreboard.on_transmit_with(seg, now, retransmission, snapshot);
         if tx.limited_transmit {
             s.limited_transmit_sent += 1;
         }
