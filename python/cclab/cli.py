@@ -113,15 +113,15 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
             lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
-    transfers = summary.get("transfers") or []
-    if len(transfers) > sum(1 for f in summary["flows"] if f.get("app") == "transfer"):
-        done = sorted(t["completion_s"] for t in transfers if t["completion_s"] is not None)
+    completions = (summary.get("transfers") or {}).get("completion_s") or []
+    if any(f.get("app") == "arrivals" for f in summary["flows"]):
+        done = sorted(c for c in completions if c is not None)
         if done:
             median, p99 = done[len(done) // 2], done[min(len(done) - 1, int(0.99 * len(done)))]
             timing = f"completion time median {median:.3f} s, 99th percentile {p99:.3f} s"
         else:
             timing = "none completed"
-        lines.append(f"transfers: {len(done):,} of {len(transfers):,} completed; {timing}")
+        lines.append(f"transfers: {len(done):,} of {len(completions):,} completed; {timing}")
     lines += [
         "",
         f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20}",

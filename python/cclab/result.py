@@ -39,11 +39,14 @@ def transfer_schema() -> dict[str, Any]:
 
 
 def transfers_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """The completion-time table; the summary holds it as columns."""
     import polars as pl
 
     schema = transfer_schema()
-    rows = summary.get("transfers") or []
-    return pl.DataFrame(rows, schema=schema) if rows else pl.DataFrame(schema=schema)
+    columns = summary.get("transfers") or {}
+    if not columns.get("flow_id"):
+        return pl.DataFrame(schema=schema)
+    return pl.DataFrame({name: columns[name] for name in schema}, schema=schema)
 
 
 def flows_frame(summary: dict[str, Any]) -> pl.DataFrame:

@@ -56,21 +56,33 @@ impl FlowResult {
     }
 }
 
-/// One finite transfer (a `transfer` flow, or one of a traffic source's).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TransferResult {
-    /// The flow group and instance it belongs to.
-    pub name: String,
-    pub index: u32,
+/// Finite transfers (`transfer` flows, and every transfer of a traffic
+/// source), one entry per transfer in each column: a run can have 100 000 of
+/// them, and columns keep the table compact on both sides of the binding.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TransferTable {
+    /// The flow group and instance each belongs to.
+    pub name: Vec<String>,
+    pub index: Vec<u32>,
     /// Its connection's flow id.
-    pub flow_id: u32,
-    pub size_bytes: u64,
-    pub start_s: f64,
+    pub flow_id: Vec<u32>,
+    pub size_bytes: Vec<u64>,
+    pub start_s: Vec<f64>,
     /// When its last byte was acknowledged; null if the run ended first.
-    pub end_s: Option<f64>,
-    pub completion_s: Option<f64>,
-    pub delivered_bytes: u64,
-    pub packets_sent: u64,
+    pub end_s: Vec<Option<f64>>,
+    pub completion_s: Vec<Option<f64>>,
+    pub delivered_bytes: Vec<u64>,
+    pub packets_sent: Vec<u64>,
+}
+
+impl TransferTable {
+    pub fn len(&self) -> usize {
+        self.flow_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow_id.is_empty()
+    }
 }
 
 /// How many connections the run opened and reclaimed.
@@ -145,7 +157,7 @@ pub struct RunResult {
     pub packet_hops: u64,
     pub flows: Vec<FlowResult>,
     pub links: Vec<LinkResult>,
-    pub transfers: Vec<TransferResult>,
+    pub transfers: TransferTable,
     pub connections: ConnectionTotals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
@@ -212,24 +224,19 @@ impl RunResult {
             })
             .collect();
         let row_of_bucket: BTreeMap<_, _> = sim.flows.iter().map(|f| (f.bucket, f)).collect();
-        let transfers = engine
-            .transfers()
-            .iter()
-            .filter_map(|t| {
-                let f = row_of_bucket.get(&t.bucket)?;
-                Some(TransferResult {
-                    name: sim.scenario.flows[f.group].name.clone(),
-                    index: f.index,
-                    flow_id: t.flow,
-                    size_bytes: t.size,
-                    start_s: to_secs_f64(t.start),
-                    end_s: t.finished.map(to_secs_f64),
-                    completion_s: t.finished.map(|end| to_secs_f64(end.saturating_sub(t.start))),
-                    delivered_bytes: t.delivered,
-                    packets_sent: t.packets_sent,
-                })
-            })
-            .collect();
+        let mut transfers = TransferTable::default();
+        for t in engine.transfers() {
+            let Some(f) = row_of_bucket.get(&t.bucket) else { continue };
+            transfers.name.push(sim.scenario.flows[f.group].name.clone());
+            transfers.index.push(f.index);
+            transfers.flow_id.push(t.flow);
+            transfers.size_bytes.push(t.size);
+            transfers.start_s.push(to_secs_f64(t.start));
+            transfers.end_s.push(t.finished.map(to_secs_f64));
+            transfers.completion_s.push(t.finished.map(|end| to_secs_f64(end.saturating_sub(t.start))));
+            transfers.delivered_bytes.push(t.delivered);
+            transfers.packets_sent.push(t.packets_sent);
+        }
         let nodes = &engine.net.nodes;
         let links = engine
             .net
