@@ -279,16 +279,8 @@ class _Variant:
 
 
 def _parse_versus(items: list[str]) -> dict[str, Any]:
-    overrides: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key = key.strip()
-        if not sep or not key or not value.strip():
-            _fail(f"--versus {item!r}: write KEY=VALUE (e.g. flows[0].recovery=newreno)")
-        if key in overrides:
-            _fail(f"--versus {key}: given twice")
-        overrides[key] = _grid_value(value.strip())
-    return overrides
+    pairs = _key_values(items, "--versus", "KEY=VALUE (e.g. flows[0].recovery=newreno)")
+    return {key: _grid_value(value) for key, value in pairs.items()}
 
 
 def _covers(key: str, path: str) -> bool:
@@ -419,17 +411,23 @@ def _grid_value(text: str) -> Any:
         return text
 
 
-def _parse_grid(items: list[str]) -> dict[str, list[Any]]:
-    grid: dict[str, list[Any]] = {}
+def _key_values(items: list[str], option: str, form: str) -> dict[str, str]:
+    """`KEY=VALUE` arguments of a repeatable option, each key at most once."""
+    pairs: dict[str, str] = {}
     for item in items:
-        key, sep, values = item.partition("=")
+        key, sep, value = item.partition("=")
         key = key.strip()
-        if not sep or not key or not values.strip():
-            _fail(f"--grid {item!r}: write KEY=V1,V2,... (e.g. topology.bottleneck.rate=5Mbps,10Mbps)")
-        if key in grid:
-            _fail(f"--grid {key}: given twice")
-        grid[key] = [_grid_value(v.strip()) for v in values.split(",")]
-    return grid
+        if not sep or not key or not value.strip():
+            _fail(f"{option} {item!r}: write {form}")
+        if key in pairs:
+            _fail(f"{option} {key}: given twice")
+        pairs[key] = value.strip()
+    return pairs
+
+
+def _parse_grid(items: list[str]) -> dict[str, list[Any]]:
+    pairs = _key_values(items, "--grid", "KEY=V1,V2,... (e.g. topology.bottleneck.rate=5Mbps,10Mbps)")
+    return {key: [_grid_value(v.strip()) for v in values.split(",")] for key, values in pairs.items()}
 
 
 def _sweep_errors() -> tuple[type[BaseException], ...]:

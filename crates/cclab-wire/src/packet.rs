@@ -62,6 +62,44 @@ pub enum Header {
     Udt(UdtHeader),
 }
 
+/// A list of at most `N` items stored inline, so a header stays a plain value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounded<T: Copy + Default, const N: usize> {
+    len: u8,
+    items: [T; N],
+}
+
+impl<T: Copy + Default, const N: usize> Default for Bounded<T, N> {
+    fn default() -> Self {
+        Self { len: 0, items: [T::default(); N] }
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Bounded<T, N> {
+    /// Appends an item; returns false (and ignores it) when full.
+    pub fn push(&mut self, item: T) -> bool {
+        if (self.len as usize) < N {
+            self.items[self.len as usize] = item;
+            self.len += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    pub fn as_slice(&self) -> &[T] {
+        &self.items[..self.len as usize]
+    }
+
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
 // ------------------------------------------------------------------ TCP
 
 /// Up to four SACK blocks (RFC 2018); three fit beside the timestamp option.
@@ -74,36 +112,7 @@ pub enum TcpKind {
 }
 
 /// SACK blocks `[left, right)` in byte sequence space, most recent first.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SackBlocks {
-    len: u8,
-    blocks: [(u64, u64); MAX_SACK_BLOCKS],
-}
-
-impl SackBlocks {
-    /// Appends a block; returns false (and ignores it) when full.
-    pub fn push(&mut self, left: u64, right: u64) -> bool {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = (left, right);
-            self.len += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    pub fn as_slice(&self) -> &[(u64, u64)] {
-        &self.blocks[..self.len as usize]
-    }
-
-    pub fn len(&self) -> usize {
-        self.len as usize
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-}
+pub type SackBlocks = Bounded<(u64, u64), MAX_SACK_BLOCKS>;
 
 /// A TCP segment's header. Sequence numbers are 64-bit byte offsets from the
 /// start of the stream, so they never wrap.
@@ -164,28 +173,7 @@ pub const MAX_UDT_LOSS_RANGES: usize = 8;
 
 /// Inclusive ranges of lost UDT sequence numbers (UDT 4 `CPacket` NAK
 /// encoding: a single number, or first-with-flag and last).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct UdtLossList {
-    len: u8,
-    ranges: [(u32, u32); MAX_UDT_LOSS_RANGES],
-}
-
-impl UdtLossList {
-    /// Appends `[first, last]`; returns false (and ignores it) when full.
-    pub fn push(&mut self, first: u32, last: u32) -> bool {
-        if (self.len as usize) < MAX_UDT_LOSS_RANGES {
-            self.ranges[self.len as usize] = (first, last);
-            self.len += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    pub fn as_slice(&self) -> &[(u32, u32)] {
-        &self.ranges[..self.len as usize]
-    }
-}
+pub type UdtLossList = Bounded<(u32, u32), MAX_UDT_LOSS_RANGES>;
 
 /// UDT 4 packets (draft-gg-udt §3; UDT 4.11 `src/packet.cpp`): data packets
 /// with a 31-bit sequence number, and control packets.
@@ -244,9 +232,9 @@ mod tests {
     fn sack_blocks_hold_at_most_four() {
         let mut s = SackBlocks::default();
         for i in 0..4 {
-            assert!(s.push(i * 10, i * 10 + 5));
+            assert!(s.push((i * 10, i * 10 + 5)));
         }
-        assert!(!s.push(100, 105));
+        assert!(!s.push((100, 105)));
         assert_eq!(s.len(), 4);
         assert_eq!(s.as_slice()[0], (0, 5));
     }
@@ -255,9 +243,9 @@ mod tests {
     fn udt_loss_list_is_bounded() {
         let mut l = UdtLossList::default();
         for i in 0..MAX_UDT_LOSS_RANGES as u32 {
-            assert!(l.push(i * 10, i * 10 + 2));
+            assert!(l.push((i * 10, i * 10 + 2)));
         }
-        assert!(!l.push(1000, 1000));
+        assert!(!l.push((1000, 1000)));
         assert_eq!(l.as_slice().len(), MAX_UDT_LOSS_RANGES);
     }
 

@@ -123,7 +123,7 @@ impl TcpReceiver {
         p.ece = self.ce_pending;
         if self.sack {
             for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
-                p.sack.push(s, e);
+                p.sack.push((s, e));
             }
             // RFC 2018 §4: as many distinct blocks as fit. Blocks that fell out of
             // the recent history are still held; report them, highest first.
@@ -132,7 +132,7 @@ impl TcpReceiver {
                     break;
                 }
                 if !p.sack.as_slice().iter().any(|&(a, b)| a == s && b == e) {
-                    p.sack.push(s, e);
+                    p.sack.push((s, e));
                 }
             }
         }
