@@ -259,8 +259,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
             }
             (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
                 // Fails here, before the run, if the algorithms cannot be built.
-                tcp_endpoints(group, p.start, App::Transfer { bytes: 1 })
-                    .map_err(|m| ScenarioError::at(&key, m))?;
+                tcp_endpoints(group, p.start, App::Stream).map_err(|m| ScenarioError::at(&key, m))?;
                 let template = group.clone();
                 let plan = ArrivalPlan {
                     rate,
@@ -272,8 +271,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
                     stream: format!("flow:{}:{}", group.name, p.index),
                     seed,
                 };
-                let factory =
-                    Box::new(move |bytes, start| tcp_endpoints(&template, start, App::Transfer { bytes }));
+                let factory = Box::new(move |start| tcp_endpoints(&template, start, App::Stream));
                 engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
                 (None, None)
             }

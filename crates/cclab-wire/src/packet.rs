@@ -132,6 +132,8 @@ pub struct TcpHeader {
     pub ts_ecr: Time,
     /// ECN-Echo: the receiver saw a congestion mark.
     pub ece: bool,
+    /// The last segment of the stream: the application will send nothing more.
+    pub fin: bool,
     pub sack: SackBlocks,
 }
 
@@ -147,6 +149,7 @@ impl TcpHeader {
             ts_val: 0,
             ts_ecr: 0,
             ece: false,
+            fin: false,
             sack: SackBlocks::default(),
         }
     }

@@ -2,8 +2,9 @@
 //! server. A host agent on the sending host draws exponential inter-arrival
 //! times at `rate` and a size for each transfer from `size` (constant,
 //! exponential or Pareto with a given mean and shape), opens a connection for
-//! it, and forgets it when it completes; each transfer leaves a record with its
-//! completion time. All of a source's transfers share its pair of hosts, and
+//! it, writes the transfer into it and closes it (the application's control
+//! inputs), and the engine forgets the connection when it completes; each
+//! transfer leaves a record with its completion time. All of a source's transfers share its pair of hosts, and
 //! its counters are reported as one row of the flows table.
 //!
 //! Inter-arrival times and sizes come from two random streams of their own
@@ -15,8 +16,8 @@
 use super::{AppSpec, SourceBuilder, SourceDescriptor};
 use cclab_core::{Actions, Agent, BucketId, Connections, Open, RngStream};
 use cclab_wire::{
-    Descriptor, Endpoint, NodeId, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
-    SizeDistribution, Time, NEVER,
+    Control, ControlRefused, Descriptor, Endpoint, FlowId, NodeId, ParamDefault, ParamError, ParamType,
+    Parameter, Params, Role, SizeDistribution, Time, NEVER,
 };
 
 pub const DESCRIPTOR: SourceDescriptor = Descriptor {
@@ -57,8 +58,9 @@ fn build(params: &Params) -> Result<AppSpec, ParamError> {
 /// A connection's sending and receiving endpoints.
 pub type EndpointPair = (Box<dyn Endpoint>, Box<dyn Endpoint>);
 
-/// Builds the two endpoints of one transfer of `size` bytes starting at `start`.
-pub type ConnectionFactory = Box<dyn FnMut(u64, Time) -> Result<EndpointPair, String>>;
+/// Builds the two endpoints of a connection opened at `start`, whose sender
+/// sends what its application writes.
+pub type ConnectionFactory = Box<dyn FnMut(Time) -> Result<EndpointPair, String>>;
 
 pub struct ArrivalSource {
     rate: f64,
@@ -129,9 +131,9 @@ impl Agent for ArrivalSource {
     fn on_timer(&mut self, now: Time, _connections: &Connections, actions: &mut Actions) {
         while self.next <= now && self.failure.is_none() {
             let size = self.sizes.quantile(self.size_draws.next_f64());
-            match (self.factory)(size, now) {
+            match (self.factory)(now) {
                 Ok((sender, receiver)) => {
-                    actions.open(Open {
+                    let flow = actions.open(Open {
                         sender,
                         receiver,
                         from: self.from,
@@ -140,12 +142,18 @@ impl Agent for ArrivalSource {
                         size: Some(size),
                         start: now,
                     });
+                    actions.control(flow, Control::AppWrite { bytes: size });
+                    actions.control(flow, Control::AppClose);
                     self.opened += 1;
                 }
                 Err(e) => self.failure = Some(e),
             }
             self.next = self.next.saturating_add(self.gap());
         }
+    }
+
+    fn on_refused(&mut self, flow: FlowId, refused: ControlRefused) {
+        self.failure = Some(format!("connection {flow}: {refused}"));
     }
 
     fn failure(&self) -> Option<String> {

@@ -31,6 +31,9 @@ pub enum App {
     Bulk,
     /// A finite transfer of this many bytes.
     Transfer { bytes: u64 },
+    /// Whatever the application writes (`Control::AppWrite`) until it closes
+    /// (`Control::AppClose`); only whole segments leave before the close.
+    Stream,
 }
 
 /// Everything that configures one TCP connection (both ends).

@@ -15,7 +15,7 @@
 //! - Congestion marks (CE) are echoed (ECE) on the next ACK.
 
 use super::timers::{Timer, Timers};
-use super::{App, TcpConfig};
+use super::TcpConfig;
 use cclab_wire::{Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS};
 use std::collections::VecDeque;
 
@@ -41,9 +41,9 @@ pub struct TcpReceiver {
     unacked_segments: u32,
     timers: Timers,
     ce_pending: bool,
-    /// Bytes the application expects (a finite transfer): once all arrived and
-    /// were acknowledged, the receiver has nothing left to do.
-    expected_bytes: Option<u64>,
+    /// Where the stream ends, once a segment carrying FIN arrived: when all
+    /// of it is in and acknowledged, the receiver has nothing left to do.
+    fin_at: Option<u64>,
     counters: Counters,
     /// When enabled (tests), every delivery to the application as `[start, end)`.
     delivery_log: Option<Vec<(u64, u64)>>,
@@ -67,10 +67,7 @@ impl TcpReceiver {
             unacked_segments: 0,
             timers: Timers::default(),
             ce_pending: false,
-            expected_bytes: match cfg.app {
-                App::Transfer { bytes } => Some(bytes),
-                App::Bulk => None,
-            },
+            fin_at: None,
             counters: Counters::default(),
             delivery_log: None,
         }
@@ -148,6 +145,9 @@ impl TcpReceiver {
     fn on_data(&mut self, now: Time, p: &TcpHeader, ce: bool, out: &mut Outbox) {
         let (start, end) = (p.seq, p.seq + p.len as u64);
         self.ce_pending |= ce;
+        if p.fin {
+            self.fin_at = Some(end);
+        }
         if end <= self.rcv_nxt {
             // Entirely old data (the ACK that covered it was lost or is late). RFC 7323
             // §5.3 rejects it before TS.Recent is considered (R2 before R3).
@@ -217,7 +217,7 @@ impl Endpoint for TcpReceiver {
 
     /// Everything expected arrived and was acknowledged.
     fn is_closed(&self) -> bool {
-        self.expected_bytes.is_some_and(|b| self.rcv_nxt >= b && self.last_ack_sent >= b)
+        self.fin_at.is_some_and(|end| self.rcv_nxt >= end && self.last_ack_sent >= end)
     }
 
     fn as_any(&self) -> &dyn std::any::Any {

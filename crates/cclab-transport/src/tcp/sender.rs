@@ -47,7 +47,8 @@ use crate::cc::{
 };
 use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::{
-    Counters, Endpoint, Header, Measure, Outbox, Packet, Probe, TcpHeader, TcpKind, Time, NEVER,
+    Control, ControlRefused, Counters, Endpoint, Header, Measure, Outbox, Packet, Probe, TcpHeader, TcpKind,
+    Time, NEVER,
 };
 
 /// What the sender knows, as loss recovery reads it. Segment numbers count
@@ -55,9 +56,12 @@ use cclab_wire::{
 #[derive(Debug)]
 pub struct SenderState {
     pub mss: u32,
-    /// Segments in the stream (`None`: unlimited) and the size of the last one.
+    /// Segments the application has given to send (`None`: unlimited) and the
+    /// size of the last one.
     pub total_segments: Option<u64>,
     pub last_segment_len: u32,
+    /// The application may still write: the stream's end is not known yet.
+    pub app_writing: bool,
     /// First unacknowledged segment (HighACK + 1).
     pub snd_una: u64,
     /// Next segment the sequence window sends.
@@ -109,6 +113,13 @@ impl SenderState {
     fn segment_ceil(&self, bytes: u64) -> u64 {
         bytes.div_ceil(self.mss as u64)
     }
+}
+
+/// Segments of a stream of `bytes`, and the length of the last.
+fn stream_of(bytes: u64, mss: u32) -> (Option<u64>, u32) {
+    let segs = bytes.div_ceil(mss as u64);
+    let last = bytes - segs.saturating_sub(1) * mss as u64;
+    (Some(segs), last as u32)
 }
 
 /// Bytes of segment `seg` of a stream of `total` segments (all full but the last).
@@ -169,6 +180,8 @@ pub struct TcpSender {
     ecn_recover: u64,
     rate: DeliveryRate,
     counters: SenderCounters,
+    /// Bytes the application wrote (`App::Stream`).
+    written: u64,
     finished_at: Option<Time>,
     transmit_log: Option<Vec<TransmitRecord>>,
     rate_log: Option<Vec<(Time, RateSample)>>,
@@ -184,16 +197,14 @@ impl TcpSender {
         let mss = cfg.mss.max(1);
         let (total_segments, last_segment_len) = match cfg.app {
             App::Bulk => (None, mss),
-            App::Transfer { bytes } => {
-                let segs = bytes.div_ceil(mss as u64);
-                let last = bytes - segs.saturating_sub(1) * mss as u64;
-                (Some(segs), last as u32)
-            }
+            App::Transfer { bytes } => stream_of(bytes, mss),
+            App::Stream => (Some(0), mss),
         };
         let state = SenderState {
             mss,
             total_segments,
             last_segment_len,
+            app_writing: cfg.app == App::Stream,
             snd_una: 0,
             snd_nxt: 0,
             snd_max: 0,
@@ -228,6 +239,7 @@ impl TcpSender {
             ecn_recover: 0,
             rate: DeliveryRate::default(),
             counters: SenderCounters::default(),
+            written: 0,
             finished_at: None,
             transmit_log: None,
             rate_log: None,
@@ -247,7 +259,8 @@ impl TcpSender {
     }
 
     pub fn is_finished(&self) -> bool {
-        self.state.total_segments.is_some_and(|t| self.state.snd_una >= t)
+        let s = &self.state;
+        !s.app_writing && s.total_segments.is_some_and(|t| s.snd_una >= t)
     }
 
     pub fn timeouts(&self) -> u64 {
@@ -507,6 +520,7 @@ impl TcpSender {
         h.seq = seg * s.mss as u64;
         h.len = len;
         h.ts_val = now;
+        h.fin = !s.app_writing && s.total_segments == Some(seg + 1);
         let wire_bytes = len + self.header_bytes;
         let mut packet = Packet::new(Header::Tcp(h), wire_bytes);
         packet.ect = self.ecn;
@@ -591,6 +605,28 @@ impl Endpoint for TcpSender {
         let rto = if self.rfc6298_timer { self.timers.at(Timer::Retransmission) } else { NEVER };
         let recovery = if self.recovery_timers { self.recovery.next_timer() } else { NEVER };
         rto.min(self.timers.at(Timer::Pacing)).min(recovery)
+    }
+
+    /// `AppWrite` and `AppClose` for a stream the application writes (`App::Stream`).
+    fn on_control(&mut self, now: Time, control: Control, out: &mut Outbox) -> Result<(), ControlRefused> {
+        let s = &mut self.state;
+        match control {
+            Control::AppWrite { bytes } if s.app_writing => {
+                self.written += bytes;
+                // Only whole segments go before the close: segment numbers are byte offsets / MSS.
+                s.total_segments = Some(self.written / s.mss as u64);
+            }
+            Control::AppClose if s.app_writing => {
+                s.app_writing = false;
+                (s.total_segments, s.last_segment_len) = stream_of(self.written, s.mss);
+                if self.is_finished() && self.finished_at.is_none() {
+                    self.finished_at = Some(now); // nothing was written
+                }
+            }
+            _ => return Err(ControlRefused(control)),
+        }
+        self.try_send(now, out);
+        Ok(())
     }
 
     fn counters(&self) -> Counters {

@@ -716,3 +716,48 @@ fn sack_without_rule_three_waits_for_loss_evidence() {
     // Same state as sack_rule_three_...: with rule (3) off, segment 5 is not resent.
     assert!(ack(&mut s, 104, 0, &[(6, 8), (1, 5)]).is_empty());
 }
+
+// ---------------------------------------------------------------- application writes
+
+#[test]
+fn a_stream_sends_whole_segments_as_written_and_the_rest_with_fin_on_close() {
+    use cclab_wire::{Control, ControlRefused};
+    let cfg = TcpConfig { app: App::Stream, ..config(10, false) };
+    let mut s = sender("newreno", &cfg);
+    assert!(start(&mut s).is_empty(), "nothing written yet");
+    let mut out = Outbox::default();
+    // 2500 bytes: two whole segments go, the half segment waits for more or the close.
+    s.on_control(0, Control::AppWrite { bytes: 2500 }, &mut out).unwrap();
+    assert_eq!(segs(&out.packets), vec![0, 1]);
+    assert!(out.packets.iter().all(|p| p.tcp().is_some_and(|h| !h.fin)));
+    let mut out = Outbox::default();
+    s.on_control(1, Control::AppClose, &mut out).unwrap();
+    let last: Vec<_> = out.packets.iter().filter_map(|p| p.tcp()).map(|h| (h.seq, h.len, h.fin)).collect();
+    assert_eq!(last, vec![(2000, 500, true)]);
+    assert!(!s.is_finished(), "not yet acknowledged");
+    let refused = s.on_control(2, Control::AppWrite { bytes: 1 }, &mut Outbox::default());
+    assert_eq!(refused, Err(ControlRefused(Control::AppWrite { bytes: 1 })), "written after the close");
+    ack(&mut s, 100, 3, &[]);
+    assert!(s.is_finished() && s.is_closed());
+    assert_eq!(s.finished_at(), Some(100));
+    // A bulk sender has no application to write for it.
+    let mut bulk = sender("newreno", &config(10, false));
+    assert!(bulk.on_control(0, Control::AppClose, &mut Outbox::default()).is_err());
+}
+
+#[test]
+fn the_receiver_closes_once_everything_up_to_fin_is_acknowledged() {
+    let cfg = TcpConfig { app: App::Transfer { bytes: 1500 }, delayed_ack: true, ..config(10, false) };
+    let mut s = sender("newreno", &cfg);
+    let mut r = TcpReceiver::new(&cfg);
+    let mut out = Outbox::default();
+    s.on_timer(0, &mut out);
+    let data = std::mem::take(&mut out.packets);
+    assert_eq!(data.len(), 2);
+    r.on_packet(10, &data[0], &mut out);
+    assert!(!r.is_closed(), "FIN not seen");
+    r.on_packet(11, &data[1], &mut out);
+    // The second segment completes a pair: ACKed at once, and it carried FIN.
+    assert_eq!(out.packets.len(), 1);
+    assert!(r.is_closed());
+}

@@ -259,6 +259,7 @@ mod tests {
             mss: 1000,
             total_segments: total,
             last_segment_len: 1000,
+            app_writing: false,
             snd_una: 0,
             snd_nxt: sent,
             snd_max: sent,
