@@ -107,4 +107,6 @@ impl Default for TcpConfig {
 }
 
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;
