@@ -43,6 +43,14 @@ pub(super) fn ack_packet(ack_seg: u64, ts_ecr: Time, sack: &[(u64, u64)]) -> Pac
     Packet::new(Header::Tcp(h), 40)
 }
 
+/// The same ACK echoing a congestion mark (ECN-Echo).
+pub(super) fn echoing_mark(mut ack: Packet) -> Packet {
+    if let Header::Tcp(h) = &mut ack.header {
+        h.ece = true;
+    }
+    ack
+}
+
 /// Feeds one ACK packet; returns the segments the sender sent in answer.
 pub(super) fn feed(s: &mut TcpSender, now: Time, ack: &Packet) -> Vec<u64> {
     let mut out = Outbox::default();
