@@ -13,7 +13,10 @@
 //!    [`CongestionControl::on_congestion`] with a [`CongestionEvent`] (its kind,
 //!    the flight size, and the mark status of the loss where the path reports
 //!    marks) and applies the [`Response`]: a reduction (new ssthresh and the
-//!    window after the reduction) or no reduction at all.
+//!    window after the reduction) or no reduction at all. With ECN, marks and
+//!    fast retransmits lead to at most one reduction per window of data (RFC
+//!    3168 §6.1.2): within a window already reduced for, a mark is not
+//!    reported and a loss is retransmitted without asking.
 //! 3. During recovery, loss recovery shapes cwnd by its own rules (Reno's
 //!    inflation, NewReno's partial ACKs, RFC 6675's pipe) starting from the
 //!    window of the response, unless the algorithm declares that it owns cwnd

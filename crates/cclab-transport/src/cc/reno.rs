@@ -9,7 +9,7 @@
 //!   fast retransmit is ssthresh (recovery then adds its own inflation), after a
 //!   timeout the loss window of one segment (§3.1).
 //! - A congestion mark (ECN-Echo) is answered like a loss, without a
-//!   retransmission (RFC 3168 §6.1.2).
+//!   retransmission, and an ACK echoing a mark does not grow cwnd (RFC 3168 §6.1.2).
 
 use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
@@ -56,7 +56,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        if ack.phase == AckPhase::Open {
+        if ack.phase == AckPhase::Open && !ack.ece {
             Self::increase(w, ack.acked);
         }
     }
@@ -119,6 +119,15 @@ mod tests {
         let mut s = Window { cwnd: 10.0, ssthresh: 5.0 };
         Reno.on_ack(&mut s, &ack(3, AckPhase::Recovery));
         Reno.on_ack(&mut s, &ack(0, AckPhase::Open));
+        assert_eq!(s.cwnd, 10.0);
+    }
+
+    #[test]
+    fn no_growth_on_an_ack_echoing_a_congestion_mark() {
+        let mut s = Window { cwnd: 10.0, ssthresh: 5.0 };
+        let mut marked = ack(1, AckPhase::Open);
+        marked.ece = true;
+        Reno.on_ack(&mut s, &marked);
         assert_eq!(s.cwnd, 10.0);
     }
 

@@ -23,9 +23,13 @@
 //! happened. A loss recovery may replace this timer with its own.
 //!
 //! With ECN (`ecn`), an ACK echoing a congestion mark outside recovery is a
-//! congestion event answered at most once per window of data (RFC 3168
-//! §6.1.2), and a loss carries its mark status (marked if the ACK that revealed
-//! it echoed a mark) to congestion control.
+//! congestion event, and a loss carries its mark status (marked if the ACK that
+//! revealed it echoed a mark) to congestion control. RFC 3168 §6.1.2: the
+//! window is reduced only once for the marks and losses of one window of data,
+//! so after any reduction (mark, fast retransmit or timeout) a mark is not
+//! answered, and a loss is retransmitted without a new reduction, until an ACK
+//! covers more than the data outstanding at that reduction (a mark echoed by
+//! the ACK that just completes the window came from a segment of it).
 //!
 //! Stale ACKs (below `snd_una`) are ignored. Segments sent by limited transmit
 //! (RFC 3042) do not count in the FlightSize that sets ssthresh at a fast
@@ -37,7 +41,7 @@
 //! retransmitted (Karn's algorithm).
 
 use super::rate::{DeliveryRate, RateSample};
-use super::recovery::{AckInfo, LossRecovery, Outcome, Transmission};
+use super::recovery::{AckInfo, LossRecovery, Outcome, Recover, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::timers::{Timer, Timers};
@@ -176,8 +180,9 @@ pub struct TcpSender {
     force_retransmit: Option<u64>,
     /// The segment the last timeout retransmitted.
     timer_retransmitted: Option<u64>,
-    /// RFC 3168 §6.1.2: no new response to a mark until this segment is acknowledged.
-    ecn_recover: u64,
+    /// RFC 3168 §6.1.2: the end of the window of data of the last reduction; with
+    /// ECN, no new reduction for a mark or a loss until an ACK covers more.
+    ecn_recover: Recover,
     rate: DeliveryRate,
     counters: SenderCounters,
     /// Bytes the application wrote (`App::Stream`).
@@ -236,7 +241,7 @@ impl TcpSender {
             next_send_at: 0,
             force_retransmit: None,
             timer_retransmitted: None,
-            ecn_recover: 0,
+            ecn_recover: Recover::default(),
             rate: DeliveryRate::default(),
             counters: SenderCounters::default(),
             written: 0,
@@ -383,16 +388,24 @@ impl TcpSender {
         self.apply(now, outcome);
         if outcome.loss_detected {
             self.counters.recoveries += 1;
-            let event = self.state.congestion_event(now, EventKind::FastRetransmit, self.mark_status(h.ece));
-            let window = self.respond(&event);
+            let window = if self.ecn && !self.ecn_recover.covered_by(self.state.snd_una) {
+                // This window of data was already reduced for: retransmit only.
+                self.state.window.cwnd
+            } else {
+                let mark = self.mark_status(h.ece);
+                let event = self.state.congestion_event(now, EventKind::FastRetransmit, mark);
+                self.respond(&event)
+            };
             let entry = self.recovery.enter(&self.state, window);
             self.apply(now, entry);
-        } else if self.ecn && h.ece && !self.recovery.in_recovery() && self.state.snd_una >= self.ecn_recover
+        } else if self.ecn
+            && h.ece
+            && !self.recovery.in_recovery()
+            && self.ecn_recover.covered_by(self.state.snd_una)
         {
             let event = self.state.congestion_event(now, EventKind::Mark, MarkStatus::Marked);
             let window = self.respond(&event);
             self.state.window.cwnd = window;
-            self.ecn_recover = self.state.snd_max;
         }
         let s = &mut self.state;
         s.window.cwnd = s.window.cwnd.max(1.0);
@@ -416,6 +429,8 @@ impl TcpSender {
         match self.cc.on_congestion(&self.state.window, event) {
             Response::Reduce { ssthresh, cwnd } => {
                 self.state.window.ssthresh = ssthresh;
+                // Read only with ECN: one reduction per window of data (RFC 3168 §6.1.2).
+                self.ecn_recover.set(self.state.snd_max);
                 cwnd
             }
             Response::NoReduction => self.state.window.cwnd,

@@ -2,25 +2,11 @@
 //! hand-made ACKs, and small end-to-end checks through a lossy in-memory path.
 
 use super::recovery::sack::Sack;
+use super::test_support::*;
 use super::*;
 use crate::registry::{self, defaults};
 use cclab_wire::time::{millis, secs};
-use cclab_wire::{Endpoint, Header, Outbox, Packet, ParamValue, Params, TcpHeader, TcpKind, Time};
-
-const MSS: u64 = 1000;
-
-fn config(initial_window: u32, sack: bool) -> TcpConfig {
-    TcpConfig { initial_window, sack, min_rto: millis(200), ..TcpConfig::default() }
-}
-
-fn sender(recovery: &str, cfg: &TcpConfig) -> TcpSender {
-    TcpSender::new(
-        cfg,
-        defaults::congestion_control("reno").unwrap(),
-        defaults::loss_recovery(recovery).unwrap(),
-        None,
-    )
-}
+use cclab_wire::{Endpoint, Outbox, ParamValue, Params, Time};
 
 /// A loss recovery with one parameter changed from its default.
 fn recovery_with(name: &str, param: &str, value: ParamValue) -> Box<dyn recovery::LossRecovery> {
@@ -28,43 +14,6 @@ fn recovery_with(name: &str, param: &str, value: ParamValue) -> Box<dyn recovery
     let mut params: Params = d.info().defaults().unwrap();
     params.insert(param, value);
     (d.build)(&params).unwrap()
-}
-
-/// Starts the sender at t = 0; returns the segments it sent.
-fn start(s: &mut TcpSender) -> Vec<u64> {
-    let mut out = Outbox::default();
-    s.on_timer(0, &mut out);
-    segs(&out.packets)
-}
-
-fn segs(packets: &[Packet]) -> Vec<u64> {
-    packets.iter().filter_map(|p| p.tcp()).map(|h| h.seq / MSS).collect()
-}
-
-fn ack_packet(ack_seg: u64, ts_ecr: Time, sack: &[(u64, u64)]) -> Packet {
-    let mut h = TcpHeader::new(TcpKind::Ack);
-    h.ack = ack_seg * MSS;
-    h.window = super::UNLIMITED_WINDOW_BYTES;
-    h.ts_ecr = ts_ecr;
-    for &(a, b) in sack {
-        h.sack.push((a * MSS, b * MSS));
-    }
-    Packet::new(Header::Tcp(h), 40)
-}
-
-/// Feeds an ACK for `ack_seg` segments with SACK blocks given in segments.
-fn ack(s: &mut TcpSender, now: Time, ack_seg: u64, sack: &[(u64, u64)]) -> Vec<u64> {
-    let mut out = Outbox::default();
-    s.on_packet(now, &ack_packet(ack_seg, 0, sack), &mut out);
-    segs(&out.packets)
-}
-
-fn cwnd(s: &TcpSender) -> f64 {
-    s.state().window.cwnd
-}
-
-fn ssthresh(s: &TcpSender) -> f64 {
-    s.state().window.ssthresh
 }
 
 // ---------------------------------------------------------------- Tahoe
@@ -384,94 +333,6 @@ fn rfc3390_initial_window() {
 
 // ---------------------------------------------------------------- end to end
 
-/// Sender and receiver joined by a fixed-delay path that drops chosen data
-/// transmissions (by segment and transmission count) or a random fraction.
-struct Path {
-    sender: TcpSender,
-    receiver: TcpReceiver,
-    one_way: Time,
-    in_flight: Vec<(Time, u64, bool, Packet)>,
-    seq: u64,
-    sends: std::collections::HashMap<u64, u32>,
-    drop: Box<dyn FnMut(u64, u32) -> bool>,
-}
-
-impl Path {
-    fn new(recovery: &str, cfg: &TcpConfig, drop: Box<dyn FnMut(u64, u32) -> bool>) -> Self {
-        let mut receiver = TcpReceiver::new(cfg);
-        receiver.record_deliveries();
-        Self {
-            sender: sender(recovery, cfg),
-            receiver,
-            one_way: millis(50),
-            in_flight: Vec::new(),
-            seq: 0,
-            sends: Default::default(),
-            drop,
-        }
-    }
-
-    fn post(&mut self, now: Time, packets: Vec<Packet>, to_receiver: bool) {
-        for p in packets {
-            if to_receiver {
-                let seq = p.tcp().map_or(0, |h| h.seq);
-                let n = self.sends.entry(seq).or_insert(0);
-                *n += 1;
-                if (self.drop)(seq / MSS, *n) {
-                    continue;
-                }
-            }
-            self.seq += 1;
-            self.in_flight.push((now + self.one_way, self.seq, to_receiver, p));
-        }
-    }
-
-    fn run(&mut self, until: Time) {
-        loop {
-            let next_packet = self.in_flight.iter().map(|e| (e.0, e.1)).min();
-            let wake_s = self.sender.next_wakeup();
-            let wake_r = self.receiver.next_wakeup();
-            let t = next_packet.map_or(Time::MAX, |k| k.0).min(wake_s).min(wake_r);
-            if t >= until {
-                return;
-            }
-            let mut out = Outbox::default();
-            if wake_s == t {
-                self.sender.on_timer(t, &mut out);
-                self.post(t, std::mem::take(&mut out.packets), true);
-            } else if wake_r == t {
-                self.receiver.on_timer(t, &mut out);
-                self.post(t, std::mem::take(&mut out.packets), false);
-            } else {
-                let key = next_packet.unwrap_or_default();
-                let i = self.in_flight.iter().position(|e| (e.0, e.1) == key).unwrap_or(0);
-                let (_, _, to_receiver, p) = self.in_flight.swap_remove(i);
-                if to_receiver {
-                    self.receiver.on_packet(t, &p, &mut out);
-                } else {
-                    self.sender.on_packet(t, &p, &mut out);
-                }
-                self.post(t, std::mem::take(&mut out.packets), !to_receiver);
-            }
-        }
-    }
-
-    fn delivered_exactly_once_in_order(&self, bytes: u64) -> bool {
-        let mut expect = 0;
-        for &(a, b) in self.receiver.deliveries().unwrap_or(&[]) {
-            if a != expect || b <= a {
-                return false;
-            }
-            expect = b;
-        }
-        expect == bytes
-    }
-}
-
-fn transfer(bytes: u64, sack: bool) -> TcpConfig {
-    TcpConfig { app: App::Transfer { bytes }, max_window: Some(64), ..config(4, sack) }
-}
-
 /// With a 1 s minimum RTO (RFC 6298) so that a three-RTT recovery cannot race the timer.
 fn patient_transfer(bytes: u64, sack: bool) -> TcpConfig {
     TcpConfig { min_rto: secs(1), ..transfer(bytes, sack) }
@@ -500,15 +361,8 @@ fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
 fn every_variant_delivers_a_transfer_exactly_once_under_heavy_loss() {
     for recovery in ["tahoe", "reno", "newreno", "sack"] {
         for seed in 1..6u64 {
-            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            let drop = move |_seg: u64, _n: u32| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state % 100 < 10
-            };
-            let mut path =
-                Path::new(recovery, &transfer(300 * MSS + 123, recovery == "sack"), Box::new(drop));
+            let drop = random_loss(seed, 10);
+            let mut path = Path::new(recovery, &transfer(300 * MSS + 123, recovery == "sack"), drop);
             path.run(secs(600));
             assert!(
                 path.delivered_exactly_once_in_order(300 * MSS + 123),
