@@ -763,3 +763,6 @@ impl Engine {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -14,7 +14,7 @@ use crate::reader::Section;
 use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
 use cclab_core::queue;
-use cclab_transport::registry;
+use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
 use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamType, ParamValue, Params, Role, Time};
@@ -529,15 +529,22 @@ fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> 
     } else {
         "{ kind = \"transfer\", size = \"10MB\" }"
     };
+    let other_protocol = |d: &sources::SourceDescriptor, kind: &str| {
+        let list = names().collect::<Vec<_>>().join(", ");
+        format!("{kind} runs over protocol {}, not {protocol} (use one of {list})", d.build.protocol)
+    };
     let (descriptor, params, at) = match s.get("app") {
         None if protocol == "tcp" => return Ok(AppSpec::Bulk),
         None => {
             return Err(s.error("app", format!("is required for protocol {protocol}; write app = {example}")))
         }
         Some(toml::Value::String(k)) => {
-            let Some(d) = sources::find(k).filter(|d| d.build.protocol == protocol) else {
+            let Some(d) = sources::find(k) else {
                 return Err(s.error("app", unknown(Role::TrafficSource, k, names())));
             };
+            if d.build.protocol != protocol {
+                return Err(s.error("app", other_protocol(d, k)));
+            }
             let app = Section::empty(s.key_path("app"));
             let params = resolve_params(&d.info(), &app, &[]).map_err(|e| {
                 ScenarioError::at(
@@ -554,14 +561,7 @@ fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> 
                 return Err(app.error("kind", unknown(Role::TrafficSource, kind, names())));
             };
             if d.build.protocol != protocol {
-                return Err(app.error(
-                    "kind",
-                    format!(
-                        "{kind} runs over protocol {}, not {protocol} (use one of {})",
-                        d.build.protocol,
-                        names().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
+                return Err(app.error("kind", other_protocol(d, kind)));
             }
             let params = resolve_params(&d.info(), &app, &["kind"])?;
             (d, params, app)
@@ -620,6 +620,19 @@ const TCP_KEYS: &[&str] = &[
     "ecn",
 ];
 
+/// A congestion control that computes its own sending rate overrides the
+/// flow's pacing, so with it pacing must be "none" (a pure function so the
+/// rule can be tested before such an algorithm is registered).
+pub fn check_pacing(cc: &CcDescriptor, pacing: &PacingDescriptor) -> Result<(), String> {
+    if cc.build.paces_itself && pacing.name != "none" {
+        return Err(format!(
+            "{} paces at its own rate, so pacing must be \"none\" (not \"{}\")",
+            cc.name, pacing.name
+        ));
+    }
+    Ok(())
+}
+
 fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioError> {
     let (cc, cc_params) =
         algorithm(s, "cc", "cc_params", registry::CONGESTION_CONTROLS, Role::CongestionControl, "reno")?;
@@ -633,15 +646,7 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
     )?;
     let (pacing, pacing_params) =
         algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
-    if cc.build.paces_itself && pacing.name != "none" {
-        return Err(s.error(
-            "pacing",
-            format!(
-                "{} paces at its own rate, so pacing must be \"none\" (not \"{}\")",
-                cc.name, pacing.name
-            ),
-        ));
-    }
+    check_pacing(cc, pacing).map_err(|m| s.error("pacing", m))?;
     let options = parse_tcp_options(s)?;
     if options.min_rto > options.max_rto {
         return Err(s.error("min_rto", "is larger than max_rto"));

@@ -1,8 +1,9 @@
 //! Same scenario and seed: identical results. Different seeds: different
 //! results whenever anything is random.
 
-use cclab_sim::run_toml;
-use serde_json::Value;
+mod common;
+
+use common::summary;
 
 const RANDOM: &str = r#"
 [run]
@@ -30,12 +31,6 @@ recovery = "newreno"
 rtt = "100ms"
 app = { kind = "transfer", size = "2MB" }
 "#;
-
-fn summary(text: &str, seed: u64) -> Value {
-    let mut v = serde_json::to_value(run_toml(text, "t", Some(seed)).unwrap()).unwrap();
-    v.as_object_mut().unwrap().remove("wall_s");
-    v
-}
 
 #[test]
 fn same_seed_gives_identical_results() {

@@ -233,3 +233,153 @@ fn algorithm_parameters_are_checked_against_the_algorithm() {
         "\"sshtresh\" is not one of flight, ssthresh; did you mean \"ssthresh\"?",
     );
 }
+
+/// A UDP flow to add to [`BASE`] as `flows[1]`.
+const UDP: &str = r#"
+[[flows]]
+name = "cbr"
+protocol = "udp"
+rtt = "40ms"
+app = { kind = "cbr", rate = "10Mbps" }
+"#;
+
+/// [`BASE`] with `key = value` lines added to its TCP flow, `flows[0]`.
+fn tcp_with(lines: &str) -> String {
+    BASE.replace("rtt = \"40ms\"", &format!("rtt = \"40ms\"\n{lines}"))
+}
+
+/// [`BASE`] and the UDP flow `flows[1]` with `from` replaced by `to` in it.
+fn udp_with(from: &str, to: &str) -> String {
+    format!("{BASE}{}", UDP.replace(from, to))
+}
+
+#[test]
+fn protocols_and_the_sources_they_run() {
+    validate_toml(&udp_with("", ""), "t").unwrap();
+    expect(
+        &tcp_with("protocol = \"quic\""),
+        "flows[0].protocol",
+        "unknown protocol \"quic\" (one of tcp, udp)",
+    );
+    expect(
+        &tcp_with("app = { kind = \"video\" }"),
+        "flows[0].app.kind",
+        "unknown traffic source \"video\" (one of bulk, transfer, arrivals)",
+    );
+    expect(&tcp_with("app = \"video\""), "flows[0].app", "unknown traffic source \"video\"");
+    expect(
+        &tcp_with("app = { kind = \"cbr\", rate = \"1Mbps\" }"),
+        "flows[0].app.kind",
+        "cbr runs over protocol udp, not tcp (use one of bulk, transfer, arrivals)",
+    );
+    expect(&tcp_with("app = \"cbr\""), "flows[0].app", "cbr runs over protocol udp, not tcp");
+    expect(
+        &udp_with("kind = \"cbr\", rate = \"10Mbps\"", "kind = \"arrivals\", rate = \"5/s\", size = \"1KB\""),
+        "flows[1].app.kind",
+        "arrivals runs over protocol tcp, not udp (use one of cbr)",
+    );
+    expect(
+        &udp_with("app = { kind = \"cbr\", rate = \"10Mbps\" }", ""),
+        "flows[1].app",
+        "is required for protocol udp",
+    );
+}
+
+#[test]
+fn tcp_and_udp_keys_stay_on_their_protocol() {
+    for (line, key) in [("cc = \"reno\"", "cc"), ("mss = 1400", "mss"), ("pacing = \"rtt\"", "pacing")] {
+        expect(
+            &udp_with("protocol = \"udp\"", &format!("protocol = \"udp\"\n{line}")),
+            &format!("flows[1].{key}"),
+            "only applies to protocol tcp, not udp",
+        );
+    }
+    expect(&tcp_with("stop = \"5s\""), "flows[0].stop", "only applies to protocol udp");
+    expect(&udp_with("rtt", "stop = \"0s\"\nrtt"), "flows[1].stop", "greater than zero");
+    expect(
+        &udp_with("rtt", "start = \"2s\"\nstop = \"1s\"\nrtt"),
+        "flows[1].stop",
+        "is not after the start (2s)",
+    );
+}
+
+#[test]
+fn source_parameters_are_checked_against_their_descriptor() {
+    let arrivals = |rate: &str, size: &str| {
+        tcp_with(&format!("app = {{ kind = \"arrivals\", rate = \"{rate}\", size = \"{size}\" }}"))
+    };
+    validate_toml(&arrivals("50/s", "pareto(mean=100KB, shape=1.2)"), "t").unwrap();
+    expect(&arrivals("50/s", "pareto(mean=-1KB, shape=1.2)"), "flows[0].app.size", "is negative");
+    expect(&arrivals("50/s", "pareto(mean=1KB)"), "flows[0].app.size", "pareto needs a shape");
+    expect(&arrivals("50/s", "pareto(mean=1KB, shape=1)"), "flows[0].app.size", "must be above 1");
+    expect(
+        &arrivals("50/s", "lognormal(mean=1KB)"),
+        "flows[0].app.size",
+        "unknown distribution \"lognormal\"",
+    );
+    expect(&arrivals("0/s", "1KB"), "flows[0].app.rate", "0/s is out of range");
+    expect(&arrivals("50", "1KB"), "flows[0].app.rate", "no unit");
+    expect(
+        &tcp_with("app = { kind = \"arrivals\", rate = \"50/s\" }"),
+        "flows[0].app.size",
+        "is required for arrivals",
+    );
+    expect(&udp_with("rate = \"10Mbps\"", "size = \"500B\""), "flows[1].app.rate", "is required for cbr");
+    expect(
+        &udp_with("rate = \"10Mbps\"", "rate = \"10Mbps\", size = \"20B\""),
+        "flows[1].app.size",
+        "out of range",
+    );
+    expect(
+        &udp_with("rate = \"10Mbps\"", "rate = \"10Mbps\", on = \"1s\""),
+        "flows[1].app.off",
+        "is needed with the other of on and off",
+    );
+    expect(
+        &udp_with("rate = \"10Mbps\"", "rate = \"10Mbps\", off = \"1s\""),
+        "flows[1].app.on",
+        "is needed with the other of on and off",
+    );
+    expect(
+        &tcp_with("pacing = \"linux\"\npacing_params = { ss_ratio = 0 }"),
+        "flows[0].pacing_params.ss_ratio",
+        "0 is out of range [1, 10000] %",
+    );
+}
+
+#[test]
+fn a_flow_must_start_before_the_run_ends() {
+    expect(
+        &tcp_with("start = \"20s\""),
+        "flows[0].start",
+        "20s is not before the end of the run (run.duration = 20s)",
+    );
+    expect(&tcp_with("start = \"25s..30s\""), "flows[0].start", "is not before the end of the run");
+    validate_toml(&tcp_with("start = \"19s..30s\""), "t").unwrap();
+    expect(&udp_with("rtt", "start = \"21s\"\nrtt"), "flows[1].start", "is not before the end of the run");
+}
+
+/// No registered congestion control paces itself yet, so the rule is checked
+/// on the function `parse_tcp` applies, with a descriptor made for the test.
+#[test]
+fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
+    use cclab_sim::scenario::check_pacing;
+    use cclab_transport::registry::{CcBuilder, CcDescriptor};
+    use cclab_transport::{cc, pacing};
+    const SELF_PACED: CcDescriptor = CcDescriptor {
+        name: "selfpaced",
+        summary: "a test congestion control that computes its own rate",
+        source: "this test",
+        build: CcBuilder { paces_itself: true, ..cc::reno::DESCRIPTOR.build },
+        ..cc::reno::DESCRIPTOR
+    };
+    for p in [pacing::RTT, pacing::LINUX] {
+        let message = check_pacing(&SELF_PACED, &p).unwrap_err();
+        assert_eq!(
+            message,
+            format!("selfpaced paces at its own rate, so pacing must be \"none\" (not \"{}\")", p.name)
+        );
+        assert_eq!(check_pacing(&cc::reno::DESCRIPTOR, &p), Ok(()));
+    }
+    assert_eq!(check_pacing(&SELF_PACED, &pacing::NONE), Ok(()));
+}

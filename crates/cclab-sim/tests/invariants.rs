@@ -1,7 +1,10 @@
 //! Simulation invariants over many seeds: every byte delivered exactly once and
 //! in order, packets conserved at every queue, finite transfers complete.
 
+mod common;
+
 use cclab_sim::{build, parse};
+use common::tiles;
 
 fn scenario(
     recovery: &str,
@@ -36,18 +39,6 @@ limited_transmit = {lt}
 "#,
         lt = delayed_ack
     )
-}
-
-/// True if the logged deliveries tile `[0, total)` in order, each byte once.
-fn tiles(log: &[(u64, u64)], total: u64) -> bool {
-    let mut next = 0;
-    for &(a, b) in log {
-        if a != next || b <= a {
-            return false;
-        }
-        next = b;
-    }
-    next == total
 }
 
 #[test]

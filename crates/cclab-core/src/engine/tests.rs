@@ -1,0 +1,481 @@
+//! The engine's connection life cycle, driven by tiny endpoints and a scripted
+//! agent: flow ids of connections opened during the run, reclaiming and slot
+//! reuse, orphaned packets, control inputs and their refusals, and bucket
+//! counters over the measurement window.
+//!
+//! The network is two hosts joined by a link each way at 8 Mbit/s (one byte
+//! per microsecond) with 1 ms of propagation delay, so every time below can be
+//! worked out by hand: a 100-byte packet takes 100 us to serialise and arrives
+//! 1.1 ms after it was sent on an idle link.
+
+use super::*;
+use crate::link::LinkSpec;
+use crate::network::NodeKind;
+use crate::queue::{BufferLimit, DropTail};
+use cclab_wire::time::{micros, millis};
+use cclab_wire::{Header, Packet, UdpHeader};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+const PACKET: u32 = 100;
+const ECHO: u32 = 40;
+
+/// Hosts `a` (node 0) and `b` (node 1), one link each way.
+fn two_hosts() -> Network {
+    let mut net = Network::default();
+    let a = net.add_node("a", NodeKind::Host).unwrap();
+    let b = net.add_node("b", NodeKind::Host).unwrap();
+    for (from, to) in [(a, b), (b, a)] {
+        let spec = LinkSpec {
+            name: format!("{from}->{to}"),
+            from,
+            to,
+            rate_bps: 8_000_000,
+            delay: millis(1),
+            buffer: BufferLimit::Unlimited,
+            loss: 0.0,
+        };
+        net.add_link(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), 1);
+    }
+    net.compute_routes();
+    net
+}
+
+fn engine(window_start: Time, end: Time) -> Engine {
+    Engine::new(two_hosts(), MeasurementWindow { start: window_start, end }, None)
+}
+
+fn packet(bytes: u32) -> Packet {
+    Packet::new(Header::Udp(UdpHeader { seq: 0, sent_at: 0, payload: bytes }), bytes)
+}
+
+/// Sends `count` packets of [`PACKET`] bytes, one every `gap` from `start`;
+/// with `wait_for_echoes` it is closed once every packet came back, otherwise
+/// as soon as the last one left. An `AppWrite` adds packets; anything else is refused.
+struct Burst {
+    remaining: u64,
+    gap: Time,
+    next: Time,
+    sent: u64,
+    echoes: u64,
+    wait_for_echoes: bool,
+    finished: Option<Time>,
+    counters: Counters,
+}
+
+impl Burst {
+    fn new(start: Time, count: u64, gap: Time, wait_for_echoes: bool) -> Self {
+        Self {
+            remaining: count,
+            gap,
+            next: start,
+            sent: 0,
+            echoes: 0,
+            wait_for_echoes,
+            finished: None,
+            counters: Counters::default(),
+        }
+    }
+
+    fn done(&self) -> bool {
+        self.remaining == 0 && (!self.wait_for_echoes || self.echoes >= self.sent)
+    }
+}
+
+impl Endpoint for Burst {
+    fn on_packet(&mut self, now: Time, _packet: &Packet, _out: &mut Outbox) {
+        self.counters.packets_received += 1;
+        self.echoes += 1;
+        if self.done() && self.finished.is_none() {
+            self.finished = Some(now);
+        }
+    }
+
+    fn on_timer(&mut self, now: Time, out: &mut Outbox) {
+        while self.remaining > 0 && self.next <= now {
+            out.send(packet(PACKET));
+            self.remaining -= 1;
+            self.sent += 1;
+            self.counters.packets_sent += 1;
+            self.counters.bytes_sent += PACKET as u64;
+            self.next += self.gap;
+        }
+        if self.done() && self.finished.is_none() {
+            self.finished = Some(now);
+        }
+    }
+
+    fn next_wakeup(&self) -> Time {
+        if self.remaining > 0 {
+            self.next
+        } else {
+            NEVER
+        }
+    }
+
+    fn on_control(&mut self, now: Time, control: Control, out: &mut Outbox) -> Result<(), ControlRefused> {
+        match control {
+            Control::AppWrite { bytes } => {
+                if self.remaining == 0 {
+                    self.next = now;
+                }
+                self.remaining += bytes / PACKET as u64;
+                self.finished = None;
+                self.on_timer(now, out);
+                Ok(())
+            }
+            other => Err(ControlRefused(other)),
+        }
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn finished_at(&self) -> Option<Time> {
+        self.finished
+    }
+
+    fn is_closed(&self) -> bool {
+        self.done()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// Counts what arrives and answers each packet with a small echo (unless
+/// silent); it has nothing of its own to finish, so it is always closed, as a
+/// UDP sink is.
+struct Echo {
+    silent: bool,
+    counters: Counters,
+}
+
+impl Echo {
+    fn new() -> Self {
+        Self { silent: false, counters: Counters::default() }
+    }
+
+    fn silent() -> Self {
+        Self { silent: true, counters: Counters::default() }
+    }
+}
+
+impl Endpoint for Echo {
+    fn on_packet(&mut self, _now: Time, p: &Packet, out: &mut Outbox) {
+        self.counters.packets_received += 1;
+        self.counters.bytes_delivered += p.wire_bytes as u64;
+        if !self.silent {
+            out.send(packet(ECHO));
+            self.counters.packets_sent += 1;
+            self.counters.bytes_sent += ECHO as u64;
+        }
+    }
+
+    fn on_timer(&mut self, _now: Time, _out: &mut Outbox) {}
+
+    fn next_wakeup(&self) -> Time {
+        NEVER
+    }
+
+    fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    fn is_closed(&self) -> bool {
+        true
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// What the scripted agent saw, shared with the test.
+#[derive(Default)]
+struct Log {
+    opened: Vec<FlowId>,
+    closed: Vec<TransferRecord>,
+    refused: Vec<(FlowId, ControlRefused)>,
+}
+
+enum Step {
+    /// Opens a connection from `a` to `b` whose sender is built at the step's time.
+    Open { bucket: BucketId, sender: Box<dyn FnMut(Time) -> Burst>, silent: bool },
+    /// A control input for the `n`-th connection this agent opened.
+    Control { nth: usize, control: Control },
+    /// A control input for an arbitrary flow id.
+    ControlFlow { flow: FlowId, control: Control },
+}
+
+/// Carries out timed steps in order.
+struct Script {
+    steps: Vec<(Time, Step)>,
+    next: usize,
+    log: Rc<RefCell<Log>>,
+}
+
+impl Script {
+    fn new(mut steps: Vec<(Time, Step)>) -> (Self, Rc<RefCell<Log>>) {
+        steps.sort_by_key(|(t, _)| *t);
+        let log = Rc::new(RefCell::new(Log::default()));
+        (Self { steps, next: 0, log: log.clone() }, log)
+    }
+}
+
+impl Agent for Script {
+    fn next_wakeup(&self) -> Time {
+        self.steps.get(self.next).map_or(NEVER, |(t, _)| *t)
+    }
+
+    fn on_timer(&mut self, now: Time, _connections: &Connections, actions: &mut Actions) {
+        while let Some((at, step)) = self.steps.get_mut(self.next) {
+            if *at > now {
+                break;
+            }
+            let mut log = self.log.borrow_mut();
+            match step {
+                Step::Open { bucket, sender, silent } => {
+                    let receiver: Box<dyn Endpoint> =
+                        if *silent { Box::new(Echo::silent()) } else { Box::new(Echo::new()) };
+                    let flow = actions.open(Open {
+                        sender: Box::new(sender(now)),
+                        receiver,
+                        from: 0,
+                        to: 1,
+                        bucket: *bucket,
+                        size: Some(1),
+                        start: now,
+                    });
+                    log.opened.push(flow);
+                }
+                Step::Control { nth, control } => actions.control(log.opened[*nth], *control),
+                Step::ControlFlow { flow, control } => actions.control(*flow, *control),
+            }
+            self.next += 1;
+        }
+    }
+
+    fn on_closed(&mut self, _now: Time, record: &TransferRecord, _actions: &mut Actions) {
+        self.log.borrow_mut().closed.push(*record);
+    }
+
+    fn on_refused(&mut self, flow: FlowId, refused: ControlRefused) {
+        self.log.borrow_mut().refused.push((flow, refused));
+    }
+}
+
+/// A step opening a connection whose sender sends `count` packets `gap` apart.
+fn open(at: Time, bucket: BucketId, count: u64, gap: Time, wait_for_echoes: bool) -> (Time, Step) {
+    let sender = Box::new(move |now| Burst::new(now, count, gap, wait_for_echoes));
+    (at, Step::Open { bucket, sender, silent: !wait_for_echoes })
+}
+
+/// Every packet sent is received, dropped or lost at a link, still inside a
+/// link, unroutable, or orphaned.
+fn assert_conserved(e: &Engine) {
+    let t = e.totals();
+    let dropped: u64 = e.net.links.iter().map(|l| l.stats.drops + l.stats.losses).sum();
+    let accounted = t.packets_received + dropped + e.packets_in_flight() + t.unroutable + t.orphaned;
+    assert_eq!(t.packets_sent, accounted, "{t:?}");
+}
+
+#[test]
+fn connections_opened_during_the_run_get_flow_ids_above_the_reserved_ones() {
+    let mut e = engine(0, millis(100));
+    let bucket = e.add_bucket();
+    // Two connections before the run, with ids 0 and 3; ids up to 9 are reserved.
+    for flow in [0, 3] {
+        let open = Open {
+            sender: Box::new(Burst::new(0, 1, 0, true)),
+            receiver: Box::new(Echo::new()),
+            from: 0,
+            to: 1,
+            bucket,
+            size: None,
+            start: 0,
+        };
+        e.connect(flow, open);
+    }
+    e.reserve_flows(10);
+    let steps = (0..5).map(|k| open(millis(10 + 10 * k), bucket, 2, 0, true)).collect();
+    let (script, log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    let log = log.borrow();
+    assert_eq!(log.opened, [10, 11, 12, 13, 14], "fresh ids in opening order, above the reserved ones");
+    let mut closed: Vec<FlowId> = log.closed.iter().map(|r| r.flow).collect();
+    closed.sort();
+    assert_eq!(closed, log.opened);
+    // The connections opened before the run are never reclaimed.
+    assert_eq!(e.totals().connections_opened, 7);
+    assert_eq!(e.totals().connections_closed, 5);
+    assert!(e.endpoint(0).is_some() && e.endpoint(2).is_some());
+}
+
+#[test]
+fn closed_connections_are_reclaimed_and_their_slots_reused() {
+    // 2000 connections, one every 5 ms, each two packets that come back within
+    // 2.3 ms: never more than one alive, so two endpoint slots suffice.
+    let n = 2000;
+    let mut e = engine(0, millis(5 * n + 100));
+    let bucket = e.add_bucket();
+    let steps = (0..n).map(|k| open(millis(5 * k + 1), bucket, 2, 0, true)).collect();
+    let (script, log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    let t = e.totals();
+    assert_eq!((t.connections_opened, t.connections_closed, t.connections_peak), (n, n, 1));
+    assert_eq!(e.slots.len(), 2, "slots are reused: memory stays flat");
+    assert_eq!(e.free_slots.len(), 2);
+    assert!(e.live.is_empty());
+    let log = log.borrow();
+    assert_eq!(log.closed.len() as u64, n);
+    // Each record: 2 packets sent, finished when the second echo came back:
+    // 200 us of serialisation, 1 ms each way, 40 us for the echo.
+    for r in &log.closed {
+        assert_eq!(r.packets_sent, 2);
+        assert_eq!(r.finished.map(|f| f - r.start), Some(micros(200 + 1000 + 40 + 1000)));
+    }
+    // The records are kept in closing order, which is opening order here.
+    assert!(log.closed.windows(2).all(|w| w[0].flow < w[1].flow));
+    assert_eq!(e.transfers().len() as u64, n);
+    assert_eq!(t.orphaned, 0);
+    assert_conserved(&e);
+}
+
+#[test]
+fn packets_arriving_after_their_connection_was_reclaimed_are_orphans() {
+    // A sends 3 packets at once at 1 ms into a silent receiver and is closed as
+    // soon as they left, so it is reclaimed while all 3 are on the link. B opens
+    // at 1.5 ms and takes A's freed slots; A's packets arrive at 2.1-2.3 ms at
+    // a slot that now belongs to B, and must not reach B's endpoints. B sends
+    // at 1.5, 2.5 and 3.5 ms and is reclaimed at 3.5 ms, so only its first
+    // packet (arriving at 2.6 ms) is received; the others arrive at 3.6 and 4.6 ms.
+    let mut e = engine(0, millis(10));
+    let (a, b) = (e.add_bucket(), e.add_bucket());
+    let steps = vec![open(millis(1), a, 3, 0, false), open(millis(1) + micros(500), b, 3, millis(1), false)];
+    let (script, log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    let t = e.totals();
+    assert_eq!((t.connections_opened, t.connections_closed, t.connections_peak), (2, 2, 1));
+    assert_eq!(e.slots.len(), 2, "B reused A's slots");
+    assert_eq!((t.packets_sent, t.packets_received, t.orphaned), (6, 1, 5));
+    assert_eq!(e.bucket_totals(a).receiver.packets_received, 0, "all of A's packets were orphans");
+    assert_eq!(e.bucket_totals(b).receiver.packets_received, 1, "B saw its own packet only");
+    assert_eq!(log.borrow().closed.len(), 2);
+    assert_conserved(&e);
+}
+
+#[test]
+fn orphans_mid_run_still_conserve_packets() {
+    // Stopped while packets of reclaimed connections are still on the link.
+    let mut e = engine(0, millis(3) + micros(50));
+    let bucket = e.add_bucket();
+    let steps = vec![open(millis(1), bucket, 5, micros(100), false), open(millis(2), bucket, 5, 0, false)];
+    let (script, _log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    let t = e.totals();
+    // The first burst (1.0-1.4 ms) arrives at 2.1-2.5 ms, after its connection
+    // was reclaimed at 1.4 ms; the second left at 2 ms and arrives from 3.1 ms,
+    // after the end.
+    assert_eq!((t.packets_sent, t.orphaned, e.packets_in_flight()), (10, 5, 5));
+    assert_conserved(&e);
+}
+
+#[test]
+fn control_inputs_reach_the_sender_and_refusals_reach_the_agent() {
+    let mut e = engine(0, millis(50));
+    let bucket = e.add_bucket();
+    let steps = vec![
+        // A sender with nothing to send yet: it waits for the application.
+        open(millis(1), bucket, 0, 0, true),
+        (millis(5), Step::Control { nth: 0, control: Control::AppWrite { bytes: 5 * PACKET as u64 } }),
+        (millis(5), Step::Control { nth: 0, control: Control::SetSendBuffer { bytes: 1 } }),
+        // A flow that does not exist (any more) is ignored, not refused.
+        (millis(6), Step::ControlFlow { flow: 999, control: Control::AppClose }),
+    ];
+    let (script, log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    let log = log.borrow();
+    let flow = log.opened[0];
+    assert_eq!(log.refused, [(flow, ControlRefused(Control::SetSendBuffer { bytes: 1 }))]);
+    // The write made the sender send 5 packets at 5 ms; the connection closed
+    // when the last echo returned.
+    let record = log.closed.first().copied().expect("the connection closed");
+    assert_eq!(record.packets_sent, 5);
+    assert_eq!(record.finished, Some(millis(5) + micros(500 + 1000 + 40 + 1000)));
+    assert_eq!(e.bucket_totals(bucket).receiver.packets_received, 5);
+}
+
+#[test]
+fn bucket_window_counters_merge_closed_and_live_connections() {
+    // Window [50 ms, 100 ms). Bucket `web` gets three connections:
+    //   c1: 3 packets at 10, 13, 16 ms; closed before the window;
+    //   c2: 4 packets at 45, 48, 51, 54 ms; closed inside the window;
+    //   c3: 1000 packets every 3 ms from 70 ms; alive at the end.
+    // Bucket `other` is a connection opened before the run.
+    let (start, end) = (millis(50), millis(100));
+    let mut e = engine(start, end);
+    let web = e.add_bucket();
+    let other = e.add_bucket();
+    e.connect(
+        0,
+        Open {
+            sender: Box::new(Burst::new(0, 1000, millis(7), true)),
+            receiver: Box::new(Echo::new()),
+            from: 0,
+            to: 1,
+            bucket: other,
+            size: None,
+            start: 0,
+        },
+    );
+    e.reserve_flows(1);
+    let steps = vec![
+        open(millis(10), web, 3, millis(3), true),
+        open(millis(45), web, 4, millis(3), true),
+        open(millis(70), web, 1000, millis(3), true),
+    ];
+    let (script, log) = Script::new(steps);
+    e.add_agent(Box::new(script));
+    e.run();
+    assert_eq!(log.borrow().closed.len(), 2, "c1 and c2 closed, c3 is alive");
+    let sent_in = |first: Time, gap: Time, count: u64, lo: Time, hi: Time| {
+        (0..count).map(|k| first + k * gap).filter(|&t| t >= lo && t < hi).count() as u64
+    };
+    // Sender side: packets sent.
+    let window = e.bucket_window(web);
+    let c3 = sent_in(millis(70), millis(3), 1000, start, end);
+    assert_eq!(window.sender.packets_sent, 2 + c3);
+    let total = e.bucket_totals(web);
+    assert_eq!(total.sender.packets_sent, 3 + 4 + sent_in(millis(70), millis(3), 1000, 0, end));
+    // Receiver side: a packet arrives 1.1 ms after it was sent (idle link);
+    // c2's packet at 48 ms arrives at 49.1 ms, before the window.
+    let arrive = micros(1100);
+    assert_eq!(
+        window.receiver.packets_received,
+        2 + sent_in(millis(70) + arrive, millis(3), 1000, start, end)
+    );
+    // Echoes come back 1.04 ms later (c2's at 47.14, 50.14, 53.14 and 56.14 ms).
+    assert_eq!(
+        window.sender.packets_received,
+        3 + sent_in(millis(70) + arrive + micros(1040), millis(3), 1000, start, end)
+    );
+    // The other bucket is untouched by web's connections.
+    assert_eq!(e.bucket_window(other).sender.packets_sent, sent_in(0, millis(7), 1000, start, end));
+    assert_conserved(&e);
+}
