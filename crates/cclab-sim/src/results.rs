@@ -75,7 +75,36 @@ pub struct TransferTable {
     pub packets_sent: Vec<u64>,
 }
 
+/// One transfer, read across the columns of a [`TransferTable`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransferRow<'a> {
+    pub name: &'a str,
+    pub index: u32,
+    pub flow_id: u32,
+    pub size_bytes: u64,
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    pub completion_s: Option<f64>,
+    pub delivered_bytes: u64,
+    pub packets_sent: u64,
+}
+
 impl TransferTable {
+    /// The transfers as rows, in table order.
+    pub fn iter(&self) -> impl Iterator<Item = TransferRow<'_>> {
+        (0..self.len()).map(move |i| TransferRow {
+            name: &self.name[i],
+            index: self.index[i],
+            flow_id: self.flow_id[i],
+            size_bytes: self.size_bytes[i],
+            start_s: self.start_s[i],
+            end_s: self.end_s[i],
+            completion_s: self.completion_s[i],
+            delivered_bytes: self.delivered_bytes[i],
+            packets_sent: self.packets_sent[i],
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.flow_id.len()
     }
