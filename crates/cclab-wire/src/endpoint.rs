@@ -61,7 +61,24 @@ pub struct Probe {
     pub in_flight: u64,
 }
 
-pub trait Endpoint {
+/// Lets a driver or a test reach the concrete type behind a trait object;
+/// implemented for every type, so endpoints need not write it.
+pub trait AsAny: std::any::Any {
+    fn as_any(&self) -> &dyn std::any::Any;
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
+impl<T: std::any::Any> AsAny for T {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+pub trait Endpoint: AsAny {
     /// A packet addressed to this endpoint arrived.
     fn on_packet(&mut self, now: Time, packet: &Packet, out: &mut Outbox);
     /// The time returned by [`Endpoint::next_wakeup`] has been reached.
@@ -86,7 +103,4 @@ pub trait Endpoint {
     fn probe(&self) -> Option<Probe> {
         None
     }
-    /// Allows tests and drivers to reach the concrete endpoint behind the trait.
-    fn as_any(&self) -> &dyn std::any::Any;
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
 }

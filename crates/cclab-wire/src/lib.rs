@@ -21,7 +21,7 @@ pub use descriptor::{
     Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
     SizeDistribution,
 };
-pub use endpoint::{Control, ControlRefused, Endpoint, Outbox, Probe};
+pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox, Probe};
 pub use packet::{
     EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, UdpHeader,
     UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,

@@ -139,14 +139,6 @@ impl Endpoint for Burst {
     fn is_closed(&self) -> bool {
         self.done()
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 /// Counts what arrives and answers each packet with a small echo (unless
@@ -190,14 +182,6 @@ impl Endpoint for Echo {
 
     fn is_closed(&self) -> bool {
         true
-    }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
     }
 }
 

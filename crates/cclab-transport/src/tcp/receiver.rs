@@ -219,14 +219,6 @@ impl Endpoint for TcpReceiver {
     fn is_closed(&self) -> bool {
         self.fin_at.is_some_and(|end| self.rcv_nxt >= end && self.last_ack_sent >= end)
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

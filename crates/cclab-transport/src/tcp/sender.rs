@@ -684,12 +684,4 @@ impl Endpoint for TcpSender {
             in_flight: s.flight_size(),
         })
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }

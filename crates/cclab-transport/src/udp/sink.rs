@@ -53,14 +53,6 @@ impl Endpoint for UdpSink {
     fn is_closed(&self) -> bool {
         true
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]

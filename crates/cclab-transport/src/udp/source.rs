@@ -106,14 +106,6 @@ impl Endpoint for CbrSource {
     fn is_closed(&self) -> bool {
         self.next_send == NEVER
     }
-
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
 }
 
 #[cfg(test)]
