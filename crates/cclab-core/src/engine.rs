@@ -425,17 +425,33 @@ impl Engine {
 
     /// Everything a bucket's connections counted so far, reclaimed ones included.
     pub fn bucket_totals(&self, bucket: BucketId) -> SideCounters {
-        let mut total = self.buckets.get(bucket as usize).map(|b| b.closed).unwrap_or_default();
-        for c in self.live.values().filter(|c| c.bucket == bucket) {
-            total.merge(&self.side_counters(c));
+        self.all_bucket_totals().get(bucket as usize).copied().unwrap_or_default()
+    }
+
+    /// Every bucket's totals, in one pass over the live connections.
+    fn all_bucket_totals(&self) -> Vec<SideCounters> {
+        let mut totals: Vec<SideCounters> = self.buckets.iter().map(|b| b.closed).collect();
+        for c in self.live.values() {
+            if let Some(total) = totals.get_mut(c.bucket as usize) {
+                total.merge(&self.side_counters(c));
+            }
         }
-        total
+        totals
     }
 
     /// What a bucket's connections counted inside the measurement window (up to now).
     pub fn bucket_window(&self, bucket: BucketId) -> SideCounters {
-        let start = self.buckets.get(bucket as usize).and_then(|b| b.at_window_start).unwrap_or_default();
-        self.bucket_totals(bucket).since(&start)
+        self.bucket_windows().get(bucket as usize).copied().unwrap_or_default()
+    }
+
+    /// Every bucket's window counters, in one pass.
+    pub fn bucket_windows(&self) -> Vec<SideCounters> {
+        let totals = self.all_bucket_totals();
+        totals
+            .iter()
+            .zip(&self.buckets)
+            .map(|(total, b)| total.since(&b.at_window_start.unwrap_or_default()))
+            .collect()
     }
 
     fn side_counters(&self, c: &Connection) -> SideCounters {
@@ -526,9 +542,9 @@ impl Engine {
     }
 
     fn snapshot_window_start(&mut self) {
-        for b in 0..self.buckets.len() {
-            let totals = self.bucket_totals(b as BucketId);
-            self.buckets[b].at_window_start = Some(totals);
+        let totals = self.all_bucket_totals();
+        for (bucket, totals) in self.buckets.iter_mut().zip(totals) {
+            bucket.at_window_start = Some(totals);
         }
     }
 

@@ -220,12 +220,13 @@ impl RunResult {
         let engine = &sim.engine;
         let window = engine.window();
         let secs = to_secs_f64(window.len());
+        let windows = engine.bucket_windows();
         let flows = sim
             .flows
             .iter()
             .map(|f| {
                 let group = &sim.scenario.flows[f.group];
-                let window = engine.bucket_window(f.bucket);
+                let window = windows.get(f.bucket as usize).copied().unwrap_or_default();
                 let (snd, rcv) = (&window.sender, &window.receiver);
                 let algorithms = group.algorithms.as_ref();
                 let finished = f.sender.and_then(|id| engine.endpoint(id)).and_then(|e| e.finished_at());
