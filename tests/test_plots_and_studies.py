@@ -50,7 +50,10 @@ def test_sweep_plot_has_one_line_per_value_of_by(tmp_path: Path) -> None:
         per_run, ["flows[0].recovery", "topology.bottleneck.rate"], ["goodput_bps"]
     )
     fig = plot.sweep(summary, "topology.bottleneck.rate", "goodput_bps", by="flows[0].recovery")
-    assert len(fig.axes[0].get_legend().get_texts()) == 2
+    assert len(fig.axes[0].containers) == 2
+    # The legend names both, then says why there are no bars (two replications).
+    texts = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert sorted(texts[:2]) == ["newreno", "sack"] and texts[2:] == ["n = 2: no interval"]
     _nonempty(plot.save(fig, tmp_path / "sweep"))
 
 
@@ -129,3 +132,7 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     assert summary.height == 3 * 2
     # Six flows share the bottleneck: every variant keeps it busy.
     assert summary["util_mean"].min() > 0.9
+    # `cclab plot` finds the study's sweeps (under cache/) and plots each where it lies.
+    proc = cli("plot", str(out), "--kind", "sweep")
+    assert proc.returncode == 0, proc.stderr
+    assert sorted({Path(p).parent.name for p in proc.stdout.split()}) == ["equal_link_speeds", "main"]

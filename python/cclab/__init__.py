@@ -15,9 +15,10 @@ from cclab._core import __version__
 from cclab.api import run
 from cclab.result import Result
 from cclab.scenario import Scenario, ScenarioError, load
-from cclab.sweep import SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
+from cclab.sweep import IdenticalReplicationsWarning, SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
 
 __all__ = [
+    "IdenticalReplicationsWarning",
     "Result",
     "Scenario",
     "ScenarioError",

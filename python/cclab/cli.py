@@ -15,6 +15,7 @@ import resource
 import statistics
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -439,15 +440,18 @@ def _sweep_errors() -> tuple[type[BaseException], ...]:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from cclab.scenario import ScenarioError, load
-    from cclab.sweep import SweepInterrupted, sweep
+    from cclab.sweep import IdenticalReplicationsWarning, SweepInterrupted, sweep
 
     grid = _parse_grid(args.grid)
     try:
         scenario = load(args.file)
         if args.out is not None:
             _ensure_writable(Path(args.out), "--out")
-        result = sweep(scenario, grid=grid, replications=args.replications, jobs=args.jobs,
-                       executor=args.executor, out=args.out, base_seed=args.seed)  # fmt: skip
+        with warnings.catch_warnings():
+            # The sweep's notes are printed once below, as a line of the output.
+            warnings.simplefilter("ignore", IdenticalReplicationsWarning)
+            result = sweep(scenario, grid=grid, replications=args.replications, jobs=args.jobs,
+                           executor=args.executor, out=args.out, base_seed=args.seed)  # fmt: skip
     except ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}" if not e.args[0].startswith(args.file) else e.args[0])
     except _sweep_errors() as e:
@@ -461,8 +465,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     table = result.aggregate(metrics=["goodput_bps", "retransmits", "timeouts", "rtt_mean_s"])
     if args.json:
         print(table.write_json())
+        for note in result.notes:  # stdout stays one JSON document
+            print(f"cclab: note: {note}", file=sys.stderr)
         return 0
     print(format_sweep(table, list(grid)))
+    for note in result.notes:
+        print(f"note: {note}")
     if args.out is not None:
         print(f"results: {args.out} (flows.parquet, links.parquet, transfers.parquet, summary.csv, runs/)")
     return 0
@@ -501,9 +509,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     folder = Path(args.dir)
     if not folder.is_dir():
         _fail(f"{args.dir}: not a directory of results")
-    stem = Path(args.output) if args.output else folder / f"plot-{args.kind}"
     if args.kind == "sweep":
-        fig = _sweep_figure(folder, args)
+        figures = _sweep_figures(folder, args)
     else:
         summary_path = folder / "summary.json"
         if not summary_path.is_file():
@@ -513,43 +520,66 @@ def cmd_plot(args: argparse.Namespace) -> int:
         result = Result(summary=json.loads(summary_path.read_text()), config={}, seed=0)
         draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue}
         try:
-            fig = draw[args.kind](result)
+            figures = [(folder, draw[args.kind](result))]
         except ValueError as e:
             _fail(f"{args.dir}: {e}")
-    for path in plot.save(fig, stem):
-        print(path)
+    for where, fig in figures:
+        stem = Path(args.output) if args.output else where / f"plot-{args.kind}"
+        try:
+            written = plot.save(fig, stem)
+        except OSError as e:
+            option = f"--output {args.output}" if args.output else f"{where}: cannot write plot-{args.kind}.png"
+            hint = "" if args.output else "; choose another place with --output PATH"
+            _fail(f"{option}: not writable ({e.strerror or e}){hint}")
+        for path in written:
+            print(path)
     return 0
 
 
-def _sweep_figure(folder: Path, args: argparse.Namespace) -> Any:
-    import polars as pl
+def _sweep_figures(folder: Path, args: argparse.Namespace) -> list[tuple[Path, Any]]:
+    """A figure per sweep in ``folder`` (one for a sweep directory; one per sweep of
+    a `reproduce` directory), each with the directory it belongs in."""
+    from cclab.sweepdir import SweepDirError, find_sweeps, read_sweep
 
+    sweeps = find_sweeps(folder)
+    if not sweeps:
+        _fail(f"{args.dir}: no sweep here (write one with `cclab sweep FILE --out DIR`, "
+              "`cclab.sweep(..., out=DIR)` or `cclab reproduce STUDY --out DIR`)")  # fmt: skip
+    results = []
+    for where in sweeps:
+        try:
+            result = read_sweep(where)
+        except SweepDirError as e:
+            _fail(str(e))
+        for note in result.notes:
+            print(f"cclab: note: {note}", file=sys.stderr)
+        results.append((where, result))
+    if args.x is not None and len(results) > 1:
+        # A study's sweeps can vary different keys: plot those that vary --x.
+        having = [(w, r) for w, r in results if args.x in r.grid]
+        if not having:
+            keys = sorted({k for _, r in results for k in r.grid})
+            _fail(f"--x {args.x}: not a grid key of any sweep here (grid keys: {', '.join(keys)})")
+        results = having
+    if args.output and len(results) > 1:
+        names = ", ".join(str(w.relative_to(folder)) for w, _ in results)
+        _fail(f"--output: {args.dir} holds {len(results)} sweeps ({names}); plot one directory at a time")
+    return [(where, _sweep_figure(where, result, args)) for where, result in results]
+
+
+def _sweep_figure(where: Path, result: Any, args: argparse.Namespace) -> Any:
     from cclab import plot
-    from cclab.sweep import aggregate
 
-    meta_path = folder / "sweep.json"
-    if not meta_path.is_file() or not (folder / "flows.parquet").is_file():
-        _fail(f"{args.dir}: not a sweep directory (write one with `cclab sweep FILE --out DIR`)")
-    grid: list[str] = json.loads(meta_path.read_text())["grid"]
-    if not grid:
-        _fail(f"{args.dir}: this sweep has no grid keys to plot against")
-    x = args.x or grid[0]
-    if x not in grid:
-        _fail(f"--x {x}: not a grid key of this sweep (grid keys: {', '.join(grid)})")
-    by = args.by if args.by is not None else next((k for k in grid if k != x), None)
-    flows = pl.read_parquet(folder / "flows.parquet")
-    links = pl.read_parquet(folder / "links.parquet")
-    table = flows if args.metric in flows.columns else links
-    if args.metric not in table.columns or not table.schema[args.metric].is_numeric():
-        numeric = sorted({c for t in (flows, links) for c in t.columns if t.schema[c].is_numeric()})
-        _fail(f"--metric {args.metric}: not a numeric column (choose from {', '.join(numeric)})")
-    if by is not None and by not in table.columns:
-        _fail(f"--by {by}: not a column of the results")
-    keys = [k for k in dict.fromkeys([*grid, *([by] if by else []), "replication"])]
-    combine = pl.col(args.metric).sum() if args.per_run == "sum" else pl.col(args.metric).mean()
-    per_run = table.group_by(keys, maintain_order=True).agg(combine)
-    summary = aggregate(per_run, [k for k in keys if k != "replication"], [args.metric])
-    return plot.sweep(summary, x, args.metric, by=by, title=f"{args.metric} ({args.per_run} per run) vs {x}")
+    if not result.grid:
+        _fail(f"{where}: this sweep has no grid keys to plot against")
+    x = args.x or result.grid[0]
+    if x not in result.grid:
+        _fail(f"--x {x}: not a grid key of this sweep (grid keys: {', '.join(result.grid)})")
+    by = args.by if args.by is not None else next((k for k in result.grid if k != x), None)
+    try:
+        return plot.sweep(result, x, args.metric, by=by, link=args.link, role=args.role, per_run=args.per_run)
+    except plot.PlotError as e:
+        _fail(f"--{e.option.replace('_', '-')}{e.detail}")
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
@@ -616,7 +646,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.set_defaults(func=cmd_sweep)
 
     plot = sub.add_parser("plot", help="plot results written by `run --out`, `sweep --out` or `reproduce`")
-    plot.add_argument("dir", help="a run or sweep output directory")
+    plot.add_argument("dir", help="a run or sweep output directory, or a `reproduce` directory (every sweep in it)")
     plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "sweep"])
     plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
     plot.add_argument("--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)")
@@ -625,7 +655,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--per-run",
         choices=["sum", "mean"],
         default="sum",
-        help="sweep: combine a run's flows (or links) by sum (default) or mean",
+        help="sweep: combine a run's flows (or chosen links) by sum (default) or mean",
+    )
+    plot.add_argument("--link", metavar="NAME", help="sweep, link metric: this link (e.g. left->right)")
+    plot.add_argument(
+        "--role",
+        help="sweep, link metric: the links with this role (default: bottleneck; access, bottleneck.reverse, link)",
     )
     plot.add_argument("--output", metavar="PATH", help="file stem for the PNG and SVG (default: DIR/plot-KIND)")
     plot.set_defaults(func=cmd_plot)

@@ -9,7 +9,10 @@ workers have cclab installed.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -68,6 +71,51 @@ class LocalExecutor(Executor):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+#: Seconds the client and a local cluster get to shut down before we stop waiting:
+#: the workers hold nothing worth saving once the sweep has its results.
+SHUTDOWN_TIMEOUT_S = 20.0
+
+
+def _quiet_distributed(level: int) -> dict[str, int]:
+    """Raises every ``distributed`` logger to at least ``level``; returns the old levels.
+
+    distributed gives several of its loggers their own level and handler, so
+    setting the parent's level alone is not enough."""
+    names = ["distributed", *(n for n in logging.root.manager.loggerDict if n.startswith("distributed."))]
+    old = {}
+    for name in names:
+        logger = logging.getLogger(name)
+        old[name] = logger.level
+        if logger.getEffectiveLevel() < level:
+            logger.setLevel(level)
+    return old
+
+
+def _quiet_worker() -> None:
+    """Runs in each worker process just before a local cluster closes (``Client.run``).
+
+    The scheduler drops its connections to retiring workers while their
+    processes are still winding down, so each worker logs its next heartbeat
+    as an ERROR with a traceback; on a busy machine with many workers the
+    nanny then logs every worker it has to kill. All of that is expected at
+    shutdown, and the sweep's results are already safe; real failures of a run
+    reach the caller as exceptions from ``Future.result``, not as log lines."""
+    _quiet_distributed(logging.CRITICAL + 1)
+
+
+@contextlib.contextmanager
+def _quiet_shutdown() -> Iterator[None]:
+    """In this process, hide distributed's expected shutdown warnings
+    ("Worker process still alive after 4.0 seconds, killing", lost-worker
+    notices) but keep its errors."""
+    old = _quiet_distributed(logging.ERROR)
+    try:
+        yield
+    finally:
+        for name, level in old.items():
+            logging.getLogger(name).setLevel(level)
+
+
 class DaskExecutor(Executor):
     def __init__(self, address: str | None, jobs: int) -> None:
         try:
@@ -75,6 +123,7 @@ class DaskExecutor(Executor):
         except ImportError:  # pragma: no cover
             raise ExecutorError("--executor: Dask is not installed (pip install 'dask[distributed]')") from None
         self._cluster: Any = None
+        self._client: Any = None
         try:
             if address is None:
                 self._cluster = LocalCluster(
@@ -84,8 +133,7 @@ class DaskExecutor(Executor):
             else:
                 self._client = Client(address, timeout="5s")
         except Exception as e:  # noqa: BLE001 - any failure to connect is reported the same way
-            if self._cluster is not None:
-                self._cluster.close()
+            self.close()
             where = address or "a local Dask cluster"
             raise ExecutorError(f"--executor: cannot reach {where} ({type(e).__name__}: {e})") from None
 
@@ -94,12 +142,33 @@ class DaskExecutor(Executor):
 
         futures = {self._client.submit(run_task, t.text, t.name, t.seed, pure=False): t for t in tasks}
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            result = future.result()
+            # Release the result on the worker at once: keys still held at shutdown
+            # make the scheduler copy them between retiring workers, and warn.
+            task = futures.pop(future)
+            future.release()
+            yield task, result
 
     def close(self) -> None:
-        self._client.close()
-        if self._cluster is not None:
-            self._cluster.close()
+        """Client first, then the cluster we started (never a cluster we only
+        connected to), each with a bounded wait."""
+        with _quiet_shutdown():
+            if self._client is not None:
+                if self._cluster is not None:
+                    # Our own workers only: a shared scheduler's workers are not ours to quiet.
+                    with contextlib.suppress(Exception):
+                        self._client.run(_quiet_worker)
+                with contextlib.suppress(Exception):  # a client that never connected has nothing to close
+                    self._client.close(timeout=SHUTDOWN_TIMEOUT_S)
+                self._client = None
+            if self._cluster is not None:
+                cluster, self._cluster = self._cluster, None
+                try:
+                    cluster.close(timeout=SHUTDOWN_TIMEOUT_S)
+                except TimeoutError:
+                    # The runs are done and their results kept: say so, but do not fail the sweep.
+                    warnings.warn(f"the local Dask cluster did not stop within {SHUTDOWN_TIMEOUT_S:g} s; "
+                                  "its worker processes may linger", RuntimeWarning, stacklevel=2)  # fmt: skip
 
 
 def make_executor(spec: str | None, jobs: int | None) -> Executor:

@@ -22,8 +22,9 @@ import math
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,10 @@ RUN_COLUMNS = ("run", "replication", "seed")
 
 class SweepError(Exception):
     """A problem with a sweep's arguments; the message names the argument."""
+
+
+class IdenticalReplicationsWarning(UserWarning):
+    """Every replication of a sweep gave the same results: nothing in the scenario is random."""
 
 
 class SweepInterrupted(Exception):
@@ -245,6 +250,13 @@ FLOW_METRICS = (
 LINK_METRICS = ("utilization", "throughput_bps", "drops", "losses", "queue_mean_pkts", "queue_max_pkts")
 
 
+#: What to tell a user whose replications cannot differ: how to make them differ.
+RANDOMNESS_HINT = (
+    'so every seed gives the same run; add randomness with random start times (start = "0s..1s" on a flow '
+    "group) or random loss (loss = 0.001 on a link), or run 1 replication"
+)
+
+
 @dataclass
 class SweepResult:
     """Tidy tables (one row per flow, or link, per run) and their aggregates."""
@@ -256,12 +268,16 @@ class SweepResult:
     grid: list[str]
     replications: int
     out: Path | None = None
+    #: What a reader of these results should know, one sentence each (such as
+    #: replications that cannot differ); ``cclab sweep`` prints them.
+    notes: list[str] = field(default_factory=list)
 
     def aggregate(self, table: str = "flows", by: Sequence[str] | None = None,
                   metrics: Sequence[str] | None = None) -> pl.DataFrame:  # fmt: skip
-        """Across replications, per grid point and flow (or link) by default."""
+        """Across replications, per grid point and flow (or link, with its role) by default."""
         frame = self.flows if table == "flows" else self.links
-        default_by = ["name", "index"] if table == "flows" else ["name"]
+        # A link's role never changes within a sweep: keeping it costs no rows and lets plots pick the bottleneck.
+        default_by = ["name", "index"] if table == "flows" else [c for c in ("name", "role") if c in frame.columns]
         # A metric of one protocol (retransmits) is absent from a sweep of another (UDP alone).
         chosen = [m for m in (metrics or (FLOW_METRICS if table == "flows" else LINK_METRICS)) if m in frame.columns]
         return aggregate(frame, [*self.grid, *(by if by is not None else default_by)], chosen)
@@ -269,6 +285,55 @@ class SweepResult:
     @property
     def summary(self) -> pl.DataFrame:
         return self.aggregate()
+
+    def identical_points(self) -> list[dict[str, Any]]:
+        """The grid points at which every replication gave exactly the same flows and
+        links tables (none with a single replication): the scenario draws no random
+        number there, so the replications add nothing and their interval is 0."""
+        import polars as pl
+
+        if self.replications < 2 or self.flows.height == 0:
+            return []
+        point = [*self.grid, "_point"]  # "_point": something to group by when the grid is empty
+        same: pl.DataFrame | None = None
+        for frame in (self.flows, self.links):
+            if frame.height == 0:
+                continue
+            values = [c for c in frame.columns if c not in (*self.grid, *RUN_COLUMNS)]
+            # Identical replications have identical rows: as many distinct rows as one replication has.
+            identical = (pl.col("reps") > 1) & (pl.col("distinct") * pl.col("reps") == pl.col("rows"))
+            per_point = (
+                frame.with_columns(pl.lit(0).alias("_point"))
+                .group_by(point, maintain_order=True)
+                .agg(
+                    pl.struct(values).n_unique().alias("distinct"),
+                    pl.len().alias("rows"),
+                    pl.col("replication").n_unique().alias("reps"),
+                )
+                .select(*point, identical.alias("same"))
+            )
+            if same is not None:
+                both = pl.col("same") & pl.col("same_right")
+                per_point = same.join(per_point, on=point).select(*point, both.alias("same"))
+            same = per_point
+        assert same is not None
+        return [{k: row[k] for k in self.grid} for row in same.iter_rows(named=True) if row["same"]]
+
+
+def identical_replications_note(result: SweepResult) -> str | None:
+    """One sentence if some or all grid points' replications are identical, else None."""
+    points = result.identical_points()
+    if not points:
+        return None
+    total = result.flows.select(result.grid).unique().height if result.grid else 1
+    if len(points) == total:
+        where = " at every grid point" if result.grid else ""
+        return (f"the {result.replications} replications{where} are identical: nothing in the scenario is "
+                f"random, {RANDOMNESS_HINT}")  # fmt: skip
+    shown = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in points[:3])
+    more = f" and {len(points) - 3} more" if len(points) > 3 else ""
+    return (f"replications are identical at {len(points)} of {total} grid points ({shown}{more}): nothing "
+            f"is random there, {RANDOMNESS_HINT}")  # fmt: skip
 
 
 def sweep(
@@ -329,6 +394,10 @@ def sweep(
         replications=replications,
         out=store.out if store else None,
     )
+    note = identical_replications_note(result)
+    if note is not None:
+        result.notes.append(note)
+        warnings.warn(note, IdenticalReplicationsWarning, stacklevel=2)
     if store is not None:
         store.write_table(result.flows, "flows.parquet")
         store.write_table(result.links, "links.parquet")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cclab.api import run
-from cclab.plot import sequence
+from cclab.plot import Intervals, sequence
 from cclab.plot import sweep as sweep_plot
 from cclab.studies.base import Study, StudyContext
 from cclab.sweep import SweepResult, aggregate, derive_seed
@@ -151,21 +151,30 @@ class RecoveryStudy(Study):
     def _fairness_figure(self, per_flow: pl.DataFrame, speed: str) -> Any:
         import polars as pl
         from matplotlib.figure import Figure
+        from matplotlib.patches import Patch
 
         fig = Figure(figsize=(7.0, 4.2), layout="constrained")
         ax = fig.add_subplot()
         rows = per_flow.filter(pl.col("speed") == speed)
         flows = sorted(rows["name"].unique().to_list())
         width = 0.8 / len(VARIANTS)
+        # The sweep plots' rule: no bar below n = 3 replications, none below zero.
+        intervals = Intervals()
         for i, variant in enumerate(VARIANTS):
             v = rows.filter(pl.col("recovery") == variant).sort("name")
             xs = [flows.index(n) + (i - 1) * width for n in v["name"].to_list()]
-            ax.bar(xs, v["goodput_mbps_mean"], width, yerr=v["goodput_mbps_ci95"].fill_null(0), capsize=2,
-                   label=variant)  # fmt: skip
+            yerr = intervals.bars(v["goodput_mbps_mean"].to_list(), v["goodput_mbps_ci95"].to_list(),
+                                  v["n"].to_list(), v["goodput_mbps_std"].to_list())  # fmt: skip
+            ax.bar(xs, v["goodput_mbps_mean"], width, yerr=yerr, capsize=2, label=variant)
         ax.set_xticks(range(len(flows)), flows)
         ax.set_ylabel("goodput (Mbit/s)")
         ax.set_title(f"Fig. 8: goodput per sender node at {speed}")
-        ax.legend(title="recovery", fontsize="small")
+        handles, labels = ax.get_legend_handles_labels()
+        notes = intervals.notes()
+        handles += [Patch(visible=False) for _ in notes]
+        # Beside the axes: inside, it would cover the bars of the first flows.
+        ax.legend(handles, labels + notes, title="recovery", fontsize="small", loc="upper left",
+                  bbox_to_anchor=(1.01, 1.0))  # fmt: skip
         ax.grid(True, axis="y", alpha=0.3)
         return fig
 
