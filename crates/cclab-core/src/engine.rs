@@ -538,7 +538,7 @@ impl Engine {
             if self.totals.events.is_multiple_of(CANCEL_CHECK_EVENTS)
                 && cancel.is_some_and(CancelToken::is_cancelled)
             {
-                return Err(Cancelled { at: self.now, end, events: self.totals.events });
+                return Err(self.cancelled());
             }
             let target = event.target;
             self.now = time;
@@ -560,6 +560,13 @@ impl Engine {
             self.snapshot_window_start();
         }
         Ok(self.totals)
+    }
+
+    /// Kept out of the event loop: the loop's code stays that of a run without a token.
+    #[cold]
+    #[inline(never)]
+    fn cancelled(&self) -> Cancelled {
+        Cancelled { at: self.now, end: self.window.end, events: self.totals.events }
     }
 
     fn snapshot_window_start(&mut self) {
