@@ -11,15 +11,17 @@ The simulator is a Rust core (``cclab._core``); this package is its Python
 front end and the ``cclab`` command.
 """
 
-from cclab._core import __version__
+from cclab._core import CancelToken, RunCancelled, __version__
 from cclab.api import run
 from cclab.result import Result
 from cclab.scenario import Scenario, ScenarioError, load
 from cclab.sweep import IdenticalReplicationsWarning, SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
 
 __all__ = [
+    "CancelToken",
     "IdenticalReplicationsWarning",
     "Result",
+    "RunCancelled",
     "Scenario",
     "ScenarioError",
     "SweepError",

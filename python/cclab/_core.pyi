@@ -7,8 +7,20 @@ __version__: str
 class ScenarioError(ValueError):
     """A scenario problem. ``args`` is ``(message, key_path)``."""
 
-def run_toml(text: str, name: str, seed: int | None = None) -> str:
-    """Run scenario TOML text; returns the JSON summary. Releases the GIL."""
+class RunCancelled(KeyboardInterrupt):
+    """A run stopped by its CancelToken (Ctrl-C). ``args`` is ``(message, simulated_seconds_reached)``."""
+
+class CancelToken:
+    """A request to stop runs; ``cancel()`` from any thread or a signal handler."""
+
+    def __init__(self) -> None: ...
+    def cancel(self) -> None: ...
+    @property
+    def cancelled(self) -> bool: ...
+
+def run_toml(text: str, name: str, seed: int | None = None, cancel: CancelToken | None = None) -> str:
+    """Run scenario TOML text; returns the JSON summary. Releases the GIL; raises
+    RunCancelled within milliseconds once ``cancel`` is cancelled."""
 
 def validate_toml(text: str, name: str) -> str:
     """Check scenario TOML text without running it; returns the resolved scenario as JSON."""

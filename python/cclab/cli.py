@@ -22,6 +22,8 @@ from typing import Any, NoReturn
 from cclab import _core
 
 EXIT_USAGE = 2
+#: As a shell reports a process ended by SIGINT.
+EXIT_INTERRUPTED = 130
 #: IPv4 and UDP headers inside a UDP source's packet size.
 UDP_IP_HEADER_BYTES = 28
 
@@ -44,8 +46,10 @@ def _read_scenario(path: str) -> tuple[str, str]:
 
 
 def _run(path: str, text: str, name: str, seed: int | None) -> dict[str, Any]:
+    from cclab.api import run_json
+
     try:
-        summary: dict[str, Any] = json.loads(_core.run_toml(text, name, seed))
+        summary: dict[str, Any] = json.loads(run_json(text, name, seed))
     except _core.ScenarioError as e:
         _fail(f"{path}: {e.args[0]}")
     return summary
@@ -169,7 +173,12 @@ def _ensure_writable(out: Path, argument: str) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     text, name = _read_scenario(args.file)
-    summary = _run(args.file, text, name, args.seed)
+    try:
+        summary = _run(args.file, text, name, args.seed)
+    except _core.RunCancelled as e:
+        written = "; nothing written" if args.out is not None else ""
+        print(f"cclab: interrupted: {e.args[0]}{written}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if args.out is not None:
         _write_run(Path(args.out), summary, text, name)
     if args.json:
@@ -250,8 +259,9 @@ class _Variant:
         self.summary: dict[str, Any] = {}
 
     def run(self, path: str, seed: int | None) -> None:
-        # Process CPU time (user + system) counts the Rust simulation too: it runs on
-        # this thread with the GIL released, and nothing else in the process is busy.
+        # Process CPU time (user + system) counts the Rust simulation too: it runs in
+        # this process (on a worker thread, so that Ctrl-C can stop it), and the main
+        # thread only waits, so nothing else in the process is busy.
         cpu, wall = time.process_time(), time.perf_counter()
         self.summary = _run(path, self.text, self.name, seed)
         self.call_walls.append(time.perf_counter() - wall)
@@ -458,10 +468,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _fail(str(e))
     except SweepInterrupted as e:
         print(f"cclab: {e}", file=sys.stderr)
-        return 130
-    if args.out is not None:
-        meta = {"scenario": scenario.name, "grid": list(grid), "replications": args.replications}
-        (Path(args.out) / "sweep.json").write_text(json.dumps(meta))
+        return EXIT_INTERRUPTED
     table = result.aggregate(metrics=["goodput_bps", "retransmits", "timeouts", "rtt_mean_s"])
     if args.json:
         print(table.write_json())
@@ -606,7 +613,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         _fail(e.args[0])
     except SweepInterrupted as e:
         print(f"cclab: {e}", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     print(f"{args.study}: {ctx.replications} replications; report {out / 'report.md'}, "
           f"{len(ctx.written)} files written")  # fmt: skip
     return 0
@@ -699,8 +706,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cclab.interrupt import exit_on_second_interrupt
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    # The first Ctrl-C stops the runs and lets the command report; the second
+    # must not wait for anything (a Dask worker that cannot be interrupted).
+    exit_on_second_interrupt()
     try:
         code: int = args.func(args)
         return code
@@ -711,7 +723,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         print("cclab: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

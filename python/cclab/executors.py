@@ -5,6 +5,12 @@ Every executor takes the same tasks (scenario TOML, name, seed) and yields
 local threads use every core without process start-up costs; Dask spreads runs
 over a ``LocalCluster`` or an existing scheduler (``tcp://host:port``) whose
 workers have cclab installed.
+
+``cancel()`` stops a sweep's runs: local runs through their shared
+``CancelToken`` (they stop within milliseconds); Dask runs by cancelling their
+futures and, on every worker, the tokens of the runs in progress (through
+``Client.run``, which a worker serves while its task thread is inside the
+simulator).
 """
 
 from __future__ import annotations
@@ -12,14 +18,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
+import threading
+import uuid
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
 from cclab import _core
+from cclab.interrupt import WAIT_S
 
 
 class ExecutorError(Exception):
@@ -34,16 +44,63 @@ class Task:
     seed: int
 
 
-def run_task(text: str, name: str, seed: int) -> str:
+def run_task(text: str, name: str, seed: int, cancel: _core.CancelToken | None = None) -> str:
     """Runs one scenario; module-level so that Dask workers can import it."""
-    summary: str = _core.run_toml(text, name, seed)
+    summary: str = _core.run_toml(text, name, seed, cancel)
     return summary
+
+
+# On a Dask worker: the tokens of the runs in progress in this process, by the
+# id of the executor run (one sweep) they belong to, so that `cancel_worker_runs`
+# can stop them; and the ids already cancelled, for tasks that start afterwards.
+_worker_lock = threading.Lock()
+_worker_tokens: dict[str, list[_core.CancelToken]] = {}
+_worker_cancelled: set[str] = set()
+
+
+def run_worker_task(text: str, name: str, seed: int, run_id: str) -> str | None:
+    """Runs one scenario on a Dask worker; None if its sweep was cancelled."""
+    token = _core.CancelToken()
+    with _worker_lock:
+        if run_id in _worker_cancelled:
+            return None
+        _worker_tokens.setdefault(run_id, []).append(token)
+    try:
+        return run_task(text, name, seed, token)
+    except _core.RunCancelled:
+        # Not raised: Dask lets a KeyboardInterrupt through, and it would end the worker.
+        return None
+    finally:
+        with _worker_lock:
+            tokens = _worker_tokens.get(run_id, [])
+            tokens.remove(token)
+            if not tokens:
+                _worker_tokens.pop(run_id, None)
+
+
+def cancel_worker_runs(run_id: str) -> int:
+    """Stops this worker's runs of ``run_id`` (now and later); returns how many were running."""
+    with _worker_lock:
+        _worker_cancelled.add(run_id)
+        tokens = list(_worker_tokens.get(run_id, []))
+    for token in tokens:
+        token.cancel()
+    return len(tokens)
 
 
 class Executor(ABC):
     @abstractmethod
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
         """Yields each task with its JSON summary, in completion order."""
+
+    def cancel(self) -> None:  # noqa: B027 - optional: an executor may be unable to stop its tasks
+        """Asks the current ``run`` to stop: it then yields the tasks that had
+        finished and ends without the others, which leave no result.
+
+        Called from a signal handler in the main thread, possibly while ``run``
+        is suspended inside a wait: it must only set flags and return. The
+        default does nothing, and ``run`` goes on until a second Ctrl-C.
+        """
 
     @abstractmethod
     def close(self) -> None:
@@ -54,20 +111,42 @@ class LocalExecutor(Executor):
     def __init__(self, jobs: int) -> None:
         self.jobs = jobs
         self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cclab-run")
+        self._token = _core.CancelToken()
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
+        # A fresh token per run, taken now rather than when the generator
+        # starts, so that a cancel() in between is not lost.
+        self._token = _core.CancelToken()
+        return self._results(list(tasks), self._token)
+
+    def _results(self, tasks: list[Task], token: _core.CancelToken) -> Iterator[tuple[Task, str]]:
         pending: dict[Future[str], Task] = {}
         queue = list(reversed(tasks))
-        # Keep only a few tasks queued, so an interruption abandons little work.
-        while queue or pending:
-            while queue and len(pending) < 2 * self.jobs:
+        while pending or (queue and not token.cancelled):
+            # Keep only a few tasks queued, so an interruption abandons little work.
+            while queue and not token.cancelled and len(pending) < 2 * self.jobs:
                 task = queue.pop()
-                pending[self._pool.submit(run_task, task.text, task.name, task.seed)] = task
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                pending[self._pool.submit(run_task, task.text, task.name, task.seed, token)] = task
+            if token.cancelled:
+                for future in pending:
+                    future.cancel()  # those not started yet
+            # With a timeout, so that the main thread runs signal handlers on
+            # every platform; on POSIX a signal interrupts the wait anyway.
+            done, _ = wait(pending, timeout=WAIT_S, return_when=FIRST_COMPLETED)
             for future in done:
-                yield pending.pop(future), future.result()
+                task = pending.pop(future)
+                try:
+                    summary = future.result()
+                except (_core.RunCancelled, CancelledError):
+                    continue  # stopped on request: no result
+                yield task, summary
+
+    def cancel(self) -> None:
+        self._token.cancel()
 
     def close(self) -> None:
+        # Cancel first: shutting down waits for the running threads.
+        self._token.cancel()
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
@@ -116,6 +195,23 @@ def _quiet_shutdown() -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
+@contextlib.contextmanager
+def _children_ignore_sigint() -> Iterator[None]:
+    """Processes started inside the block ignore SIGINT (an ignored signal stays
+    ignored across exec). A terminal's Ctrl-C reaches the whole process group:
+    a local cluster's processes would die of it, each printing a traceback,
+    while this process cancels their runs and shuts them down in order. A
+    Ctrl-C inside the block (the cluster's start) is ignored here too."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class DaskExecutor(Executor):
     def __init__(self, address: str | None, jobs: int) -> None:
         try:
@@ -124,11 +220,14 @@ class DaskExecutor(Executor):
             raise ExecutorError("--executor: Dask is not installed (pip install 'dask[distributed]')") from None
         self._cluster: Any = None
         self._client: Any = None
+        self._stop = threading.Event()
+        self._run_id: str | None = None
         try:
             if address is None:
-                self._cluster = LocalCluster(
-                    n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-                )
+                with _children_ignore_sigint():
+                    self._cluster = LocalCluster(
+                        n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
+                    )
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(address, timeout="5s")
@@ -138,22 +237,58 @@ class DaskExecutor(Executor):
             raise ExecutorError(f"--executor: cannot reach {where} ({type(e).__name__}: {e})") from None
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
+        self._stop = threading.Event()
+        self._run_id = run_id = uuid.uuid4().hex
+        return self._results(list(tasks), run_id, self._stop)
+
+    def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, str]]:
         from dask.distributed import as_completed
 
-        futures = {self._client.submit(run_task, t.text, t.name, t.seed, pure=False): t for t in tasks}
-        for future in as_completed(futures):
-            result = future.result()
-            # Release the result on the worker at once: keys still held at shutdown
-            # make the scheduler copy them between retiring workers, and warn.
-            task = futures.pop(future)
-            future.release()
-            yield task, result
+        futures = {self._client.submit(run_worker_task, t.text, t.name, t.seed, run_id, pure=False): t for t in tasks}
+        remaining = set(futures)
+        finished = as_completed(futures)
+        while remaining:
+            stopping = stop.is_set()
+            if stopping:
+                self._stop_workers(run_id, list(remaining))
+            # After a stop, this batch is what finished before it: kept.
+            batch = finished.next_batch(block=False)
+            for future in batch:
+                remaining.discard(future)
+                if future.status == "cancelled":
+                    continue
+                summary = future.result()
+                # Release the result on the worker at once: keys still held at shutdown
+                # make the scheduler copy them between retiring workers, and warn.
+                future.release()
+                if summary is not None:
+                    yield futures[future], summary
+            if stopping:
+                break
+            if not batch:
+                stop.wait(WAIT_S)  # returns at once when cancel() sets it
+        self._run_id = None
+
+    def _stop_workers(self, run_id: str, futures: list[Any]) -> None:
+        self._client.cancel(futures)
+        # Cancelling a future does not interrupt its task on the worker; the
+        # worker's token does. A worker that cannot be reached keeps running
+        # its task until it ends, and the result is dropped.
+        self._client.run(cancel_worker_runs, run_id, on_error="ignore")
+
+    def cancel(self) -> None:
+        self._stop.set()
 
     def close(self) -> None:
-        """Client first, then the cluster we started (never a cluster we only
-        connected to), each with a bounded wait."""
+        """Stops a run abandoned half-way on the workers, then closes the client,
+        then the cluster we started (never a cluster we only connected to), each
+        with a bounded wait."""
         with _quiet_shutdown():
             if self._client is not None:
+                if self._run_id is not None:
+                    with contextlib.suppress(Exception):
+                        self._client.run(cancel_worker_runs, self._run_id, on_error="ignore")
+                    self._run_id = None
                 if self._cluster is not None:
                     # Our own workers only: a shared scheduler's workers are not ours to quiet.
                     with contextlib.suppress(Exception):

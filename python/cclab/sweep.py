@@ -6,11 +6,18 @@ base seed and ``r`` alone, so every grid point sees the same random numbers in
 replication ``r`` (common random numbers: comparisons between points are
 paired, and their differences less noisy).
 
-With an output directory, each finished run is written at once, atomically, as
-a directory ``runs/<key>/`` (its summary and Parquet tables). The key hashes
-the resolved scenario, the cclab version and the seed, so a repeated sweep
-skips runs already done, and a sweep stopped half-way keeps every finished
-run. The tidy tables of the whole sweep are written at the end.
+With an output directory, each finished run is written at once as a directory
+``runs/<key>/`` (its summary and Parquet tables): written in ``.staging/``, it
+appears under ``runs/`` complete or not at all, and a glob over ``runs/*``
+never sees a half-written or abandoned run. The key hashes the resolved
+scenario, the cclab version, the simulator build and the seed, so a repeated
+sweep skips runs already done, and a sweep stopped half-way keeps every
+finished run. The aggregate tables describe exactly the runs of the sweep that
+wrote them: ``sweep.json`` says ``"complete": false`` from the sweep's start,
+the previous tables are removed then, and the new ones are written (and the
+sweep marked complete) only once every run has finished. One sweep at a time
+writes a directory (a lock on ``.lock``), so staging left there by a killed
+sweep is removed when the next one starts.
 """
 
 from __future__ import annotations
@@ -26,11 +33,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from cclab import __version__, _core
 from cclab.api import ScenarioLike, as_scenario
 from cclab.executors import Executor, Task, make_executor
+from cclab.interrupt import Interrupt, cancel_on_sigint
 from cclab.progress import Progress
 from cclab.result import flows_frame, links_frame, transfers_frame
 from cclab.scenario import Scenario, ScenarioError
@@ -51,11 +59,14 @@ class IdenticalReplicationsWarning(UserWarning):
 
 
 class SweepInterrupted(Exception):
-    """The sweep was stopped; finished runs are kept."""
+    """The sweep was stopped; finished runs are kept (with an output directory)."""
 
     def __init__(self, done: int, total: int, out: Path | None) -> None:
-        kept = f"; they are kept in {out}" if out else ""
-        super().__init__(f"interrupted after {done} of {total} runs{kept}")
+        if out is None:
+            kept = "nothing is kept without an output directory"
+        else:
+            kept = f"they are kept in {out}, and the same sweep resumes from them"
+        super().__init__(f"interrupted with {done} of {total} runs finished; {kept}")
         self.done, self.total, self.out = done, total, out
 
 
@@ -119,18 +130,65 @@ def plan(scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: in
     return specs
 
 
+#: The tables a finished sweep writes beside ``runs/``; absent while it is incomplete.
+AGGREGATES = ("flows.parquet", "links.parquet", "transfers.parquet", "summary.csv")
+
+
 class RunStore:
-    """Finished runs on disk: ``runs/<key>/`` appears only once complete."""
+    """A sweep's output directory.
+
+    - ``runs/<key>/``: finished runs, each written in ``.staging/`` and renamed
+      into place (same filesystem, so the rename is atomic);
+    - ``sweep.json``: the sweep's plan and whether it is complete;
+    - the aggregate tables (:data:`AGGREGATES`), present only when complete;
+    - ``.lock``: held (``flock``) by the one sweep writing the directory, so
+      anything in ``.staging/`` when a sweep starts was abandoned by a killed one.
+    """
 
     def __init__(self, out: Path) -> None:
         self.out = out
         self.runs = out / "runs"
+        self.staging = out / ".staging"
         try:
             self.runs.mkdir(parents=True, exist_ok=True)
-            probe = tempfile.NamedTemporaryFile(dir=self.runs, prefix=".probe-", delete=True)
-            probe.close()
+            self.staging.mkdir(exist_ok=True)
+            lock: IO[str] = open(out / ".lock", "a+")  # held until close()
         except OSError as e:
             raise SweepError(f"--out {out}: not writable ({e.strerror or e})") from None
+        self._lock: IO[str] | None = lock
+        if not _try_lock(lock):
+            lock.seek(0)
+            owner = lock.read().strip()
+            lock.close()
+            self._lock = None
+            who = f" (process {owner})" if owner.isdigit() else ""
+            raise SweepError(
+                f"--out {out}: another sweep{who} is writing there; wait for it or choose another directory"
+            )
+        lock.truncate(0)
+        lock.write(str(os.getpid()))
+        lock.flush()
+        self._remove_abandoned_staging()
+
+    def _remove_abandoned_staging(self) -> None:
+        """What killed sweeps left: anything in ``.staging/``, and hidden entries in
+        ``runs/`` (sweeps before ``.staging/`` existed staged runs there)."""
+        leftovers = [*self.staging.iterdir(), *self.runs.glob(".*")]
+        for path in leftovers:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        """Releases the directory (and removes the staging area if it is empty)."""
+        try:
+            self.staging.rmdir()
+        except OSError:
+            pass  # not empty (a save in progress elsewhere cannot be: we hold the lock) or gone
+        if self._lock is not None:
+            self._lock.close()  # closing the descriptor releases the flock
+            self._lock = None
 
     def has(self, key: str) -> bool:
         return (self.runs / key / "summary.json").is_file()
@@ -139,8 +197,21 @@ class RunStore:
         summary: dict[str, Any] = json.loads((self.runs / key / "summary.json").read_text())
         return summary
 
+    def begin(self, plan: dict[str, Any]) -> None:
+        """Marks the directory incomplete, then removes the previous aggregate
+        tables: in this order, a crash in between leaves old tables marked
+        incomplete, never old tables passing for this sweep's."""
+        self.write_plan(plan, done=None, complete=False)
+        for name in AGGREGATES:
+            (self.out / name).unlink(missing_ok=True)
+            (self.out / f".{name}.tmp").unlink(missing_ok=True)  # left by sweeps before .staging/
+
+    def write_plan(self, plan: dict[str, Any], done: int | None, complete: bool) -> None:
+        record = {**plan, "done": plan["done"] if done is None else done, "complete": complete}
+        self._replace(self.out / "sweep.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1) + "\n"))
+
     def save(self, spec: RunSpec, summary: dict[str, Any]) -> None:
-        staging = Path(tempfile.mkdtemp(prefix=f".{spec.key}-", dir=self.runs))
+        staging = Path(tempfile.mkdtemp(prefix=f"{spec.key}-", dir=self.staging))
         try:
             (staging / "summary.json").write_text(json.dumps(summary))
             meta = {
@@ -157,7 +228,7 @@ class RunStore:
             links_frame(summary).with_columns(**tag).write_parquet(staging / "links.parquet")
             transfers_frame(summary).with_columns(**tag).write_parquet(staging / "transfers.parquet")
             final = self.runs / spec.key
-            if final.exists():  # another sweep finished the same run meanwhile
+            if final.exists():  # two grid points resolved to the same run (equal keys)
                 shutil.rmtree(staging)
                 return
             os.rename(staging, final)
@@ -168,13 +239,34 @@ class RunStore:
     def write_table(self, frame: pl.DataFrame, name: str) -> Path:
         """Writes ``name`` (.parquet or .csv) atomically."""
         path = self.out / name
-        tmp = path.with_name(f".{path.name}.tmp")
-        if name.endswith(".csv"):
-            frame.write_csv(tmp)
-        else:
-            frame.write_parquet(tmp)
-        os.replace(tmp, path)
+        self._replace(path, frame.write_csv if name.endswith(".csv") else frame.write_parquet)
         return path
+
+    def _replace(self, path: Path, write: Any) -> None:
+        """Writes ``path`` through a file in the staging area, then renames it into place."""
+        fd, name = tempfile.mkstemp(prefix=f"{path.name}-", dir=self.staging)
+        os.close(fd)
+        tmp = Path(name)
+        try:
+            write(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+
+def _try_lock(file: IO[str]) -> bool:
+    """An exclusive lock on ``file`` without waiting; the kernel releases it when
+    the process ends, however it ends. True without ``fcntl`` (not POSIX)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock, one sweep per directory is up to the user
+        return True
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def _tags(spec: RunSpec) -> dict[str, Any]:
@@ -358,9 +450,27 @@ def sweep(
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise SweepError(f"jobs: {jobs!r} must be a whole number of at least 1")
     base = scn.validate()["run"]["seed"] if base_seed is None else base_seed
-    specs = plan(scn, dict(grid or {}), replications, base)
+    grid = dict(grid or {})
+    specs = plan(scn, grid, replications, base)
     store = RunStore(Path(out)) if out is not None else None
+    try:
+        return _sweep(scn, grid, specs, replications, base, jobs, executor, store, progress)
+    finally:
+        if store is not None:
+            store.close()
 
+
+def _sweep(
+    scn: Scenario,
+    grid: dict[str, Sequence[Any]],
+    specs: list[RunSpec],
+    replications: int,
+    base_seed: int,
+    jobs: int | None,
+    executor: str | Executor | None,
+    store: RunStore | None,
+    progress: bool | None,
+) -> SweepResult:
     summaries: dict[int, dict[str, Any]] = {}
     todo = []
     for spec in specs:
@@ -368,24 +478,80 @@ def sweep(
             summaries[spec.index] = store.load(spec.key)
         else:
             todo.append(spec)
+    # sweep.json: what `cclab plot` and readers of the directory rely on (docs/cli.md).
+    meta = {
+        "scenario": scn.name,
+        "grid": list(grid),
+        "replications": replications,
+        "base_seed": base_seed,
+        "runs": [spec.key for spec in specs],
+        "done": len(summaries),
+    }
+    if store is not None:
+        store.begin(meta)
     bar = Progress(len(specs), done=len(summaries), enabled=progress)
-    if todo:
-        engine = executor if isinstance(executor, Executor) else make_executor(executor, jobs)
-        by_index = {spec.index: spec for spec in todo}
-        try:
+    complete = False
+    try:
+        if todo:
+            _run_todo(todo, summaries, jobs, executor, store, bar)
+        if len(summaries) < len(specs):
+            bar.close()
+            raise SweepInterrupted(len(summaries), len(specs), store.out if store else None)
+        result = _finish(specs, summaries, replications, store)
+        if store is not None:
+            # Last: the tables are this sweep's only once it says so.
+            store.write_plan(meta, done=len(summaries), complete=True)
+        complete = True
+        return result
+    finally:
+        if store is not None and not complete:
+            _record_progress(store, meta, len(summaries))
+
+
+def _run_todo(
+    todo: list[RunSpec],
+    summaries: dict[int, dict[str, Any]],
+    jobs: int | None,
+    executor: str | Executor | None,
+    store: RunStore | None,
+    bar: Progress,
+) -> None:
+    """Runs what is not in the store yet, saving each run as it finishes."""
+    engine = executor if isinstance(executor, Executor) else make_executor(executor, jobs)
+    by_index = {spec.index: spec for spec in todo}
+    interrupt = Interrupt()
+    try:
+        # The first Ctrl-C cancels the runs; the executor then hands over
+        # those that had finished and stops, and they are saved below.
+        with cancel_on_sigint(engine.cancel) as interrupt:
             for task, text in engine.run([spec.task() for spec in todo]):
                 summary = json.loads(text)
                 if store is not None:
                     store.save(by_index[task.index], summary)
                 summaries[task.index] = summary
                 bar.advance()
-        except KeyboardInterrupt:
-            bar.close()
-            raise SweepInterrupted(len(summaries), len(specs), store.out if store else None) from None
-        finally:
-            if not isinstance(executor, Executor):
-                engine.close()
+    except KeyboardInterrupt:
+        engine.cancel()
+        if interrupt.count >= 2:
+            raise  # a second Ctrl-C: no more waiting; the caller sees KeyboardInterrupt
+        # Otherwise raised by the executor itself: reported as an interrupted sweep.
+    finally:
+        if not isinstance(executor, Executor):
+            engine.close()
 
+
+def _record_progress(store: RunStore, meta: dict[str, Any], done: int) -> None:
+    """Updates an unfinished sweep's count of finished runs, if the disk lets it:
+    the directory is marked incomplete already, which is what matters."""
+    try:
+        store.write_plan(meta, done=done, complete=False)
+    except OSError:
+        pass
+
+
+def _finish(
+    specs: list[RunSpec], summaries: dict[int, dict[str, Any]], replications: int, store: RunStore | None
+) -> SweepResult:
     result = SweepResult(
         flows=_tidy(specs, summaries, "flows"),
         links=_tidy(specs, summaries, "links"),

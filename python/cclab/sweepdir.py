@@ -1,9 +1,10 @@
 """Sweeps read back from disk, whoever wrote them.
 
-``cclab sweep --out DIR`` writes ``sweep.json`` (the grid keys) beside the
-tidy tables; ``cclab.sweep(out=DIR)`` may write only the tables, and an
-interrupted sweep only ``runs/<key>/`` (each with ``meta.json``, whose
-``point`` holds the run's grid values, and its Parquet tables);
+``cclab sweep --out DIR`` and ``cclab.sweep(out=DIR)`` write ``sweep.json``
+(the plan, and whether it is complete) beside the tidy tables; a sweep that is
+not complete is refused. Directories written by earlier versions may hold only
+the tables, or only ``runs/<key>/`` (each with ``meta.json``, whose ``point``
+holds the run's grid values, and its Parquet tables);
 ``cclab reproduce`` keeps its sweeps in subdirectories (``OUT/cache/NAME``).
 :func:`read_sweep` takes whatever is there, in that order of preference, and
 :func:`find_sweeps` finds the sweeps under a directory.
@@ -81,6 +82,13 @@ def read_sweep(folder: str | Path) -> SweepResult:
 
     folder = Path(folder)
     meta = _json(folder / "sweep.json")
+    # A sweep that has not finished has no tables, and its runs so far are not the sweep.
+    # (sweep.json without "complete" was written by an earlier cclab once its sweep had finished.)
+    if meta.get("complete") is False:
+        runs = meta.get("runs")
+        planned = len(runs) if isinstance(runs, list) else "?"
+        raise SweepDirError(f"{folder}: incomplete sweep ({meta.get('done', '?')} of {planned} runs finished, "
+                            "no tables); run the same sweep again to finish it")  # fmt: skip
     grid = meta.get("grid")
     grid = [str(k) for k in grid] if isinstance(grid, list) else None
     notes: list[str] = []

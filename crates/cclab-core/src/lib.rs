@@ -11,6 +11,7 @@
 //! header: an endpoint takes `(now, packet)` or `(now, timer)` and returns
 //! packets to send plus the next time it wants to run.
 
+pub mod cancel;
 pub mod engine;
 pub mod link;
 pub mod network;
@@ -19,6 +20,7 @@ pub mod queue;
 pub mod rng;
 pub mod stats;
 
+pub use cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 pub use engine::{
     Actions, Agent, AgentId, BucketId, ConnectionInfo, Connections, Engine, Open, RunTotals, SideCounters,
     TransferRecord,

@@ -1,28 +1,80 @@
 //! PyO3 bindings: thin wrappers that move strings across the boundary. All
 //! logic lives in cclab-sim; results cross as JSON text.
 
+use cclab_sim::RunError;
 use cclab_wire::ParamDefault;
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
+// A KeyboardInterrupt, like asyncio's CancelledError is a BaseException: a
+// request to stop is not an error, so `except Exception` must not swallow it,
+// and `except KeyboardInterrupt` catches Ctrl-C however the run was stopped.
+create_exception!(
+    _core,
+    RunCancelled,
+    PyKeyboardInterrupt,
+    "A run stopped by its CancelToken (Ctrl-C); args are (message, simulated_seconds_reached)."
+);
 
 fn to_py(e: cclab_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), e.path))
+}
+
+/// A request to stop runs: pass it to `run_toml`, call `cancel()` from any
+/// thread (or a signal handler), and those runs raise `RunCancelled` within
+/// milliseconds.
+#[pyclass(frozen, module = "cclab._core")]
+struct CancelToken(cclab_sim::CancelToken);
+
+#[pymethods]
+impl CancelToken {
+    #[new]
+    fn new() -> Self {
+        Self(cclab_sim::CancelToken::new())
+    }
+
+    /// Asks every run given this token to stop. Permanent and idempotent.
+    fn cancel(&self) {
+        self.0.cancel();
+    }
+
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.0.is_cancelled()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("CancelToken(cancelled={})", if self.0.is_cancelled() { "True" } else { "False" })
+    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Runs scenario text; returns the JSON summary. Releases the GIL while simulating.
+/// Runs scenario text; returns the JSON summary. Releases the GIL while
+/// simulating; raises `RunCancelled` if `cancel` is cancelled first.
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None))]
-fn run_toml(py: Python<'_>, text: String, name: String, seed: Option<u64>) -> PyResult<String> {
-    let result = py.detach(move || cclab_sim::run_toml(&text, &name, seed));
-    to_json(&result.map_err(to_py)?)
+#[pyo3(signature = (text, name, seed=None, cancel=None))]
+fn run_toml(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    seed: Option<u64>,
+    cancel: Option<&Bound<'_, CancelToken>>,
+) -> PyResult<String> {
+    let token = cancel.map(|c| c.get().0.clone()).unwrap_or_default();
+    let result = py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, &token));
+    match result {
+        Ok(result) => to_json(&result),
+        Err(RunError::Scenario(e)) => Err(to_py(e)),
+        Err(RunError::Cancelled(c)) => {
+            Err(RunCancelled::new_err((RunError::Cancelled(c).to_string(), c.at as f64 / 1e9)))
+        }
+    }
 }
 
 /// Validates scenario text without running it; returns the resolved scenario as JSON.
@@ -101,7 +153,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
+    m.add_class::<CancelToken>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("RunCancelled", m.py().get_type::<RunCancelled>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

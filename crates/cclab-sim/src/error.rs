@@ -1,5 +1,7 @@
-//! Scenario errors: one message that names the key path at fault.
+//! Scenario errors: one message that names the key path at fault; and why a
+//! run gave no result.
 
+use cclab_core::Cancelled;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +28,39 @@ impl fmt::Display for ScenarioError {
 }
 
 impl std::error::Error for ScenarioError {}
+
+/// Why a run gave no result: a problem with its scenario, or a request to stop.
+/// They are kept apart because callers answer them differently (a scenario
+/// error is reported and exits with status 2; a cancelled run is an interruption).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunError {
+    Scenario(ScenarioError),
+    /// The run's [`cclab_core::CancelToken`] was cancelled before it finished.
+    Cancelled(Cancelled),
+}
+
+impl From<ScenarioError> for RunError {
+    fn from(e: ScenarioError) -> Self {
+        RunError::Scenario(e)
+    }
+}
+
+impl From<Cancelled> for RunError {
+    fn from(c: Cancelled) -> Self {
+        RunError::Cancelled(c)
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Scenario(e) => e.fmt(f),
+            RunError::Cancelled(c) => write!(f, "run {c}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
 
 /// The candidate closest to `word`, if it is close enough to be a likely typo.
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {

@@ -463,3 +463,90 @@ fn bucket_window_counters_merge_closed_and_live_connections() {
     assert_eq!(e.bucket_window(other).sender.packets_sent, sent_in(0, millis(7), 1000, start, end));
     assert_conserved(&e);
 }
+
+/// Wakes every microsecond, counting its wake-ups, and cancels `token` on wake-up `cancel_at`.
+struct Ticker {
+    token: CancelToken,
+    cancel_at: u64,
+    wakes: Rc<RefCell<u64>>,
+    next: Time,
+}
+
+impl Agent for Ticker {
+    fn next_wakeup(&self) -> Time {
+        self.next
+    }
+
+    fn on_timer(&mut self, now: Time, _connections: &Connections, _actions: &mut Actions) {
+        let mut wakes = self.wakes.borrow_mut();
+        *wakes += 1;
+        if *wakes == self.cancel_at {
+            self.token.cancel();
+        }
+        self.next = now + micros(1);
+    }
+}
+
+/// An engine that would run for an hour of simulated time: a sender of a
+/// packet every 10 us (so links and endpoints make events too) and a ticker.
+fn hour_long(token: &CancelToken, cancel_at: u64) -> (Engine, Rc<RefCell<u64>>) {
+    let mut e = engine(0, 3_600 * millis(1_000));
+    let bucket = e.add_bucket();
+    let open = Open {
+        sender: Box::new(Burst::new(0, u64::MAX / 2, micros(10), false)),
+        receiver: Box::new(Echo::silent()),
+        from: 0,
+        to: 1,
+        bucket,
+        size: None,
+        start: 0,
+    };
+    e.connect(0, open);
+    let wakes = Rc::new(RefCell::new(0));
+    e.add_agent(Box::new(Ticker { token: token.clone(), cancel_at, wakes: wakes.clone(), next: 0 }));
+    (e, wakes)
+}
+
+#[test]
+fn a_cancelled_run_stops_within_a_batch_of_events_and_says_where() {
+    let token = CancelToken::new();
+    let (mut e, wakes) = hour_long(&token, 50_000);
+    let cancelled = e.run_cancellable(&token).expect_err("the run was cancelled");
+    // The ticker's 50 000th wake-up, at 49.999 ms, set the token: `set_at`
+    // events had been processed by then (an uncancelled run up to that time
+    // says how many, give or take the events sharing its time stamp).
+    let set_at = {
+        let (mut reference, _) = hour_long(&CancelToken::new(), u64::MAX);
+        reference.window.end = micros(49_999) + 1;
+        reference.run().events
+    };
+    assert!(cancelled.events + 4 > set_at, "not before the token was set: {cancelled:?}, set at {set_at}");
+    assert!(cancelled.events <= set_at + CANCEL_CHECK_EVENTS, "{cancelled:?}, set at {set_at}");
+    assert!(cancelled.events.is_multiple_of(CANCEL_CHECK_EVENTS), "it stops at a check");
+    assert!(*wakes.borrow() < 50_000 + CANCEL_CHECK_EVENTS);
+    assert!(cancelled.at > millis(49) && cancelled.at < millis(60), "{cancelled:?}");
+    assert_eq!(e.totals().events, cancelled.events);
+    assert!(cancelled.to_string().starts_with("cancelled at 0.05"), "{cancelled}");
+    assert!(cancelled.to_string().contains(" of 3600 simulated seconds, after "), "{cancelled}");
+}
+
+#[test]
+fn a_token_cancelled_beforehand_stops_the_run_before_its_first_event() {
+    let token = CancelToken::new();
+    token.cancel();
+    let (mut e, wakes) = hour_long(&token, u64::MAX);
+    assert_eq!(e.run_cancellable(&token), Err(Cancelled { at: 0, end: e.window.end, events: 0 }));
+    assert_eq!(*wakes.borrow(), 0);
+}
+
+#[test]
+fn a_token_nobody_cancels_changes_nothing() {
+    let short = |e: &mut Engine| e.window.end = millis(20);
+    let (mut plain, _) = hour_long(&CancelToken::new(), u64::MAX);
+    short(&mut plain);
+    let token = CancelToken::new();
+    let (mut with_token, _) = hour_long(&token, u64::MAX);
+    short(&mut with_token);
+    assert_eq!(with_token.run_cancellable(&token), Ok(plain.run()));
+    assert!(plain.totals().events > 3 * CANCEL_CHECK_EVENTS);
+}
