@@ -1,6 +1,6 @@
 """Where sweep runs execute: local threads (the default) or a Dask cluster.
 
-Every executor takes the same tasks (scenario TOML, name, seed) and yields
+Every executor takes the same tasks (scenario TOML, name, seed, memory limit) and yields
 ``(task, summary JSON)`` as runs finish. The simulator releases the GIL, so
 local threads use every core without process start-up costs; Dask spreads runs
 over a ``LocalCluster`` or an existing scheduler (``tcp://host:port``) whose
@@ -29,11 +29,13 @@ class Task:
     text: str
     name: str
     seed: int
+    #: The memory limit to check the run against (None: the worker's CCLAB_MEMORY_LIMIT, else the default).
+    memory_limit: str | None = None
 
 
-def run_task(text: str, name: str, seed: int) -> str:
+def run_task(text: str, name: str, seed: int, memory_limit: str | None = None) -> str:
     """Runs one scenario; module-level so that Dask workers can import it."""
-    summary: str = _core.run_toml(text, name, seed)
+    summary: str = _core.run_toml(text, name, seed, memory_limit)
     return summary
 
 
@@ -59,7 +61,7 @@ class LocalExecutor(Executor):
         while queue or pending:
             while queue and len(pending) < 2 * self.jobs:
                 task = queue.pop()
-                pending[self._pool.submit(run_task, task.text, task.name, task.seed)] = task
+                pending[self._pool.submit(run_task, task.text, task.name, task.seed, task.memory_limit)] = task
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
                 yield pending.pop(future), future.result()
@@ -92,7 +94,7 @@ class DaskExecutor(Executor):
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
         from dask.distributed import as_completed
 
-        futures = {self._client.submit(run_task, t.text, t.name, t.seed, pure=False): t for t in tasks}
+        futures = {self._client.submit(run_task, t.text, t.name, t.seed, t.memory_limit, pure=False): t for t in tasks}
         for future in as_completed(futures):
             yield futures[future], future.result()
 
