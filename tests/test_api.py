@@ -77,3 +77,49 @@ def test_run_accepts_paths_and_dicts(tmp_path: Path) -> None:
     a = cclab.run(DUMBBELL, seed=1)
     b = cclab.run(cclab.load(DUMBBELL).to_dict(), seed=1)
     assert a.flows.equals(b.flows)
+
+
+def test_run_accepts_toml_text_and_says_what_it_expects() -> None:
+    text = cclab.load(DUMBBELL).with_(**{"run.duration": "1s", "run.warmup": 0}).to_toml()
+    res = cclab.run(text, seed=1)
+    assert res.summary["scenario"] == "dumbbell" and res.flows.height == 2
+    assert res.flows.equals(cclab.run(cclab.Scenario.from_toml(text), seed=1).flows)
+    # A TOML problem is reported as one, not as a missing file named after the text.
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(text.replace('"1s"', '"1 parsec"'))
+    assert "run.duration" in err.value.args[0] and "no such file" not in err.value.args[0]
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run("[run\nduration = 1")
+    assert err.value.args[0].startswith("invalid TOML")
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run("nowhere.toml")
+    assert err.value.args[0] == "nowhere.toml: no such file (expected a path, TOML text or a Scenario)"
+    with pytest.raises(TypeError) as type_err:
+        cclab.run(42)  # type: ignore[arg-type]
+    assert "expected a path, TOML text, a dict or a Scenario, not int" in str(type_err.value)
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64, "7", 1.0, True])
+def test_run_refuses_seeds_the_command_line_refuses(seed: object) -> None:
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(DUMBBELL, seed=seed)  # type: ignore[arg-type]
+    assert err.value.args[0].startswith("seed: ") and err.value.args[1] == "seed"
+
+
+def test_memory_limit_refuses_a_scenario_before_it_is_built() -> None:
+    big = cclab.load(DUMBBELL).with_(**{"flows[0].count": 1000})
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(big, memory_limit="1MB")
+    message, path = err.value.args
+    assert path == "flows"
+    assert message.startswith("flows: 1,000 flow instances need about ")
+    assert "above the 1 MB memory limit" in message
+    with pytest.raises(cclab.ScenarioError) as err:
+        big.validate(memory_limit=1_000_000)
+    assert "above the 1 MB memory limit" in err.value.args[0]
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(big, memory_limit="lots")
+    assert err.value.args[1] == "memory_limit"
+    assert big.validate(memory_limit="unlimited")["flows"][0]["count"] == 1000
+    estimate = cclab.estimate_memory(big)
+    assert 10e6 < estimate["bytes"] < 30e6 and estimate["largest"] == "flows"

@@ -202,3 +202,91 @@ def test_binding_raises_scenario_error_with_the_key_path() -> None:
     message, path = err.value.args
     assert path == "run.warmup"
     assert message.startswith("run.warmup: ")
+
+
+NEW_BAD_INPUTS = [
+    ('start = "0s..1s"', 'start = "0s...1s"', 'flows[0].start: "0s...1s" is not'),
+    ('rate = "100Mbps"', "rate = 100", 'topology.bottleneck.rate: 100 has no unit; write it as a string like "100Mb'),
+    ('kind = "dumbbell"', 'kind = "ring"', 'topology.kind: unknown topology kind "ring" (one of dumbbell, graph)'),
+    ('cc = "reno"', 'cc = "reno"\nmin_rto = "0s"\nclock_granularity = "0s"', "flows[0].min_rto:"),
+    ('cc = "reno"', 'cc = "reno"\nmax_rto = "1ns"', "flows[0].max_rto: 1ns is under 1ms"),
+    ('delay = "10ms"', 'delay = "1.5.3ms"', "topology.bottleneck.delay:"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "message"), NEW_BAD_INPUTS)
+def test_strict_values_are_one_line_naming_the_key(
+    tmp_path: Path, dumbbell: Path, old: str, new: str, message: str
+) -> None:
+    text = dumbbell.read_text()
+    assert old in text
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text.replace(old, new, 1))
+    for command in ("run", "validate"):
+        proc = cclab(command, str(bad))
+        assert proc.returncode == 2, proc
+        assert message in proc.stderr
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr and "panicked" not in proc.stderr
+        assert proc.stdout == ""
+
+
+def _limited(max_bytes: int):  # noqa: ANN202
+    """A preexec_fn capping the child's address space, so a test of the memory
+    refusal can never take the machine's memory if the refusal is missing."""
+    import resource
+
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
+
+
+def test_a_scenario_too_big_for_memory_is_refused_in_one_line(tmp_path: Path, dumbbell: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    text = dumbbell.read_text().replace("count = 2", "count = 100000")
+    for g in range(1, 10):
+        text += f'\n[[flows]]\nname = "g{g}"\ncount = 100000\nrtt = "40ms"\n'
+    big = tmp_path / "big.toml"
+    big.write_text(text)
+    env = {k: v for k, v in os.environ.items() if k != "CCLAB_MEMORY_LIMIT"}
+    for command in ("validate", "run"):
+        proc = subprocess.run(
+            [sys.executable, "-m", "cclab", command, str(big)],
+            capture_output=True, text=True, timeout=120, env=env, preexec_fn=_limited(3 << 30),
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"cclab: error: {big}: flows: 1,000,000 flow instances need about ")
+        assert "above the 4 GB memory limit" in proc.stderr and "CCLAB_MEMORY_LIMIT" in proc.stderr
+
+
+def test_the_memory_limit_is_set_by_option_or_environment(tmp_path: Path, dumbbell: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    scenario = tmp_path / "thousand.toml"
+    text = dumbbell.read_text().replace("count = 2", "count = 1000")
+    scenario.write_text(text.replace('duration = "20s"', 'duration = "1s"').replace('warmup = "5s"', "warmup = 0"))
+
+    def run(*args: str, limit: str | None = None) -> subprocess.CompletedProcess[str]:
+        env = {k: v for k, v in os.environ.items() if k != "CCLAB_MEMORY_LIMIT"}
+        if limit is not None:
+            env["CCLAB_MEMORY_LIMIT"] = limit
+        return subprocess.run([sys.executable, "-m", "cclab", *args], capture_output=True, text=True, env=env,
+                              timeout=300)  # fmt: skip
+
+    for proc in (
+        run("validate", str(scenario), limit="1MB"),
+        run("validate", str(scenario), "--memory-limit", "1MB"),
+        run("run", str(scenario), "--memory-limit", "1MB", limit="64GB"),
+    ):
+        assert proc.returncode == 2, proc.stderr
+        assert "flows: 1,000 flow instances need about" in proc.stderr and "above the 1 MB memory limit" in proc.stderr
+    assert run("validate", str(scenario), "--memory-limit", "64GB", limit="1MB").returncode == 0
+    assert run("validate", str(scenario), limit="unlimited").returncode == 0
+    for proc, where in (
+        (run("validate", str(scenario), "--memory-limit", "5 parsecs"), "--memory-limit"),
+        (run("validate", str(scenario), limit="lots"), "CCLAB_MEMORY_LIMIT"),
+    ):
+        assert proc.returncode == 2 and where in proc.stderr and "Traceback" not in proc.stderr, proc.stderr

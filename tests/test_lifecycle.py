@@ -147,7 +147,7 @@ def test_a_cancel_token_stops_a_run_from_another_thread(tmp_path: Path) -> None:
     assert token.cancelled
     # A token cancelled beforehand stops the run before its first event.
     with pytest.raises(cclab.RunCancelled) as err:
-        cclab._core.run_toml(scn.to_toml(), scn.name, None, token)
+        cclab._core.run_toml(scn.to_toml(), scn.name, None, cancel=token)
     assert err.value.args[1] == 0
 
 

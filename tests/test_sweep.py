@@ -178,3 +178,67 @@ def test_progress_shows_on_a_terminal_and_is_silent_when_piped() -> None:
     bar = Progress(4, stream=pipe)
     bar.advance(4)
     assert pipe.getvalue() == ""
+
+
+def test_sweeping_run_seed_gives_each_value_its_own_replications(tmp_path: Path) -> None:
+    out = tmp_path / "sw"
+    res = cclab.sweep(SHORT, grid={"run.seed": [1, 2, 3]}, replications=2, out=out, progress=False)
+    runs = res.flows.select("run.seed", "replication", "seed", "run").unique()
+    # Each grid value is the base seed of its replications: six distinct runs.
+    expected = {(b, r, cclab.derive_seed(b, r)) for b in (1, 2, 3) for r in range(2)}
+    assert {(b, r, s) for b, r, s, _ in runs.iter_rows()} == expected
+    assert runs["run"].n_unique() == 6
+    assert len([p for p in (out / "runs").iterdir() if not p.name.startswith(".")]) == 6
+    per_value = res.flows.group_by("run.seed", maintain_order=True).agg(pl.col("start_s").sort())
+    starts = [tuple(s) for s in per_value["start_s"].to_list()]
+    assert len(set(starts)) == 3, "different base seeds draw different start times"
+    # The base seed given as run.seed or as base_seed is the same sweep.
+    two = cclab.sweep(SHORT.with_(**{"run.seed": 2}), replications=2, progress=False)
+    assert sorted(two.flows["seed"].unique().to_list()) == sorted(cclab.derive_seed(2, r) for r in range(2))
+    assert two.flows.drop("run").equals(res.flows.filter(pl.col("run.seed") == 2).drop("run.seed", "run"))
+
+
+def test_base_seed_and_a_run_seed_grid_are_not_given_together() -> None:
+    with pytest.raises(cclab.SweepError) as err:
+        cclab.sweep(SHORT, grid={"run.seed": [1, 2]}, base_seed=5, progress=False)
+    assert "run.seed" in str(err.value) and "base_seed" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value", "fragment"),
+    [
+        ("base_seed", "abc", "base_seed: 'abc' is not a whole number"),
+        ("base_seed", -5, "base_seed: -5 is outside [0, 2^64)"),
+        ("base_seed", 2**64, "is outside [0, 2^64)"),
+        ("base_seed", 1.5, "base_seed: 1.5 is not a whole number"),
+        ("base_seed", True, "base_seed: True is not a whole number"),
+        ("replications", 0, "replications: 0 is outside [1, 2^31)"),
+        ("replications", 2**31, "replications: 2147483648 is outside [1, 2^31)"),
+        ("replications", True, "replications: True is not a whole number"),
+        ("replications", "3", "replications: '3' is not a whole number"),
+        ("jobs", 0, "jobs: 0 is outside [1, 2^31)"),
+        ("jobs", 2.0, "jobs: 2.0 is not a whole number"),
+    ],
+)
+def test_sweep_arguments_follow_the_command_line_rules(argument: str, value: object, fragment: str) -> None:
+    with pytest.raises(cclab.SweepError) as err:
+        cclab.sweep(SHORT, progress=False, **{argument: value})
+    assert fragment in str(err.value)
+
+
+def test_the_command_line_refuses_the_same_seeds(dumbbell: Path) -> None:
+    from conftest import cclab as command
+
+    for seed in ("abc", "-5", str(2**64), "1.5"):
+        proc = command("sweep", str(dumbbell), "--seed", seed)
+        assert proc.returncode == 2 and "--seed" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_parallel_runs_must_fit_in_the_memory_limit_together() -> None:
+    thousand = SHORT.with_(**{"flows[0].count": 1000})  # about 15.5 MB a run
+    with pytest.raises(cclab.SweepError) as err:
+        cclab.sweep(thousand, replications=2, jobs=2, memory_limit="20MB", progress=False)
+    assert str(err.value).startswith("jobs: 2 runs at once of up to 15.5 MB each need about 31 MB, above the 20 MB")
+    with pytest.raises(cclab.ScenarioError) as scenario_err:
+        cclab.sweep(thousand, grid={"flows[0].count": [10, 2000]}, memory_limit="20MB", progress=False)
+    assert "grid point flows[0].count=2000: flows: 2,000 flow instances need about 31 MB" in scenario_err.value.args[0]

@@ -227,12 +227,12 @@ def test_a_categorical_x_is_drawn_as_points_at_its_categories(three: cclab.Sweep
 # Item 5: what `cclab plot` reads and writes.
 
 
-def test_plot_reads_a_python_sweep_directory_even_unfinished(two: cclab.SweepResult, tmp_path: Path) -> None:
-    assert two.out is not None and not (two.out / "sweep.json").exists()
+def test_plot_reads_a_python_sweep_directory_and_an_older_runs_only_one(two: cclab.SweepResult, tmp_path: Path) -> None:
+    assert two.out is not None and json.loads((two.out / "sweep.json").read_text())["complete"] is True
     proc = cli("plot", str(two.out), "--kind", "sweep", "--output", str(tmp_path / "py"))
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "py.png").stat().st_size > 2000
-    # Only runs/ (a sweep interrupted before its tables): the grid comes from each run's meta.json.
+    # Only runs/ (as an earlier cclab left an interrupted sweep): the grid comes from each run's meta.json.
     partial = tmp_path / "partial"
     shutil.copytree(two.out / "runs", partial / "runs")
     proc = cli("plot", str(partial), "--kind", "sweep", "--x", RATE)

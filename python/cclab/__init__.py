@@ -12,7 +12,7 @@ front end and the ``cclab`` command.
 """
 
 from cclab._core import CancelToken, RunCancelled, __version__
-from cclab.api import run
+from cclab.api import estimate_memory, run
 from cclab.result import Result
 from cclab.scenario import Scenario, ScenarioError, load
 from cclab.sweep import IdenticalReplicationsWarning, SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
@@ -29,6 +29,7 @@ __all__ = [
     "SweepResult",
     "__version__",
     "derive_seed",
+    "estimate_memory",
     "load",
     "run",
     "sweep",

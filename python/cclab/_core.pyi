@@ -18,12 +18,30 @@ class CancelToken:
     @property
     def cancelled(self) -> bool: ...
 
-def run_toml(text: str, name: str, seed: int | None = None, cancel: CancelToken | None = None) -> str:
-    """Run scenario TOML text; returns the JSON summary. Releases the GIL; raises
-    RunCancelled within milliseconds once ``cancel`` is cancelled."""
+DEFAULT_MEMORY_LIMIT: int
 
-def validate_toml(text: str, name: str) -> str:
+def run_toml(
+    text: str,
+    name: str,
+    seed: int | None = None,
+    memory_limit: str | None = None,
+    cancel: CancelToken | None = None,
+) -> str:
+    """Run scenario TOML text; returns the JSON summary. Releases the GIL; raises
+    RunCancelled within milliseconds once ``cancel`` is cancelled.
+
+    ``memory_limit`` (a size such as "16GB", or "unlimited"; default
+    ``CCLAB_MEMORY_LIMIT``, else 4 GB) refuses a scenario whose estimate is above it."""
+
+def validate_toml(text: str, name: str, memory_limit: str | None = None) -> str:
     """Check scenario TOML text without running it; returns the resolved scenario as JSON."""
+
+def estimate_memory(text: str, name: str) -> str:
+    """The memory a run needs, as JSON: ``bytes`` and ``parts`` (``key``, ``what``, ``bytes``)."""
+
+def memory_limit_bytes(memory_limit: str | None = None) -> int | None:
+    """The limit in bytes (None: unlimited) that ``memory_limit``, else ``CCLAB_MEMORY_LIMIT``,
+    else the default sets; ScenarioError if it is not a size or "unlimited"."""
 
 def algorithms() -> str:
     """Every algorithm a scenario can name, with parameters and sources, as JSON."""

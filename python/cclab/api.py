@@ -8,47 +8,103 @@ from pathlib import Path
 from typing import Any
 
 from cclab import _core
+from cclab._args import SEEDS, limit_text, whole_number
 from cclab.interrupt import call_interruptibly
 from cclab.result import Result
-from cclab.scenario import Scenario, ScenarioError, load
+from cclab.scenario import Scenario, ScenarioError, load, read_scenario_file, tomllib
 
 ScenarioLike = Scenario | str | Path | Mapping[str, Any]
 
+#: Appended to a missing file's message: a string is a path or TOML text.
+EXPECTED = "expected a path, TOML text or a Scenario"
 
-def as_scenario(scenario: ScenarioLike) -> Scenario:
-    """A Scenario from a Scenario, a file path, or a dict shaped like the TOML."""
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL
+        return False
+
+
+def looks_like_toml(text: str) -> bool:
+    """A string is TOML text, not a path, if it has a line break, or a ``[`` or
+    ``=`` and no file has that name."""
+    return "\n" in text or (not _is_file(text) and ("[" in text or "=" in text))
+
+
+def as_scenario(scenario: ScenarioLike, memory_limit: str | int | None = None) -> Scenario:
+    """A Scenario from a Scenario, a file path, TOML text, or a dict shaped like the TOML."""
     if isinstance(scenario, Scenario):
         return scenario
+    if isinstance(scenario, str) and looks_like_toml(scenario):
+        return Scenario.from_toml(scenario, memory_limit=memory_limit)
     if isinstance(scenario, str | Path):
-        return load(scenario)
+        if not Path(scenario).exists():
+            raise ScenarioError(f"{scenario}: no such file ({EXPECTED})", "")
+        return load(scenario, memory_limit)
     if isinstance(scenario, Mapping):
-        return Scenario.from_dict(scenario)
-    raise TypeError(f"expected a Scenario, a path or a dict, not {type(scenario).__name__}")
+        return Scenario.from_dict(scenario, memory_limit=memory_limit)
+    raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
 
 
-def run_json(text: str, name: str, seed: int | None, cancel: _core.CancelToken | None = None) -> str:
+def estimate_memory(scenario: ScenarioLike) -> dict[str, Any]:
+    """The memory a run of ``scenario`` needs, estimated without building it (so
+    at once, however big): ``bytes``, ``parts`` (``key``, ``what``, ``bytes``)
+    and ``largest`` (the key of the biggest part). The scenario is parsed and
+    checked, but not built: errors that need the topology are left to a run."""
+    if isinstance(scenario, Scenario):
+        return scenario.estimate_memory()
+    if isinstance(scenario, Mapping):
+        return Scenario(scenario).estimate_memory()
+    if isinstance(scenario, str) and looks_like_toml(scenario):
+        text, name = scenario, "scenario"
+    elif isinstance(scenario, str | Path):
+        if not Path(scenario).exists():
+            raise ScenarioError(f"{scenario}: no such file ({EXPECTED})", "")
+        text, name = read_scenario_file(scenario), Path(scenario).stem
+    else:
+        raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
+    try:
+        return Scenario(tomllib.loads(text), name).estimate_memory()
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(f"invalid TOML: {e}", "") from None
+
+
+def run_json(
+    text: str, name: str, seed: int | None, memory_limit: str | None = None, cancel: _core.CancelToken | None = None
+) -> str:
     """Runs scenario text and returns its JSON summary. From the main thread the
     run goes to a worker thread, so that Ctrl-C stops it within milliseconds
     (raising ``RunCancelled``) instead of waiting for it to end; so does
     ``cancel.cancel()`` from anywhere."""
     token = cancel if cancel is not None else _core.CancelToken()
-    return call_interruptibly(lambda: _core.run_toml(text, name, seed, token), token.cancel)
+    return call_interruptibly(lambda: _core.run_toml(text, name, seed, memory_limit, token), token.cancel)
 
 
-def run(scenario: ScenarioLike, seed: int | None = None, cancel: _core.CancelToken | None = None) -> Result:
+def run(
+    scenario: ScenarioLike,
+    seed: int | None = None,
+    memory_limit: str | int | None = None,
+    cancel: _core.CancelToken | None = None,
+) -> Result:
     """Runs a scenario (with ``seed``, or its own ``run.seed``) and returns its Result.
 
-    The simulation releases the GIL, so runs in several threads use several
-    cores. Ctrl-C, or ``cancel.cancel()`` from another thread, stops the run
-    within milliseconds and raises :class:`cclab.RunCancelled` (a
-    ``KeyboardInterrupt``); a cancelled run leaves no result.
+    ``scenario`` is a Scenario, a path, TOML text or a dict. ``memory_limit`` (a
+    size such as ``"16GB"``, a number of bytes or ``"unlimited"``; default: the
+    scenario's, else ``CCLAB_MEMORY_LIMIT``, else 4 GB) refuses a scenario whose
+    estimated memory is above it, before anything is built. The simulation
+    releases the GIL, so runs in several threads use several cores. Ctrl-C, or
+    ``cancel.cancel()`` from another thread, stops the run within milliseconds
+    and raises :class:`cclab.RunCancelled` (a ``KeyboardInterrupt``); a
+    cancelled run leaves no result.
     """
-    scn = as_scenario(scenario)
-    if seed is not None and not 0 <= seed < 2**64:
-        raise ScenarioError(f"seed: {seed} is outside [0, 2^64)", "seed")
+    if seed is not None:
+        seed = whole_number(seed, "seed", SEEDS, lambda m: ScenarioError(m, "seed"))
+    scn = as_scenario(scenario, memory_limit)
+    limit = limit_text(scn.memory_limit if memory_limit is None else memory_limit)
     text = scn.to_toml()
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, cancel))
+        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel))
     except ScenarioError as e:
         raise ScenarioError(*e.args) from None
-    return Result(summary=summary, config=scn.validate(), seed=summary["seed"])
+    return Result(summary=summary, config=scn.validate(memory_limit), seed=summary["seed"])

@@ -45,32 +45,55 @@ def _read_scenario(path: str) -> tuple[str, str]:
         _fail(e.args[0])
 
 
-def _run(path: str, text: str, name: str, seed: int | None) -> dict[str, Any]:
+def _run(path: str, text: str, name: str, seed: int | None, memory_limit: str | None) -> dict[str, Any]:
     from cclab.api import run_json
 
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, name, seed))
+        summary: dict[str, Any] = json.loads(run_json(text, name, seed, memory_limit))
     except _core.ScenarioError as e:
         _fail(f"{path}: {e.args[0]}")
     return summary
 
 
-def _whole_number(value: str, low: int, high: int) -> int:
+def _whole_number(value: str, bounds: tuple[int, int]) -> int:
+    """An argument's whole number; the range rule is the Python API's (cclab._args)."""
+    from cclab._args import range_problem
+
     try:
         n = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
-    if not low <= n < high:
-        raise argparse.ArgumentTypeError(f"{n} is outside [{low}, {high})")
+    problem = range_problem(n, *bounds)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
     return n
 
 
 def _seed(value: str) -> int:
-    return _whole_number(value, 0, 2**64)
+    from cclab._args import SEEDS
+
+    return _whole_number(value, SEEDS)
 
 
 def _positive(value: str) -> int:
-    return _whole_number(value, 1, 2**31)
+    from cclab._args import COUNTS
+
+    return _whole_number(value, COUNTS)
+
+
+def _memory_limit(value: str) -> str:
+    """--memory-limit: a size such as 16GB, or unlimited."""
+    try:
+        _core.memory_limit_bytes(value)
+    except _core.ScenarioError as e:
+        raise argparse.ArgumentTypeError(e.args[0].removeprefix("memory_limit: ")) from None
+    return value
+
+
+def _fmt_bytes(n: int) -> str:
+    from cclab.sweep import _fmt_bytes
+
+    return _fmt_bytes(n)
 
 
 def _mbps(bps: float) -> str:
@@ -152,7 +175,7 @@ def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None
 
     _ensure_writable(out, "--out")
     (out / "summary.json").write_text(json.dumps(summary))
-    (out / "config.json").write_text(_core.validate_toml(text, name))
+    (out / "config.json").write_text(_core.validate_toml(text, name, "unlimited"))
     flows_frame(summary).write_parquet(out / "flows.parquet")
     links_frame(summary).write_parquet(out / "links.parquet")
     transfers_frame(summary).write_parquet(out / "transfers.parquet")
@@ -174,7 +197,7 @@ def _ensure_writable(out: Path, argument: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     text, name = _read_scenario(args.file)
     try:
-        summary = _run(args.file, text, name, args.seed)
+        summary = _run(args.file, text, name, args.seed, args.memory_limit)
     except _core.RunCancelled as e:
         written = "; nothing written" if args.out is not None else ""
         print(f"cclab: interrupted: {e.args[0]}{written}", file=sys.stderr)
@@ -191,7 +214,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_validate(args: argparse.Namespace) -> int:
     text, name = _read_scenario(args.file)
     try:
-        resolved = json.loads(_core.validate_toml(text, name))
+        resolved = json.loads(_core.validate_toml(text, name, args.memory_limit))
+        memory = json.loads(_core.estimate_memory(text, name))["bytes"]
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")
     if args.json:
@@ -200,7 +224,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         instances = sum(f["count"] for f in resolved["flows"])
         print(
             f"{args.file}: ok ({resolved['topology']['kind']}, {len(resolved['flows'])} flow groups, "
-            f"{instances} flows, {resolved['run']['duration']:g} s)"
+            f"{instances} flows, {resolved['run']['duration']:g} s; memory about {_fmt_bytes(memory)})"
         )
     return 0
 
@@ -258,12 +282,12 @@ class _Variant:
         self.cpus: list[float] = []
         self.summary: dict[str, Any] = {}
 
-    def run(self, path: str, seed: int | None) -> None:
+    def run(self, path: str, seed: int | None, memory_limit: str | None) -> None:
         # Process CPU time (user + system) counts the Rust simulation too: it runs in
         # this process (on a worker thread, so that Ctrl-C can stop it), and the main
         # thread only waits, so nothing else in the process is busy.
         cpu, wall = time.process_time(), time.perf_counter()
-        self.summary = _run(path, self.text, self.name, seed)
+        self.summary = _run(path, self.text, self.name, seed, memory_limit)
         self.call_walls.append(time.perf_counter() - wall)
         self.cpus.append(time.process_time() - cpu)
         self.sim_walls.append(self.summary["wall_s"])
@@ -300,12 +324,12 @@ def _covers(key: str, path: str) -> bool:
     return re.fullmatch(f"{pattern}(?:[.\\[].*)?", path) is not None
 
 
-def _versus_variant(path: str, items: list[str]) -> _Variant:
+def _versus_variant(path: str, items: list[str], memory_limit: str | None) -> _Variant:
     from cclab.scenario import ScenarioError, load
 
     overrides = _parse_versus(items)
     try:
-        base = load(path)
+        base = load(path, memory_limit)
     except ScenarioError as e:
         _fail(e.args[0])
     try:
@@ -333,10 +357,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     times and rates; never asserts a time."""
     text, name = _read_scenario(args.file)
     try:
-        base = _Variant(text, name, json.loads(_core.validate_toml(text, name)))
+        base = _Variant(text, name, json.loads(_core.validate_toml(text, name, args.memory_limit)))
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")
-    other = _versus_variant(args.file, args.versus) if args.versus else None
+    other = _versus_variant(args.file, args.versus, args.memory_limit) if args.versus else None
     variants = [base] if other is None else [base, other]
 
     if other is None:
@@ -352,7 +376,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # variants alike and neither always runs first.
     for i in range(args.repeat):
         for v in variants if i % 2 == 0 else variants[::-1]:
-            v.run(args.file, args.seed)
+            v.run(args.file, args.seed, args.memory_limit)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if other is None:
         _print_bench(base)
@@ -454,18 +478,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     grid = _parse_grid(args.grid)
     try:
-        scenario = load(args.file)
+        scenario = load(args.file, args.memory_limit)
         if args.out is not None:
             _ensure_writable(Path(args.out), "--out")
         with warnings.catch_warnings():
             # The sweep's notes are printed once below, as a line of the output.
             warnings.simplefilter("ignore", IdenticalReplicationsWarning)
             result = sweep(scenario, grid=grid, replications=args.replications, jobs=args.jobs,
-                           executor=args.executor, out=args.out, base_seed=args.seed)  # fmt: skip
+                           executor=args.executor, out=args.out, base_seed=args.seed,
+                           memory_limit=args.memory_limit)  # fmt: skip
     except ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}" if not e.args[0].startswith(args.file) else e.args[0])
     except _sweep_errors() as e:
-        _fail(str(e))
+        # The Python API's argument names, as the command line spells them.
+        message = str(e).replace("base_seed (--seed)", "--seed").replace("jobs (--jobs)", "--jobs")
+        _fail(message.replace("memory_limit= (--memory-limit)", "--memory-limit"))
     except SweepInterrupted as e:
         print(f"cclab: {e}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -633,6 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
     run.add_argument("--all-links", action="store_true", help="also list access links")
     run.add_argument("--out", metavar="DIR", help="also write Parquet tables, the summary and the resolved scenario")
+    _add_memory_limit(run)
     run.set_defaults(func=cmd_run)
 
     sweep = sub.add_parser("sweep", help="run a scenario over a grid of values, with replications")
@@ -648,8 +676,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
     sweep.add_argument("--out", metavar="DIR", help="write results there; finished runs are reused")
     sweep.add_argument("--executor", help="local (default), dask (a local Dask cluster) or tcp://HOST:PORT")
-    sweep.add_argument("--seed", type=_seed, help="base seed (default: run.seed)")
+    sweep.add_argument("--seed", type=_seed, help="base seed (default: run.seed; or sweep run.seed with --grid)")
     sweep.add_argument("--json", action="store_true", help="print the aggregated table as JSON")
+    _add_memory_limit(sweep)
     sweep.set_defaults(func=cmd_sweep)
 
     plot = sub.add_parser("plot", help="plot results written by `run --out`, `sweep --out` or `reproduce`")
@@ -684,6 +713,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser("validate", help="check a scenario file without running it")
     validate.add_argument("file", help="scenario TOML file")
     validate.add_argument("--json", action="store_true", help="print the resolved scenario as JSON")
+    _add_memory_limit(validate)
     validate.set_defaults(func=cmd_validate)
 
     algorithms = sub.add_parser("algorithms", help="list the algorithms, their parameters and sources")
@@ -701,8 +731,27 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="also time a variant with this key path set (repeatable), interleaved run by run",
     )
+    _add_memory_limit(bench)
     bench.set_defaults(func=cmd_bench)
     return parser
+
+
+def _add_memory_limit(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--memory-limit",
+        type=_memory_limit,
+        metavar="SIZE",
+        help="refuse a scenario estimated to need more memory (e.g. 16GB, or unlimited; "
+        "default: CCLAB_MEMORY_LIMIT, else 4GB)",
+    )
+
+
+def _check_memory_limit_env() -> None:
+    """A bad CCLAB_MEMORY_LIMIT is reported once, by name, before any file is read."""
+    try:
+        _core.memory_limit_bytes(None)
+    except _core.ScenarioError as e:
+        _fail(e.args[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -714,6 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     # must not wait for anything (a Dask worker that cannot be interrupted).
     exit_on_second_interrupt()
     try:
+        if getattr(args, "memory_limit", "") is None:
+            _check_memory_limit_env()
         code: int = args.func(args)
         return code
     except UsageError as e:
@@ -724,6 +775,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cclab: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError:
+        print(
+            "cclab: error: out of memory although the scenario's estimate was within the memory limit; "
+            "set --memory-limit or CCLAB_MEMORY_LIMIT to what this machine has",
+            file=sys.stderr,
+        )
+        return 1
+    except BaseException as e:
+        # A panic in the simulator is a bug: one line, not a traceback (pyo3 raises
+        # PanicException, a BaseException, for it).
+        if type(e).__name__ != "PanicException":
+            raise
+        first = str(e).splitlines()[0] if str(e) else "a panic"
+        print(f"cclab: internal error (a bug in the simulator, please report it): {first}", file=sys.stderr)
+        return 70
 
 
 if __name__ == "__main__":

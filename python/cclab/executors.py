@@ -1,6 +1,6 @@
 """Where sweep runs execute: local threads (the default) or a Dask cluster.
 
-Every executor takes the same tasks (scenario TOML, name, seed) and yields
+Every executor takes the same tasks (scenario TOML, name, seed, memory limit) and yields
 ``(task, summary JSON)`` as runs finish. The simulator releases the GIL, so
 local threads use every core without process start-up costs; Dask spreads runs
 over a ``LocalCluster`` or an existing scheduler (``tcp://host:port``) whose
@@ -42,11 +42,15 @@ class Task:
     text: str
     name: str
     seed: int
+    #: The memory limit to check the run against (None: the worker's CCLAB_MEMORY_LIMIT, else the default).
+    memory_limit: str | None = None
 
 
-def run_task(text: str, name: str, seed: int, cancel: _core.CancelToken | None = None) -> str:
+def run_task(
+    text: str, name: str, seed: int, memory_limit: str | None = None, cancel: _core.CancelToken | None = None
+) -> str:
     """Runs one scenario; module-level so that Dask workers can import it."""
-    summary: str = _core.run_toml(text, name, seed, cancel)
+    summary: str = _core.run_toml(text, name, seed, memory_limit, cancel)
     return summary
 
 
@@ -58,7 +62,7 @@ _worker_tokens: dict[str, list[_core.CancelToken]] = {}
 _worker_cancelled: set[str] = set()
 
 
-def run_worker_task(text: str, name: str, seed: int, run_id: str) -> str | None:
+def run_worker_task(text: str, name: str, seed: int, memory_limit: str | None, run_id: str) -> str | None:
     """Runs one scenario on a Dask worker; None if its sweep was cancelled."""
     token = _core.CancelToken()
     with _worker_lock:
@@ -66,7 +70,7 @@ def run_worker_task(text: str, name: str, seed: int, run_id: str) -> str | None:
             return None
         _worker_tokens.setdefault(run_id, []).append(token)
     try:
-        return run_task(text, name, seed, token)
+        return run_task(text, name, seed, memory_limit, token)
     except _core.RunCancelled:
         # Not raised: Dask lets a KeyboardInterrupt through, and it would end the worker.
         return None
@@ -126,7 +130,7 @@ class LocalExecutor(Executor):
             # Keep only a few tasks queued, so an interruption abandons little work.
             while queue and not token.cancelled and len(pending) < 2 * self.jobs:
                 task = queue.pop()
-                pending[self._pool.submit(run_task, task.text, task.name, task.seed, token)] = task
+                pending[self._pool.submit(run_task, task.text, task.name, task.seed, task.memory_limit, token)] = task
             if token.cancelled:
                 for future in pending:
                     future.cancel()  # those not started yet
@@ -244,7 +248,10 @@ class DaskExecutor(Executor):
     def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, str]]:
         from dask.distributed import as_completed
 
-        futures = {self._client.submit(run_worker_task, t.text, t.name, t.seed, run_id, pure=False): t for t in tasks}
+        futures = {
+            self._client.submit(run_worker_task, t.text, t.name, t.seed, t.memory_limit, run_id, pure=False): t
+            for t in tasks
+        }
         remaining = set(futures)
         finished = as_completed(futures)
         while remaining:

@@ -87,27 +87,43 @@ def _targets(data: dict[str, Any], path: str, create: bool) -> Iterator[tuple[di
 
 
 class Scenario:
-    """A scenario document (the TOML as nested dicts) and its name."""
+    """A scenario document (the TOML as nested dicts) and its name.
 
-    def __init__(self, data: Mapping[str, Any], name: str = "scenario", path: Path | None = None) -> None:
+    ``memory_limit`` (a size such as ``"16GB"``, a number of bytes, or
+    ``"unlimited"``; default ``CCLAB_MEMORY_LIMIT``, else 4 GB) is the limit its
+    validations, its copies' and its runs check the memory estimate against.
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        name: str = "scenario",
+        path: Path | None = None,
+        memory_limit: str | int | None = None,
+    ) -> None:
         self._data = copy.deepcopy(dict(data))
         self.name = str(data.get("name", name))
         self.path = path
+        self.memory_limit = memory_limit
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any], name: str = "scenario") -> Scenario:
+    def from_dict(
+        cls, data: Mapping[str, Any], name: str = "scenario", memory_limit: str | int | None = None
+    ) -> Scenario:
         """A validated scenario from nested dicts shaped like the TOML file."""
-        scenario = cls(data, name)
+        scenario = cls(data, name, memory_limit=memory_limit)
         scenario.validate()
         return scenario
 
     @classmethod
-    def from_toml(cls, text: str, name: str = "scenario", path: Path | None = None) -> Scenario:
+    def from_toml(
+        cls, text: str, name: str = "scenario", path: Path | None = None, memory_limit: str | int | None = None
+    ) -> Scenario:
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"invalid TOML: {e}", "") from None
-        scenario = cls(data, name, path)
+        scenario = cls(data, name, path, memory_limit)
         scenario.validate()
         return scenario
 
@@ -131,25 +147,46 @@ class Scenario:
 
         ``scn.with_(**{"topology.bottleneck.rate": "1Gbps", "flows[0].cc": "reno"})``
         """
+        scenario = self._overridden(overrides)
+        scenario.validate()
+        return scenario
+
+    def _overridden(self, overrides: Mapping[str, Any]) -> Scenario:
+        """Like :meth:`with_`, but not validated yet (for callers that validate it themselves)."""
         data = copy.deepcopy(self._data)
         for key, value in overrides.items():
             for table, leaf in _targets(data, key, create=True):
                 table[leaf] = value
-        scenario = Scenario(data, self.name, self.path)
-        scenario.validate()
-        return scenario
+        return Scenario(data, self.name, self.path, self.memory_limit)
 
-    def validate(self) -> dict[str, Any]:
-        """Checks the scenario as `cclab validate` does; returns it with all defaults resolved."""
+    def validate(self, memory_limit: str | int | None = None) -> dict[str, Any]:
+        """Checks the scenario as `cclab validate` does, its memory estimate against
+        ``memory_limit`` (default: the scenario's own); returns it with all defaults resolved."""
+        from cclab._args import limit_text
+
+        limit = limit_text(self.memory_limit if memory_limit is None else memory_limit)
         try:
-            text = tomli_w.dumps(self._data)
-        except (TypeError, ValueError) as e:
-            raise ScenarioError(f"cannot be written as TOML: {e}", "") from None
-        try:
-            resolved: dict[str, Any] = json.loads(_core.validate_toml(text, self.name))
+            resolved: dict[str, Any] = json.loads(_core.validate_toml(self._toml_text(), self.name, limit))
         except ScenarioError as e:
             raise ScenarioError(*e.args) from None
         return resolved
+
+    def estimate_memory(self) -> dict[str, Any]:
+        """The memory a run needs, estimated without building it: ``bytes``, ``parts``
+        (each ``key``, ``what``, ``bytes``) and ``largest`` (the key of the biggest part)."""
+        try:
+            estimate: dict[str, Any] = json.loads(_core.estimate_memory(self._toml_text(), self.name))
+        except ScenarioError as e:
+            raise ScenarioError(*e.args) from None
+        estimate["largest"] = max(estimate["parts"], key=lambda p: p["bytes"])["key"]
+        return estimate
+
+    def _toml_text(self) -> str:
+        """The TOML text, or a ScenarioError if a value cannot be written as TOML."""
+        try:
+            return tomli_w.dumps(self._data)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"cannot be written as TOML: {e}", "") from None
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"
@@ -176,12 +213,12 @@ def read_scenario_file(path: str | Path) -> str:
     raise ScenarioError(f"{p}: {problem}", "")
 
 
-def load(path: str | Path) -> Scenario:
-    """Reads and validates a scenario file."""
+def load(path: str | Path, memory_limit: str | int | None = None) -> Scenario:
+    """Reads and validates a scenario file (its memory estimate against ``memory_limit``)."""
     p = Path(path)
     text = read_scenario_file(p)
     try:
-        return Scenario.from_toml(text, p.stem, p)
+        return Scenario.from_toml(text, p.stem, p, memory_limit)
     except ScenarioError as e:
         message, key = e.args
         raise ScenarioError(f"{p}: {message}", key) from None

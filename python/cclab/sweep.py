@@ -4,13 +4,16 @@ A sweep runs every point of a grid (the cartesian product of values for key
 paths) ``replications`` times. Replication ``r`` uses the seed derived from the
 base seed and ``r`` alone, so every grid point sees the same random numbers in
 replication ``r`` (common random numbers: comparisons between points are
-paired, and their differences less noisy).
+paired, and their differences less noisy). The base seed is ``base_seed`` if
+given, else the point's ``run.seed``: sweeping ``run.seed`` gives each value
+its own replications.
 
 With an output directory, each finished run is written at once as a directory
 ``runs/<key>/`` (its summary and Parquet tables): written in ``.staging/``, it
 appears under ``runs/`` complete or not at all, and a glob over ``runs/*``
 never sees a half-written or abandoned run. The key hashes the resolved
-scenario, the cclab version, the simulator build and the seed, so a repeated
+scenario, the cclab version, the simulator build, the base seed and the seed,
+so a repeated
 sweep skips runs already done, and a sweep stopped half-way keeps every
 finished run. The aggregate tables describe exactly the runs of the sweep that
 wrote them: ``sweep.json`` says ``"complete": false`` from the sweep's start,
@@ -36,8 +39,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from cclab import __version__, _core
+from cclab._args import COUNTS, SEEDS, limit_text, whole_number
 from cclab.api import ScenarioLike, as_scenario
-from cclab.executors import Executor, Task, make_executor
+from cclab.executors import Executor, LocalExecutor, Task, make_executor
 from cclab.interrupt import Interrupt, cancel_on_sigint
 from cclab.progress import Progress
 from cclab.result import flows_frame, links_frame, transfers_frame
@@ -87,9 +91,13 @@ class RunSpec:
     scenario: Scenario
     key: str
     build: str
+    #: The seed replication ``replication`` derives ``seed`` from.
+    base_seed: int = 0
+    #: The memory limit the run is checked against (None: the worker's CCLAB_MEMORY_LIMIT or default).
+    memory_limit: str | None = None
 
     def task(self) -> Task:
-        return Task(self.index, self.scenario.to_toml(), self.scenario.name, self.seed)
+        return Task(self.index, self.scenario.to_toml(), self.scenario.name, self.seed, self.memory_limit)
 
 
 def build_id() -> str:
@@ -97,37 +105,82 @@ def build_id() -> str:
     return _core.build_id()
 
 
-def run_key(resolved: dict[str, Any], seed: int, build: str | None = None) -> str:
-    """Cache key: the resolved scenario (its own run.seed aside), the version, the
-    simulator build (default: this process's) and the seed."""
+def run_key(resolved: dict[str, Any], seed: int, build: str | None = None, base_seed: int | None = None) -> str:
+    """Cache key: the resolved scenario (its own run.seed aside: the base seed
+    stands for it), the version, the simulator build (default: this process's),
+    the base seed and the seed."""
     config = json.loads(json.dumps(resolved))
     config.get("run", {}).pop("seed", None)
     build = build_id() if build is None else build
-    material = json.dumps({"config": config, "version": __version__, "build": build, "seed": seed}, sort_keys=True)
-    return hashlib.sha256(material.encode()).hexdigest()[:24]
+    material = {"config": config, "version": __version__, "build": build, "base_seed": base_seed, "seed": seed}
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:24]
 
 
-def plan(scenario: Scenario, grid: Mapping[str, Sequence[Any]], replications: int, base_seed: int) -> list[RunSpec]:
-    """Every run of the sweep, grid point by grid point. Each point is validated here,
-    so a bad key or value fails before anything runs."""
+#: The grid key whose values are the base seeds of their points' replications.
+SEED_KEY = "run.seed"
+
+
+def plan(
+    scenario: Scenario,
+    grid: Mapping[str, Sequence[Any]],
+    replications: int,
+    base_seed: int | None = None,
+    memory_limit: str | None = None,
+) -> list[RunSpec]:
+    """Every run of the sweep, grid point by grid point. Each point is validated here
+    (its memory estimate against ``memory_limit``), so a bad key or value fails
+    before anything runs. Replication ``r`` of a point runs with
+    ``derive_seed(base, r)``, where ``base`` is ``base_seed`` or else the point's
+    ``run.seed`` (so sweeping ``run.seed`` gives every value its own replications)."""
     for key, values in grid.items():
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or len(values) == 0:
             raise SweepError(f"grid {key}: expected a non-empty list of values")
+    if base_seed is not None and SEED_KEY in grid:
+        raise SweepError(
+            f"grid {SEED_KEY} and base_seed (--seed) both set the base seed of the replications; give one of them"
+        )
     keys = list(grid)
     build = build_id()
     specs = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = tuple(zip(keys, values, strict=True))
         try:
-            variant = scenario.with_(**dict(point))
-            resolved = variant.validate()
+            variant = scenario._overridden(dict(point))
+            resolved = variant.validate(memory_limit)
         except ScenarioError as e:
             where = ", ".join(f"{k}={v!r}" for k, v in point)
             raise ScenarioError(f"grid point {where}: {e.args[0]}", e.args[1]) from None
+        base = resolved["run"]["seed"] if base_seed is None else base_seed
         for r in range(replications):
-            seed = derive_seed(base_seed, r)
-            specs.append(RunSpec(len(specs), point, r, seed, variant, run_key(resolved, seed, build), build))
+            seed = derive_seed(base, r)
+            key = run_key(resolved, seed, build, base)
+            specs.append(RunSpec(len(specs), point, r, seed, variant, key, build, base, memory_limit))
     return specs
+
+
+def check_parallel_memory(specs: Sequence[RunSpec], parallel: int, memory_limit: str | None) -> None:
+    """Refuses a sweep whose runs, ``parallel`` at a time in this process, would
+    together need more than the memory limit (each alone was checked by ``plan``)."""
+    limit = _core.memory_limit_bytes(memory_limit)
+    if limit is None or parallel < 2 or not specs:
+        return
+    largest = max(spec.scenario.estimate_memory()["bytes"] for spec in specs if spec.replication == 0)
+    if largest * parallel > limit:
+        raise SweepError(
+            f"jobs: {parallel} runs at once of up to {_fmt_bytes(largest)} each need about "
+            f"{_fmt_bytes(largest * parallel)}, above the {_fmt_bytes(limit)} memory limit; lower jobs (--jobs) "
+            "or raise the limit with memory_limit= (--memory-limit) or CCLAB_MEMORY_LIMIT"
+        )
+
+
+def _fmt_bytes(n: int) -> str:
+    """A size for messages: "4 GB", "15.6 GB", "12 MB" (powers of 1000, as the simulator writes them)."""
+    for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+        if n >= scale:
+            x = n / scale
+            text = f"{x:.0f}" if x >= 100 else f"{x:.1f}"
+            return f"{text.removesuffix('.0')} {unit}"
+    return f"{n} B"
 
 
 #: The tables a finished sweep writes beside ``runs/``; absent while it is incomplete.
@@ -220,6 +273,7 @@ class RunStore:
                 "scenario": spec.scenario.name,
                 "point": dict(spec.point),
                 "replication": spec.replication,
+                "base_seed": spec.base_seed,
                 "seed": spec.seed,
             }
             (staging / "meta.json").write_text(json.dumps(meta))
@@ -437,24 +491,38 @@ def sweep(
     out: str | Path | None = None,
     base_seed: int | None = None,
     progress: bool | None = None,
+    memory_limit: str | int | None = None,
 ) -> SweepResult:
     """Runs ``scenario`` at every grid point, ``replications`` times each.
 
     ``executor``: ``None``/``"local"`` (threads on this machine), ``"dask"`` (a
     local Dask cluster), ``"tcp://HOST:PORT"`` (an existing Dask scheduler), or an
     :class:`~cclab.executors.Executor`. ``out`` enables the on-disk cache and resume.
+    ``base_seed`` (default: each point's ``run.seed``) seeds the replications; it
+    and ``replications`` and ``jobs`` follow the rules of ``cclab sweep``'s
+    ``--seed``, ``--replications`` and ``--jobs``. ``memory_limit`` (default: the
+    scenario's, else ``CCLAB_MEMORY_LIMIT``, else 4 GB) bounds each run, and the
+    runs local threads hold at once.
     """
-    scn = as_scenario(scenario)
-    if not isinstance(replications, int) or replications < 1:
-        raise SweepError(f"replications: {replications!r} must be a whole number of at least 1")
-    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
-        raise SweepError(f"jobs: {jobs!r} must be a whole number of at least 1")
-    base = scn.validate()["run"]["seed"] if base_seed is None else base_seed
+    replications = whole_number(replications, "replications", COUNTS, SweepError)
+    if jobs is not None:
+        jobs = whole_number(jobs, "jobs", COUNTS, SweepError)
+    if base_seed is not None:
+        base_seed = whole_number(base_seed, "base_seed", SEEDS, SweepError)
+    scn = as_scenario(scenario, memory_limit)
+    # Resolved here, so that workers in other processes apply this process's limit.
+    limit = limit_text(scn.memory_limit if memory_limit is None else memory_limit)
+    _core.memory_limit_bytes(limit)  # a bad limit (or CCLAB_MEMORY_LIMIT) fails here, named
+    if limit is None:
+        limit = os.environ.get("CCLAB_MEMORY_LIMIT") or None
     grid = dict(grid or {})
-    specs = plan(scn, grid, replications, base)
+    specs = plan(scn, grid, replications, base_seed, limit)
+    if executor is None or executor == "local" or isinstance(executor, LocalExecutor):
+        parallel = executor.jobs if isinstance(executor, LocalExecutor) else jobs or os.cpu_count() or 1
+        check_parallel_memory(specs, min(parallel, len(specs)), limit)
     store = RunStore(Path(out)) if out is not None else None
     try:
-        return _sweep(scn, grid, specs, replications, base, jobs, executor, store, progress)
+        return _sweep(scn, grid, specs, replications, jobs, executor, store, progress)
     finally:
         if store is not None:
             store.close()
@@ -465,7 +533,6 @@ def _sweep(
     grid: dict[str, Sequence[Any]],
     specs: list[RunSpec],
     replications: int,
-    base_seed: int,
     jobs: int | None,
     executor: str | Executor | None,
     store: RunStore | None,
@@ -483,7 +550,8 @@ def _sweep(
         "scenario": scn.name,
         "grid": list(grid),
         "replications": replications,
-        "base_seed": base_seed,
+        # One base seed for every point, or null when each point's run.seed is its own (a grid over run.seed).
+        "base_seed": bases.pop() if len(bases := {spec.base_seed for spec in specs}) == 1 else None,
         "runs": [spec.key for spec in specs],
         "done": len(summaries),
     }

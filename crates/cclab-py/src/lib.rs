@@ -55,19 +55,27 @@ fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// `memory_limit` as given (a size such as "16GB", or "unlimited"), else `CCLAB_MEMORY_LIMIT`, else 4 GB.
+fn limit(memory_limit: Option<&str>) -> Result<cclab_sim::MemoryLimit, cclab_sim::ScenarioError> {
+    cclab_sim::MemoryLimit::resolve(memory_limit)
+}
+
 /// Runs scenario text; returns the JSON summary. Releases the GIL while
-/// simulating; raises `RunCancelled` if `cancel` is cancelled first.
+/// simulating; refuses a scenario whose memory estimate is above
+/// `memory_limit`; raises `RunCancelled` if `cancel` is cancelled first.
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None, cancel=None))]
+#[pyo3(signature = (text, name, seed=None, memory_limit=None, cancel=None))]
 fn run_toml(
     py: Python<'_>,
     text: String,
     name: String,
     seed: Option<u64>,
+    memory_limit: Option<String>,
     cancel: Option<&Bound<'_, CancelToken>>,
 ) -> PyResult<String> {
+    let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
     let token = cancel.map(|c| c.get().0.clone()).unwrap_or_default();
-    let result = py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, &token));
+    let result = py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, limit, &token));
     match result {
         Ok(result) => to_json(&result),
         Err(RunError::Scenario(e)) => Err(to_py(e)),
@@ -79,9 +87,34 @@ fn run_toml(
 
 /// Validates scenario text without running it; returns the resolved scenario as JSON.
 #[pyfunction]
-fn validate_toml(py: Python<'_>, text: String, name: String) -> PyResult<String> {
-    let scenario = py.detach(move || cclab_sim::validate_toml(&text, &name));
+#[pyo3(signature = (text, name, memory_limit=None))]
+fn validate_toml(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    memory_limit: Option<String>,
+) -> PyResult<String> {
+    let scenario =
+        py.detach(move || cclab_sim::validate_toml_within(&text, &name, limit(memory_limit.as_deref())?));
     to_json(&scenario.map_err(to_py)?)
+}
+
+/// The memory a run of scenario text needs, as JSON: `bytes` and `parts`
+/// (`key`, `what`, `bytes`), estimated without building it.
+#[pyfunction]
+fn estimate_memory(text: String, name: String) -> PyResult<String> {
+    to_json(&cclab_sim::estimate_toml(&text, &name).map_err(to_py)?)
+}
+
+/// The memory limit in bytes (`None` for "unlimited") that `memory_limit` (a
+/// size or "unlimited"), or without it `CCLAB_MEMORY_LIMIT`, or the default sets.
+#[pyfunction]
+#[pyo3(signature = (memory_limit=None))]
+fn memory_limit_bytes(memory_limit: Option<String>) -> PyResult<Option<u64>> {
+    match limit(memory_limit.as_deref()).map_err(to_py)? {
+        cclab_sim::MemoryLimit::Bytes(b) => Ok(Some(b)),
+        cclab_sim::MemoryLimit::Unlimited => Ok(None),
+    }
 }
 
 /// Every algorithm a scenario can name, as JSON: name, role (the scenario
@@ -150,6 +183,9 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit_bytes, m)?)?;
+    m.add("DEFAULT_MEMORY_LIMIT", cclab_sim::limits::DEFAULT_MEMORY_LIMIT)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;

@@ -14,7 +14,7 @@ fn main() {
     // profiles and timings cover the loop that polls the token.
     let token = cclab_sim::CancelToken::new();
     for _ in 0..repeat {
-        match cclab_sim::run_toml_cancellable(&text, path, None, &token) {
+        match cclab_sim::run_toml_cancellable(&text, path, None, cclab_sim::MemoryLimit::Unlimited, &token) {
             Ok(r) if std::env::var_os("CCLAB_JSON").is_some() => {
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
             }

@@ -4,6 +4,7 @@
 //! during the run, their host agents) attached to the engine.
 
 use crate::error::ScenarioError;
+use crate::limits::{self, MemoryLimit};
 use crate::protocols::Protocol;
 use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
@@ -128,7 +129,17 @@ fn node(net: &mut Network, name: &str, kind: NodeKind, key: &str) -> Result<Node
     net.add_node(name, kind).map_err(|e| ScenarioError::at(key, e.to_string()))
 }
 
+/// Builds `scenario` for `seed` within the memory limit of `CCLAB_MEMORY_LIMIT`
+/// (default 4 GB); see [`build_within`].
 pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError> {
+    build_within(scenario, seed, MemoryLimit::from_env()?)
+}
+
+/// Builds `scenario` for `seed`, after checking its memory estimate against
+/// `limit` ([`limits::check`]): a scenario too big is refused before anything
+/// is allocated per flow instance.
+pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Result<Simulation, ScenarioError> {
+    limits::check(scenario, limit)?;
     let mut net = Network::default();
     let mut pending = Vec::new();
     let mut roles = Vec::new();

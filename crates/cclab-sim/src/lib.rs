@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod error;
+pub mod limits;
 pub mod protocols;
 mod reader;
 pub mod registry;
@@ -15,15 +16,17 @@ pub mod sources;
 pub mod theory;
 pub mod units;
 
-pub use build::{build, FlowInstance, Simulation};
+pub use build::{build, build_within, FlowInstance, Simulation};
 pub use cclab_core::{CancelToken, Cancelled};
 pub use error::{RunError, ScenarioError};
+pub use limits::{MemoryEstimate, MemoryLimit};
 pub use results::RunResult;
 pub use scenario::{parse, Scenario};
 
 use std::time::Instant;
 
-/// Runs a scenario with `seed` (or the scenario's own `run.seed`).
+/// Runs a scenario with `seed` (or the scenario's own `run.seed`), within the
+/// memory limit of `CCLAB_MEMORY_LIMIT` (default 4 GB).
 pub fn run(scenario: &Scenario, seed: Option<u64>) -> Result<RunResult, ScenarioError> {
     let wall = Instant::now();
     let mut sim = build(scenario, seed.unwrap_or(scenario.run.seed))?;
@@ -37,34 +40,51 @@ pub fn run_toml(text: &str, default_name: &str, seed: Option<u64>) -> Result<Run
     run(&parse(text, default_name)?, seed)
 }
 
-/// Runs a scenario like [`run`] until it finishes or `cancel` is cancelled;
-/// a cancelled run stops within milliseconds and returns no result.
+/// Runs a scenario like [`run`], refusing it if its memory estimate is above
+/// `limit`, until it finishes or `cancel` is cancelled; a cancelled run stops
+/// within milliseconds and returns no result.
 pub fn run_cancellable(
     scenario: &Scenario,
     seed: Option<u64>,
+    limit: MemoryLimit,
     cancel: &CancelToken,
 ) -> Result<RunResult, RunError> {
     let wall = Instant::now();
-    let mut sim = build(scenario, seed.unwrap_or(scenario.run.seed))?;
+    let mut sim = build_within(scenario, seed.unwrap_or(scenario.run.seed), limit)?;
     sim.engine.run_cancellable(cancel)?;
     sim.check_agents()?;
     Ok(RunResult::collect(&sim, wall.elapsed().as_secs_f64()))
 }
 
-/// Parses, validates and runs scenario text until it finishes or `cancel` is cancelled.
+/// Parses, validates and runs scenario text like [`run_cancellable`].
 pub fn run_toml_cancellable(
     text: &str,
     default_name: &str,
     seed: Option<u64>,
+    limit: MemoryLimit,
     cancel: &CancelToken,
 ) -> Result<RunResult, RunError> {
-    run_cancellable(&parse(text, default_name)?, seed, cancel)
+    run_cancellable(&parse(text, default_name)?, seed, limit, cancel)
 }
 
 /// Parses and builds a scenario without running it, so every error a run
-/// would report up front is reported here.
+/// would report up front is reported here (the memory limit included).
 pub fn validate_toml(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
+    validate_toml_within(text, default_name, MemoryLimit::from_env()?)
+}
+
+/// [`validate_toml`] with an explicit memory limit.
+pub fn validate_toml_within(
+    text: &str,
+    default_name: &str,
+    limit: MemoryLimit,
+) -> Result<Scenario, ScenarioError> {
     let scenario = parse(text, default_name)?;
-    build(&scenario, scenario.run.seed)?;
+    build_within(&scenario, scenario.run.seed, limit)?;
     Ok(scenario)
+}
+
+/// Parses scenario text and estimates the memory a run of it needs.
+pub fn estimate_toml(text: &str, default_name: &str) -> Result<MemoryEstimate, ScenarioError> {
+    Ok(limits::estimate(&parse(text, default_name)?))
 }

@@ -106,26 +106,28 @@ impl<'a> Section<'a> {
         Ok(Some(x))
     }
 
-    /// A string parsed by `parse`; the integer 0 is accepted as zero for durations.
+    /// A string parsed by `parse`; the integer 0 is accepted as zero for
+    /// durations. `example` shows a bare number how to carry its unit.
     fn parsed<T>(
         &mut self,
         key: &'static str,
         parse: fn(&str) -> Result<T, String>,
         zero: Option<T>,
+        example: &str,
     ) -> Result<Option<T>, ScenarioError> {
         match self.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => parse(s).map(Some).map_err(|m| self.error(key, m)),
             Some(Value::Integer(0)) if zero.is_some() => Ok(zero),
             Some(v @ (Value::Integer(_) | Value::Float(_))) => {
-                Err(self.error(key, format!("{v} has no unit; write it as a string like \"10ms\"")))
+                Err(self.error(key, format!("{v} has no unit; write it as a string like {example}")))
             }
             Some(v) => Err(self.wrong_type(key, v, "a string with a unit")),
         }
     }
 
     pub fn duration(&mut self, key: &'static str) -> Result<Option<Time>, ScenarioError> {
-        self.parsed(key, cclab_wire::units::duration, Some(0))
+        self.parsed(key, cclab_wire::units::duration, Some(0), "\"10ms\"")
     }
 
     /// A duration that must be strictly positive.
@@ -137,11 +139,11 @@ impl<'a> Section<'a> {
     }
 
     pub fn rate(&mut self, key: &'static str) -> Result<Option<u64>, ScenarioError> {
-        self.parsed(key, cclab_wire::units::rate, None)
+        self.parsed(key, cclab_wire::units::rate, None, "\"100Mbps\"")
     }
 
     pub fn buffer(&mut self, key: &'static str) -> Result<Option<units::BufferSpec>, ScenarioError> {
-        self.parsed(key, units::buffer, None)
+        self.parsed(key, units::buffer, None, "\"100pkts\", \"64KB\" or \"1bdp\"")
     }
 
     /// A sub-table; also accepts an inline table.

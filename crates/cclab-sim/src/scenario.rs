@@ -256,8 +256,9 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     if flows.is_empty() {
         return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
     }
+    let mut names = std::collections::HashSet::with_capacity(flows.len());
     for (i, f) in flows.iter().enumerate() {
-        if flows[..i].iter().any(|g| g.name == f.name) {
+        if !names.insert(f.name.as_str()) {
             return Err(ScenarioError::at(
                 format!("flows[{i}].name"),
                 format!("\"{}\" is used twice", f.name),
@@ -282,8 +283,17 @@ fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     Ok(RunConfig { duration, warmup, seed, sample })
 }
 
-fn fmt_time(t: Time) -> String {
-    format!("{}s", cclab_wire::time::to_secs_f64(t))
+/// A time for messages, in the largest unit that keeps it at least 1: "20s",
+/// "500ms", "1.5us", "1ns".
+pub(crate) fn fmt_time(t: Time) -> String {
+    let (scale, unit) = match t {
+        0 => return "0s".to_string(),
+        t if t >= 1_000_000_000 => (1e9, "s"),
+        t if t >= 1_000_000 => (1e6, "ms"),
+        t if t >= 1_000 => (1e3, "us"),
+        _ => (1.0, "ns"),
+    };
+    format!("{}{unit}", t as f64 / scale)
 }
 
 /// `queue = NAME` and `queue_params = { ... }` of a link.
@@ -365,7 +375,10 @@ fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
         other => {
             return Err(s.error(
                 "kind",
-                format!("unknown topology \"{other}\"{}", suggestion(other, ["dumbbell", "graph"])),
+                format!(
+                    "unknown topology kind \"{other}\"{} (one of dumbbell, graph)",
+                    suggestion(other, ["dumbbell", "graph"])
+                ),
             ))
         }
     };
@@ -386,8 +399,9 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
         Some(_) => return Err(s.error("nodes", "expected an array of node names")),
         None => return Err(s.error("nodes", "is required")),
     };
+    let mut seen = std::collections::HashSet::with_capacity(nodes.len());
     for (i, n) in nodes.iter().enumerate() {
-        if nodes[..i].contains(n) {
+        if !seen.insert(n.as_str()) {
             return Err(ScenarioError::at(
                 format!("{}[{i}]", s.key_path("nodes")),
                 format!("\"{n}\" is listed twice"),
@@ -398,7 +412,7 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
     for mut l in s.tables("links")? {
         let endpoint = |l: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
             let name = l.required_string(key)?;
-            if !nodes.iter().any(|n| n == name) {
+            if !seen.contains(name) {
                 let hint = suggestion(name, nodes.iter().map(String::as_str));
                 return Err(l.error(key, format!("unknown node \"{name}\"{hint}")));
             }
@@ -419,20 +433,27 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
     Ok(Graph { nodes, links })
 }
 
+/// `start = "1s"` or `start = "0s..1s"`: one duration, or exactly two joined by
+/// exactly two dots ("0s...1s" is refused, not read as 0 to 0.1 s).
 fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
     let Some(text) = s.string("start")? else {
         return Ok(Start::At(0));
     };
-    match text.split_once("..") {
-        Some((a, b)) => {
-            let lo = cclab_wire::units::duration(a).map_err(|m| s.error("start", m))?;
-            let hi = cclab_wire::units::duration(b).map_err(|m| s.error("start", m))?;
+    let bad = |m: String| {
+        s.error("start", format!("{m}; write a start time like \"1s\" or a range like \"0s..1s\""))
+    };
+    let parts: Vec<&str> = text.split("..").collect();
+    match parts.as_slice() {
+        [one] => Ok(Start::At(cclab_wire::units::duration(one).map_err(bad)?)),
+        [a, b] if !a.trim_end().ends_with('.') && !b.trim_start().starts_with('.') => {
+            let lo = cclab_wire::units::duration(a).map_err(|m| bad(format!("from {m}")))?;
+            let hi = cclab_wire::units::duration(b).map_err(|m| bad(format!("to {m}")))?;
             if hi < lo {
                 return Err(s.error("start", format!("range \"{text}\" ends before it starts")));
             }
             Ok(Start::Uniform(lo, hi))
         }
-        None => Ok(Start::At(cclab_wire::units::duration(text).map_err(|m| s.error("start", m))?)),
+        _ => Err(bad(format!("\"{text}\" is not a range of two durations joined by \"..\""))),
     }
 }
 
@@ -595,6 +616,69 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
     })
 }
 
+/// The coarsest clock granularity accepted: 4.4BSD's slow timer, the coarsest a
+/// TCP has used, ticked every 500 ms.
+pub const MAX_CLOCK_GRANULARITY: Time = 1_000_000_000;
+/// The smallest RTO floor, max(min_rto, clock_granularity): microseconds are the
+/// finest clock a TCP stack keeps (Linux's TCP clock).
+pub const MIN_RTO_FLOOR: Time = 1_000;
+/// The smallest initial_rto and max_rto.
+pub const MIN_RTO_SETTING: Time = 1_000_000;
+
+/// The retransmission timer must stay meaningful: RTO = max(min_rto, SRTT +
+/// max(G, 4 RTTVAR)) clamped to max_rto (RFC 6298 §2), so it must not be able
+/// to collapse to SRTT (or below a millisecond) and max_rto must cap nothing
+/// the other settings ask for.
+fn check_timers(s: &Section, t: &TcpOptions) -> Result<(), ScenarioError> {
+    let (min, g, initial, max) = (t.min_rto, t.clock_granularity, t.initial_rto, t.max_rto);
+    if g > MAX_CLOCK_GRANULARITY {
+        return Err(s.error(
+            "clock_granularity",
+            format!(
+                "{} is above 1s: no TCP clock ticks more slowly (4.4BSD's 500ms slow timer was the coarsest)",
+                fmt_time(g)
+            ),
+        ));
+    }
+    if min.max(g) < MIN_RTO_FLOOR {
+        return Err(s.error(
+            "min_rto",
+            format!(
+                "is {}, and with clock_granularity {} the RTO falls to SRTT on a steady path (RTO = max(min_rto, \
+                 SRTT + max(G, 4 RTTVAR)) and RTTVAR decays), so any queueing fires a spurious timeout; give \
+                 min_rto or clock_granularity at least 1us (ns-2's min_rto = 0 came with a 100ms clock)",
+                fmt_time(min),
+                fmt_time(g)
+            ),
+        ));
+    }
+    for (key, value, what) in [
+        (
+            "initial_rto",
+            initial,
+            "the first timeout would fire before any path's first ACK (RFC 6298 §2.1 uses 1s)",
+        ),
+        ("max_rto", max, "every backed-off timeout would be cut to it (RFC 6298 §2.5 asks for at least 60s)"),
+    ] {
+        if value < MIN_RTO_SETTING {
+            return Err(s.error(key, format!("{} is under 1ms: {what}", fmt_time(value))));
+        }
+    }
+    for (other, value) in [("initial_rto", initial), ("min_rto", min)] {
+        if max < value {
+            return Err(s.error(
+                "max_rto",
+                format!(
+                    "{} is below {other} ({}): the cap would override it",
+                    fmt_time(max),
+                    fmt_time(value)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Keys that configure TCP, refused on a flow of another protocol.
 const TCP_KEYS: &[&str] = &[
     "cc",
@@ -648,9 +732,7 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
         algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
     check_pacing(cc, pacing).map_err(|m| s.error("pacing", m))?;
     let options = parse_tcp_options(s)?;
-    if options.min_rto > options.max_rto {
-        return Err(s.error("min_rto", "is larger than max_rto"));
-    }
+    check_timers(s, &options)?;
     if options.delack_timeout >= millis(500) {
         return Err(s.error(
             "delack_timeout",
@@ -737,7 +819,10 @@ fn parse_flow(
                 Some(other) => {
                     return Err(s.error(
                         "direction",
-                        format!("unknown direction \"{other}\"{}", suggestion(other, ["forward", "reverse"])),
+                        format!(
+                            "unknown direction \"{other}\"{} (one of forward, reverse)",
+                            suggestion(other, ["forward", "reverse"])
+                        ),
                     ))
                 }
             };

@@ -1,7 +1,7 @@
 //! Stopping a run from another thread: the typed error, how soon, and that a
 //! token nobody cancels changes nothing.
 
-use cclab_sim::{run_toml, run_toml_cancellable, CancelToken, RunError};
+use cclab_sim::{run_toml, run_toml_cancellable, CancelToken, MemoryLimit, RunError};
 use std::time::{Duration, Instant};
 
 fn dumbbell(duration: &str) -> String {
@@ -31,7 +31,9 @@ fn a_run_of_two_hours_stops_soon_after_its_token_is_cancelled() {
     let token = CancelToken::new();
     let runner = {
         let token = token.clone();
-        std::thread::spawn(move || run_toml_cancellable(&dumbbell("2h"), "t", Some(1), &token))
+        std::thread::spawn(move || {
+            run_toml_cancellable(&dumbbell("2h"), "t", Some(1), MemoryLimit::Unlimited, &token)
+        })
     };
     std::thread::sleep(Duration::from_millis(200));
     let cancelled_at = Instant::now();
@@ -53,7 +55,8 @@ fn a_run_of_two_hours_stops_soon_after_its_token_is_cancelled() {
 fn a_token_nobody_cancels_gives_the_plain_result() {
     let text = dumbbell("3s");
     let plain = run_toml(&text, "t", Some(4)).unwrap();
-    let with_token = run_toml_cancellable(&text, "t", Some(4), &CancelToken::new()).unwrap();
+    let with_token =
+        run_toml_cancellable(&text, "t", Some(4), MemoryLimit::Unlimited, &CancelToken::new()).unwrap();
     let json = |r: &cclab_sim::RunResult| {
         let mut v = serde_json::to_value(r).unwrap();
         v.as_object_mut().unwrap().remove("wall_s");
@@ -65,7 +68,7 @@ fn a_token_nobody_cancels_gives_the_plain_result() {
 #[test]
 fn scenario_errors_stay_scenario_errors() {
     let bad = dumbbell("3s").replace("warmup = \"1s\"", "warmup = \"5s\"");
-    match run_toml_cancellable(&bad, "t", None, &CancelToken::new()) {
+    match run_toml_cancellable(&bad, "t", None, MemoryLimit::Unlimited, &CancelToken::new()) {
         Err(RunError::Scenario(e)) => assert_eq!(e.path, "run.warmup"),
         other => panic!("expected a scenario error, got {:?}", other.map(|r| r.events)),
     }

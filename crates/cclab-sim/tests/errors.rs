@@ -383,3 +383,180 @@ fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
     }
     assert_eq!(check_pacing(&SELF_PACED, &pacing::NONE), Ok(()));
 }
+
+#[test]
+fn a_start_range_is_exactly_two_durations_joined_by_two_dots() {
+    validate_toml(&tcp_with("start = \"0s..1s\""), "t").unwrap();
+    validate_toml(&tcp_with("start = \"0.5s..1.5s\""), "t").unwrap();
+    for bad in ["0s...1s", "0s....1s", "0s..1s..2s", "..1s", "0s..", "0s. .1s", "0s.. 1s..", "1s-2s"] {
+        let e = error_of(&tcp_with(&format!("start = \"{bad}\"")));
+        assert_eq!(e.path, "flows[0].start", "{bad}: {e}");
+        assert!(
+            e.message.contains("write a start time like \"1s\" or a range like \"0s..1s\""),
+            "{bad}: {e}"
+        );
+    }
+}
+
+#[test]
+fn a_number_with_a_unit_is_exactly_a_number_then_a_unit() {
+    for (bad, fragment) in [
+        ("1.5.3ms", "is not a number followed by a unit"),
+        ("10ms5", "is not a number followed by a unit"),
+        ("1-2ms", "is not a number followed by a unit"),
+        ("--5ms", "is not a number followed by a unit"),
+        ("1e3e3ms", "is not a number followed by a unit"),
+        ("5.ms", "is not a number followed by a unit"),
+        (".5ms", "does not start with a number"),
+        ("1e999ms", "is not a finite number"),
+    ] {
+        expect(&BASE.replace("\"10ms\"", &format!("\"{bad}\"")), "topology.bottleneck.delay", fragment);
+    }
+    expect(
+        &BASE.replace("\"100Mbps\"", "\"100..5Mbps\""),
+        "topology.bottleneck.rate",
+        "is not a number followed by a unit",
+    );
+    expect(&BASE.replace("\"1bdp\"", "\"1.5.5bdp\""), "topology.bottleneck.buffer", "is not a number");
+    // Exponents and spaces before the unit stay valid.
+    validate_toml(&BASE.replace("\"10ms\"", "\"1e-2s\""), "t").unwrap();
+    validate_toml(&BASE.replace("\"10ms\"", "\"10 ms\""), "t").unwrap();
+}
+
+#[test]
+fn a_unitless_value_is_told_the_unit_of_its_kind() {
+    expect(
+        &BASE.replace("rate = \"100Mbps\"", "rate = 100"),
+        "topology.bottleneck.rate",
+        "100 has no unit; write it as a string like \"100Mbps\"",
+    );
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = 100"),
+        "topology.bottleneck.buffer",
+        "100 has no unit; write it as a string like \"100pkts\", \"64KB\" or \"1bdp\"",
+    );
+    expect(
+        &BASE.replace("\"1Gbps\"", "1e9"),
+        "topology.access.rate",
+        "has no unit; write it as a string like \"100Mbps\"",
+    );
+    expect(
+        &BASE.replace("delay = \"10ms\"", "delay = 10"),
+        "topology.bottleneck.delay",
+        "write it as a string like \"10ms\"",
+    );
+}
+
+#[test]
+fn unknown_names_list_the_valid_ones() {
+    expect(
+        &BASE.replace("kind = \"dumbbell\"", "kind = \"ring\""),
+        "topology.kind",
+        "unknown topology kind \"ring\" (one of dumbbell, graph)",
+    );
+    expect(
+        &tcp_with("direction = \"sideways\""),
+        "flows[0].direction",
+        "unknown direction \"sideways\" (one of forward, reverse)",
+    );
+    expect(
+        &tcp_with("direction = \"revers\""),
+        "flows[0].direction",
+        "unknown direction \"revers\"; did you mean \"reverse\"? (one of forward, reverse)",
+    );
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"red\""),
+        "topology.bottleneck.queue",
+        "unknown queue discipline \"red\" (one of droptail)",
+    );
+    expect(&tcp_with("pacing = \"fq\""), "flows[0].pacing", "(one of none, rtt, linux)");
+}
+
+#[test]
+fn tcp_timers_must_keep_the_retransmission_timeout_meaningful() {
+    // The recovery study's ns-2 setting: no RTO floor, but a 100 ms clock.
+    validate_toml(&tcp_with("min_rto = 0\nclock_granularity = \"100ms\"\ninitial_rto = \"3s\""), "t")
+        .unwrap();
+    // A perfect clock with an RTO floor, and the floor with the default 1 ms clock.
+    validate_toml(&tcp_with("min_rto = \"200ms\"\nclock_granularity = \"0s\""), "t").unwrap();
+    validate_toml(&tcp_with("min_rto = \"0s\""), "t").unwrap();
+    validate_toml(&tcp_with("max_rto = \"1s\""), "t").unwrap();
+    expect(
+        &tcp_with("min_rto = \"0s\"\nclock_granularity = \"0s\""),
+        "flows[0].min_rto",
+        "with clock_granularity 0s the RTO falls to SRTT",
+    );
+    expect(&tcp_with("min_rto = \"0s\"\nclock_granularity = \"1ns\""), "flows[0].min_rto", "at least 1us");
+    expect(&tcp_with("max_rto = \"1ns\""), "flows[0].max_rto", "1ns is under 1ms");
+    expect(&tcp_with("max_rto = \"500ms\""), "flows[0].max_rto", "500ms is below initial_rto (1s)");
+    expect(&tcp_with("max_rto = \"2s\"\nmin_rto = \"3s\""), "flows[0].max_rto", "2s is below min_rto (3s)");
+    expect(&tcp_with("initial_rto = \"1ns\""), "flows[0].initial_rto", "1ns is under 1ms");
+    expect(&tcp_with("clock_granularity = \"2s\""), "flows[0].clock_granularity", "2s is above 1s");
+}
+
+/// 10 groups of 100 000 flows: refused from an estimate, before anything is
+/// built (building it took 4.3 GB and then aborted). The test would take
+/// seconds and gigabytes if the scenario were built.
+#[test]
+fn a_scenario_too_big_for_memory_is_refused_before_it_is_built() {
+    let mut text = BASE.replace("name = \"bulk\"", "name = \"g0\"\ncount = 100000");
+    for g in 1..10 {
+        text.push_str(&format!("\n[[flows]]\nname = \"g{g}\"\ncount = 100000\nrtt = \"40ms\"\n"));
+    }
+    let started = std::time::Instant::now();
+    let e = error_of(&text);
+    assert!(started.elapsed().as_secs_f64() < 2.0, "took {:?}", started.elapsed());
+    assert_eq!(e.path, "flows", "{e}");
+    assert!(e.message.starts_with("1,000,000 flow instances need about "), "{e}");
+    assert!(e.message.contains("GB, above the 4 GB memory limit"), "{e}");
+    assert!(e.message.contains("CCLAB_MEMORY_LIMIT"), "{e}");
+}
+
+/// The other parts of the estimate name their own key: a graph's routing
+/// tables, time series, initial windows and transfer arrivals.
+#[test]
+fn the_memory_refusal_names_the_part_that_needs_it() {
+    use cclab_sim::{validate_toml_within, MemoryLimit};
+    let limit = MemoryLimit::Bytes(100_000_000);
+    let refused = |text: &str| validate_toml_within(text, "t", limit).unwrap_err();
+    let nodes: Vec<String> = (0..6000).map(|i| format!("\"n{i}\"")).collect();
+    let mut ring =
+        format!("[run]\nduration = \"1s\"\n[topology]\nkind = \"graph\"\nnodes = [{}]\n", nodes.join(", "));
+    for i in 0..6000 {
+        let link = format!(
+            "from = \"n{i}\"\nto = \"n{}\"\nrate = \"1Gbps\"\ndelay = \"1ms\"\nbuffer = \"10pkts\"",
+            (i + 1) % 6000
+        );
+        ring.push_str(&format!("[[topology.links]]\n{link}\n"));
+    }
+    ring.push_str("[[flows]]\nfrom = \"n0\"\nto = \"n3000\"\n");
+    let e = refused(&ring);
+    assert_eq!(e.path, "topology", "{e}");
+    assert!(
+        e.message.starts_with(
+            "6,000 nodes, 12,000 link directions and routing tables of 6,000 x 6,000 entries need about 1"
+        ),
+        "{e}"
+    );
+
+    let e = refused(&BASE.replace("warmup = \"5s\"", "warmup = \"5s\"\nsample = \"10us\""));
+    assert_eq!(e.path, "run.sample", "{e}");
+    assert!(e.message.starts_with("2,000,001 samples of 7 flows and links need about 5.6 GB"), "{e}");
+
+    let e = refused(&tcp_with("count = 1000\ninitial_window = 1000"));
+    assert_eq!(e.path, "flows[0].initial_window", "{e}");
+
+    let e = refused(&tcp_with("app = { kind = \"arrivals\", rate = \"100000/s\", size = \"1KB\" }"));
+    assert_eq!(e.path, "flows[0].app", "{e}");
+    assert!(e.message.starts_with("about 2,000,000 transfers need about 1.4 GB"), "{e}");
+
+    // Past 2^31 connections no limit helps: flow ids are 32-bit.
+    let e = validate_toml_within(
+        &tcp_with("count = 100000\napp = { kind = \"arrivals\", rate = \"1000000/s\", size = \"1KB\" }"),
+        "t",
+        MemoryLimit::Unlimited,
+    )
+    .unwrap_err();
+    assert_eq!(e.path, "flows[0].app", "{e}");
+    assert!(e.message.contains("more than the 2,147,483,648 a run can number"), "{e}");
+}

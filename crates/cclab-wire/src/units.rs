@@ -5,24 +5,67 @@
 use crate::descriptor::SizeDistribution;
 use crate::time::Time;
 
-/// The leading number of a unit-bearing value and the unit after it.
+/// The length of the number at the start of `s`: an optional sign, digits,
+/// optionally a point and more digits, optionally an exponent (`e`, an
+/// optional sign, digits); 0 if `s` does not start with one.
+fn number_prefix(s: &str) -> usize {
+    let b = s.as_bytes();
+    let digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let int_end = digits(i);
+    if int_end == i {
+        return 0;
+    }
+    i = int_end;
+    if b.get(i) == Some(&b'.') {
+        let frac_end = digits(i + 1);
+        if frac_end == i + 1 {
+            return 0; // "5." or "5..": a point must be followed by digits
+        }
+        i = frac_end;
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(b.get(i + 1), Some(b'+' | b'-')));
+        let exp_end = digits(i + 1 + sign);
+        if exp_end > i + 1 + sign {
+            i = exp_end;
+        }
+    }
+    i
+}
+
+/// The number a unit-bearing value starts with and the unit after it. The
+/// value must be exactly a number (`10`, `1.5`, `-3`, `1e-3`), optionally
+/// spaces, and a unit that starts with a letter, `µ`, `%` or `/`: "1.5.3ms",
+/// "1-2s" and "5.ms" are refused rather than read as far as they parse.
 pub fn split_number(s: &str) -> Result<(f64, &str), String> {
     let s = s.trim();
-    let end = s
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+' || c == 'e' || c == 'E'))
-        .map_or(s.len(), |(i, _)| i);
-    // "1e3" style exponents are fine, but a unit starting with 'e' is not a
-    // concern: no unit we accept starts with 'e'.
-    let (num, unit) = s.split_at(end);
-    if num.is_empty() {
-        return Err(format!("\"{s}\" does not start with a number"));
+    let end = number_prefix(s);
+    let (num, rest) = s.split_at(end);
+    let unit = rest.trim_start();
+    // No unit starts with anything else or holds a digit or a point: "1e3e3ms",
+    // "10ms5" and "1.5.3ms" are numbers gone wrong, not unknown units.
+    let unit_is_a_word = unit.chars().next().is_none_or(|c| c.is_alphabetic() || matches!(c, '%' | '/'))
+        && !unit.contains(|c: char| c.is_ascii_digit() || c == '.');
+    if end == 0 || !unit_is_a_word {
+        let starts_like_a_number =
+            s.starts_with(|c: char| c.is_ascii_digit()) || (s.len() > 1 && s.starts_with(['-', '+']));
+        return Err(if starts_like_a_number {
+            format!("\"{s}\" is not a number followed by a unit (write it like \"10ms\" or \"1.5Mbps\")")
+        } else {
+            format!("\"{s}\" does not start with a number")
+        });
     }
     let value: f64 = num.parse().map_err(|_| format!("\"{num}\" is not a number"))?;
     if !value.is_finite() {
         return Err(format!("\"{s}\" is not a finite number"));
     }
-    Ok((value, unit.trim()))
+    Ok((value, unit))
 }
 
 fn scale(value: f64, unit: &str, units: &[(&str, f64)], what: &str, example: &str) -> Result<f64, String> {
@@ -203,6 +246,28 @@ mod tests {
         assert!(duration("10 parsecs").unwrap_err().contains("unknown time unit \"parsecs\""));
         assert!(duration("-1s").unwrap_err().contains("negative"));
         assert!(duration("ms").unwrap_err().contains("does not start with a number"));
+        assert_eq!(duration("1e-3s"), Ok(millis(1)));
+        assert_eq!(duration("10 ms"), Ok(millis(10)));
+        assert_eq!(duration("+2s"), Ok(secs(2)));
+    }
+
+    #[test]
+    fn a_value_is_exactly_a_number_then_a_unit() {
+        for bad in ["1.5.3ms", "1-2s", "--5ms", "1e3e3ms", "5.ms", "5..1s", "0s...1s", "1,5s", "1 2ms", "1s2"]
+        {
+            let e = duration(bad).unwrap_err();
+            assert!(e.contains("is not a number followed by a unit"), "{bad}: {e}");
+        }
+        assert!(duration(".5s").unwrap_err().contains("does not start with a number"));
+        assert!(duration("-").unwrap_err().contains("does not start with a number"));
+        assert!(duration("1e999s").unwrap_err().contains("not a finite number"));
+        assert!(duration("10ms5").unwrap_err().contains("is not a number followed by a unit"));
+        assert!(duration("10parsecs").unwrap_err().contains("unknown time unit \"parsecs\""));
+        assert_eq!(split_number("1e"), Ok((1.0, "e")));
+        assert_eq!(split_number("25%bdp"), Ok((25.0, "%bdp")));
+        assert_eq!(split_number("50/s"), Ok((50.0, "/s")));
+        assert_eq!(split_number("3µs"), Ok((3.0, "µs")));
+        assert!(rate("100..5Mbps").unwrap_err().contains("is not a number followed by a unit"));
     }
 
     #[test]
