@@ -13,6 +13,9 @@ def run_toml(text: str, name: str, seed: int | None = None) -> str:
 def validate_toml(text: str, name: str) -> str:
     """Check scenario TOML text without running it; returns the resolved scenario as JSON."""
 
+def resolved_toml(text: str, name: str) -> str:
+    """Check scenario TOML text; returns the resolved scenario as scenario TOML that ``run_toml`` accepts."""
+
 def algorithms() -> str:
     """Every algorithm a scenario can name, with parameters and sources, as JSON."""
 

@@ -32,6 +32,13 @@ fn validate_toml(py: Python<'_>, text: String, name: String) -> PyResult<String>
     to_json(&scenario.map_err(to_py)?)
 }
 
+/// Validates scenario text; returns the resolved scenario as a scenario file
+/// (every default written out) that `run_toml` accepts.
+#[pyfunction]
+fn resolved_toml(py: Python<'_>, text: String, name: String) -> PyResult<String> {
+    py.detach(move || cclab_sim::resolved_toml(&text, &name)).map_err(to_py)
+}
+
 /// Every algorithm a scenario can name, as JSON: name, role (the scenario
 /// key that names it), summary, source and parameters.
 #[pyfunction]
@@ -98,6 +105,7 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;

@@ -9,6 +9,7 @@ pub mod error;
 pub mod protocols;
 mod reader;
 pub mod registry;
+pub mod resolved;
 pub mod results;
 pub mod scenario;
 pub mod sources;
@@ -42,4 +43,10 @@ pub fn validate_toml(text: &str, default_name: &str) -> Result<Scenario, Scenari
     let scenario = parse(text, default_name)?;
     build(&scenario, scenario.run.seed)?;
     Ok(scenario)
+}
+
+/// Validates scenario text as [`validate_toml`] does and writes the resolved
+/// scenario back as a scenario file that [`run_toml`] accepts (`cclab validate --toml`).
+pub fn resolved_toml(text: &str, default_name: &str) -> Result<String, ScenarioError> {
+    Ok(resolved::to_toml(&validate_toml(text, default_name)?))
 }
