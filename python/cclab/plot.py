@@ -130,12 +130,20 @@ def sweep(summary: pl.DataFrame, x: str, metric: str = "goodput_bps", by: str | 
 
 
 def save(fig: Figure, path: str | Path) -> list[Path]:
-    """Writes ``path`` with a .png and a .svg suffix; returns both paths."""
+    """Writes ``path`` with a .png and a .svg suffix; returns both paths.
+
+    The same figure gives the same bytes every time (no date, fixed SVG ids), so
+    a regenerated study leaves its committed figures unchanged.
+    """
+    import matplotlib
+
     stem = Path(path).with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for suffix in (".png", ".svg"):
         target = stem.with_suffix(suffix)
-        fig.savefig(target, dpi=130)
+        # SVG ids hash with a random salt and SVG metadata carries the date unless told otherwise.
+        with matplotlib.rc_context({"svg.hashsalt": "cclab"}):
+            fig.savefig(target, dpi=130, metadata={"Date": None} if suffix == ".svg" else None)
         written.append(target)
     return written
