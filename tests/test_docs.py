@@ -9,7 +9,7 @@ Conventions for writing docs (README.md and docs/**/*.md):
               installed ``cclab`` on the PATH.
   ``python``  run in order within one file, sharing one namespace, in a
               temporary directory holding a copy of ``examples/``.
-  ``text``, ``console``  output and listings; not run.
+  ``text``, ``console``, ``json``  output and listings; not run.
   ``rust``    excerpts of Rust definitions; not run (cargo compiles the real ones).
 - A block introduced by a line ending in a backquoted path and a colon
   ("this is `examples/dumbbell.toml`:") must be that file, byte for byte.
@@ -35,6 +35,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +55,12 @@ NOT_RUN_KINDS = {
     "text": "output or a listing",
     "console": "a terminal session (commands with their output)",
     "rust": "an excerpt of Rust definitions; cargo compiles the real code",
+    "json": "output or a sample document",
 }
 
 #: Blocks that cannot run, as (file, text the block contains) -> why not.
 NOT_RUN: dict[tuple[str, str], str] = {
-    ("README.md", "cargo test --workspace"): ("the test command itself: it runs this test suite (CI runs it, .ci/run)"),
+    ("README.md", "cargo test --workspace"): "the test command itself: it runs this test suite (.ci/run runs it)",
 }
 
 #: Fast equivalents, as (file, text in a block, replacement, why). Applied in
@@ -112,9 +114,12 @@ def is_report(path: Path) -> bool:
 
 
 def parse_blocks(path: Path) -> list[Block]:
-    """The fenced code blocks of a Markdown file (CommonMark fences, not indented code)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
-    rel = path.relative_to(ROOT).as_posix()
+    return parse_markdown(path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix())
+
+
+def parse_markdown(text: str, rel: str) -> list[Block]:
+    """The fenced code blocks of Markdown text (CommonMark fences, not indented code)."""
+    lines = text.splitlines()
     blocks, i = [], 0
     while i < len(lines):
         m = _FENCE.match(lines[i])
@@ -175,7 +180,8 @@ def workdir(tmp_path: Path) -> Path:
 
 def test_every_block_names_a_language_this_test_knows() -> None:
     unknown = [b.id for b in BLOCKS if b.language not in RUN_KINDS | set(NOT_RUN_KINDS)]
-    assert not unknown, f"blocks without a known language (use text for output): {unknown}"
+    known = ", ".join(sorted(RUN_KINDS | set(NOT_RUN_KINDS)))
+    assert not unknown, f"blocks without a known language ({known}; text for output): {unknown}"
 
 
 def test_the_tables_have_no_stale_entries() -> None:
@@ -229,25 +235,55 @@ def _merge(base: dict[str, Any], fragment: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-@pytest.mark.parametrize("block", blocks_of("toml"))
-def test_toml_block_is_a_valid_scenario(block: Block) -> None:
+def toml_problem(block: Block) -> str | None:
+    """Why a toml block is not a valid scenario (as marked), or None."""
     text = runnable(block)
     found = marker(block)
     if found and found[0] == "excerpt of":
-        return  # checked verbatim against its file, which has its own block or test
+        return None  # checked verbatim against its file, which is validated where it is used
     if found:
         base = tomllib.loads(found[1].read_text(encoding="utf-8"))
         text = tomli_w.dumps(_merge(base, tomllib.loads(text)))
     try:
         _core.validate_toml(text, "doc")
     except _core.ScenarioError as e:
-        pytest.fail(f"{block.id}: {e.args[0]}\n{text}")
+        hint = "" if found else " (a fragment? mark it <!-- fragment: wrap in examples/dumbbell.toml -->)"
+        return f"{block.id}: {e.args[0]}{hint}"
+    return None
+
+
+@pytest.mark.parametrize("block", blocks_of("toml"))
+def test_toml_block_is_a_valid_scenario(block: Block) -> None:
+    problem = toml_problem(block)
+    assert problem is None, problem
+
+
+def test_the_conventions_on_a_sample() -> None:
+    # The parser and the markers, on blocks that the docs may not have today.
+    sample = (
+        "Intro `examples/dumbbell.toml`:\n\n```toml\n[run]\n```\n\n"
+        '<!-- fragment: wrap in examples/dumbbell.toml -->\n~~~~toml\n[[flows]]\nname = "one"\nrtt = "50ms"\n~~~~\n'
+        '<!-- fragment: wrap in examples/dumbbell.toml -->\n```toml\n[[flows]]\nrtt = "5ms"\n```\n'
+        "<!-- excerpt of examples/dumbbell.toml -->\n```toml\n[run]\n```\n"
+        "```\nunlabelled\n````\n"
+    )
+    blocks = parse_markdown(sample, "sample.md")
+    assert [(b.language, b.line) for b in blocks] == [("toml", 3), ("toml", 8), ("toml", 14), ("toml", 19), ("", 22)]
+    assert _INTRODUCED_AS_FILE.search(blocks[0].before)
+    assert toml_problem(blocks[0]) is not None  # alone, [run] is no scenario
+    assert toml_problem(blocks[1]) is None  # one [[flows]] entry in the dumbbell
+    problem = toml_problem(blocks[2])  # an RTT shorter than twice the bottleneck delay
+    assert problem is not None and "rtt" in problem
+    assert toml_problem(blocks[3]) is None
+    assert blocks[4].text == "unlabelled\n"
 
 
 def _shell_env() -> dict[str, str]:
     env = dict(os.environ)
-    # The `cclab` this interpreter has installed, whether or not its venv is activated.
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    # The `cclab` this interpreter has installed, whether or not its venv is activated,
+    # in its scripts directory or (a user install) the user's.
+    scripts = [sysconfig.get_path("scripts"), sysconfig.get_path("scripts", f"{os.name}_user")]
+    env["PATH"] = os.pathsep.join([*scripts, env.get("PATH", "")])
     env["MPLBACKEND"] = "Agg"
     return env
 
@@ -257,7 +293,10 @@ def test_shell_block_runs(block: Block, workdir: Path) -> None:
     script = runnable(block)
     proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=workdir, env=_shell_env(),
                           capture_output=True, text=True, timeout=900)  # fmt: skip
-    assert proc.returncode == 0, f"{block.id} failed ({proc.returncode}):\n{script}\n{proc.stdout}\n{proc.stderr}"
+    assert proc.returncode == 0, (
+        f"{block.id} failed ({proc.returncode}); too slow or not runnable here? see SUBSTITUTIONS and NOT_RUN in "
+        f"tests/test_docs.py\n{script}\n{proc.stdout}\n{proc.stderr}"
+    )
 
 
 def _python_files() -> list[Any]:
@@ -345,13 +384,18 @@ def test_study_report_command_runs_quick(report: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in (ROOT / "examples").glob("*.toml")))
-def test_validate_toml_output_runs_exactly_as_the_original(example: str, tmp_path: Path) -> None:
+def test_validate_toml_output_runs_exactly_as_the_original(
+    example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
+    from cclab.cli import main
+
     def cclab(*args: str) -> str:
-        proc = subprocess.run([sys.executable, "-m", "cclab", *args], capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
+        # In-process: a subprocess per call would spend more time importing than simulating.
+        capsys.readouterr()
+        assert main(list(args)) == 0
+        return capsys.readouterr().out
 
     path = ROOT / "examples" / example
     resolved = tmp_path / "resolved.toml"
