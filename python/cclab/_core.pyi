@@ -43,6 +43,9 @@ def memory_limit_bytes(memory_limit: str | None = None) -> int | None:
     """The limit in bytes (None: unlimited) that ``memory_limit``, else ``CCLAB_MEMORY_LIMIT``,
     else the default sets; ScenarioError if it is not a size or "unlimited"."""
 
+def resolved_toml(text: str, name: str, memory_limit: str | None = None) -> str:
+    """Check scenario TOML text; returns the resolved scenario as scenario TOML that ``run_toml`` accepts."""
+
 def algorithms() -> str:
     """Every algorithm a scenario can name, with parameters and sources, as JSON."""
 

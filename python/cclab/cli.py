@@ -216,9 +216,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         resolved = json.loads(_core.validate_toml(text, name, args.memory_limit))
         memory = json.loads(_core.estimate_memory(text, name))["bytes"]
+        # The JSON form is a report in base units; --toml is the form `cclab run` reads back.
+        resolved_toml = _core.resolved_toml(text, name, args.memory_limit) if args.toml else ""
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")
-    if args.json:
+    if args.toml:
+        print(resolved_toml, end="")
+    elif args.json:
         print(json.dumps(resolved))
     else:
         instances = sum(f["count"] for f in resolved["flows"])
@@ -712,7 +716,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     validate = sub.add_parser("validate", help="check a scenario file without running it")
     validate.add_argument("file", help="scenario TOML file")
-    validate.add_argument("--json", action="store_true", help="print the resolved scenario as JSON")
+    form = validate.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="print the resolved scenario as JSON (base units)")
+    form.add_argument(
+        "--toml", action="store_true", help="print the resolved scenario as a scenario file `cclab run` accepts"
+    )
     _add_memory_limit(validate)
     validate.set_defaults(func=cmd_validate)
 

@@ -495,13 +495,20 @@ def save(fig: Figure, path: str | Path) -> list[Path]:
     """Writes ``path`` with a .png and a .svg suffix; returns both paths.
 
     A final ``.png`` or ``.svg`` is replaced; any other dot stays part of the
-    name (``rate.1.5Mbps`` writes ``rate.1.5Mbps.png``)."""
+    name (``rate.1.5Mbps`` writes ``rate.1.5Mbps.png``). The same figure gives
+    the same bytes every time (no date, fixed SVG ids), so a regenerated study
+    leaves its committed figures unchanged.
+    """
+    import matplotlib
+
     path = Path(path)
     stem = path.with_suffix("") if path.suffix.lower() in (".png", ".svg") else path
     stem.parent.mkdir(parents=True, exist_ok=True)
     written = []
     for suffix in (".png", ".svg"):
         target = stem.with_name(stem.name + suffix)
-        fig.savefig(target, dpi=130)
+        # SVG ids hash with a random salt and SVG metadata carries the date unless told otherwise.
+        with matplotlib.rc_context({"svg.hashsalt": "cclab"}):
+            fig.savefig(target, dpi=130, metadata={"Date": None} if suffix == ".svg" else None)
         written.append(target)
     return written

@@ -117,6 +117,20 @@ fn memory_limit_bytes(memory_limit: Option<String>) -> PyResult<Option<u64>> {
     }
 }
 
+/// Validates scenario text; returns the resolved scenario as a scenario file
+/// (every default written out) that `run_toml` accepts.
+#[pyfunction]
+#[pyo3(signature = (text, name, memory_limit=None))]
+fn resolved_toml(
+    py: Python<'_>,
+    text: String,
+    name: String,
+    memory_limit: Option<String>,
+) -> PyResult<String> {
+    let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
+    py.detach(move || cclab_sim::resolved_toml(&text, &name, limit)).map_err(to_py)
+}
+
 /// Every algorithm a scenario can name, as JSON: name, role (the scenario
 /// key that names it), summary, source and parameters.
 #[pyfunction]
@@ -186,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit_bytes, m)?)?;
     m.add("DEFAULT_MEMORY_LIMIT", cclab_sim::limits::DEFAULT_MEMORY_LIMIT)?;
+    m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;

@@ -10,6 +10,7 @@ pub mod limits;
 pub mod protocols;
 mod reader;
 pub mod registry;
+pub mod resolved;
 pub mod results;
 pub mod scenario;
 pub mod sources;
@@ -87,4 +88,10 @@ pub fn validate_toml_within(
 /// Parses scenario text and estimates the memory a run of it needs.
 pub fn estimate_toml(text: &str, default_name: &str) -> Result<MemoryEstimate, ScenarioError> {
     Ok(limits::estimate(&parse(text, default_name)?))
+}
+
+/// Validates scenario text as [`validate_toml_within`] does and writes the resolved
+/// scenario back as a scenario file that [`run_toml`] accepts (`cclab validate --toml`).
+pub fn resolved_toml(text: &str, default_name: &str, limit: MemoryLimit) -> Result<String, ScenarioError> {
+    Ok(resolved::to_toml(&validate_toml_within(text, default_name, limit)?))
 }

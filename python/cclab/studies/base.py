@@ -9,6 +9,7 @@ tables (CSV and Parquet), figures (PNG and SVG) and ``report.md``.
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,19 @@ class StudyContext:
         default = study.quick_replications if options.quick else study.replications
         self.replications = options.replications or default
         self.written: list[Path] = []
+
+    @property
+    def command(self) -> str:
+        """The `cclab reproduce` command that writes these outputs again, byte for byte.
+
+        Every option that changes a result is spelt out (the replications even
+        when they are the default, so that a changed default does not change
+        what the command means); ``--jobs`` and ``--executor`` are left out
+        because every executor gives identical tables.
+        """
+        quick = " --quick" if self.quick else ""
+        out = shlex.quote(str(self.out))
+        return f"cclab reproduce {self.study.name}{quick} --replications {self.replications} --out {out}"
 
     def sweep(self, name: str, scenario: Scenario, grid: Mapping[str, Sequence[Any]],
               replications: int | None = None) -> SweepResult:  # fmt: skip

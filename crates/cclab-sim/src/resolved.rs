@@ -1,0 +1,345 @@
+//! The resolved scenario written back as a scenario file (`cclab validate --toml`).
+//!
+//! [`to_toml`] writes a validated [`Scenario`] in the input schema with every
+//! default filled in, so that [`parse`](crate::parse) reads it back to the very
+//! same scenario: `parse(&to_toml(&s), ..) == s`. The JSON form
+//! (`cclab validate --json`) is a report in base units (seconds, bit/s) and
+//! cannot be read back; this is its runnable counterpart.
+//!
+//! Values are written exactly: a duration, rate or size in the largest unit
+//! that divides it (`"10ms"`, `"100Mbps"`, `"64KB"`), a float in Rust's
+//! shortest round-trip form. Structs are destructured field by field, so a new
+//! scenario field does not compile until it is written here too.
+
+use crate::scenario::{
+    Direction, Dumbbell, FlowGroup, Graph, GraphLink, LinkParams, RunConfig, Scenario, Start, TcpAlgorithms,
+    TcpOptions, Topology,
+};
+use crate::sources::AppSpec;
+use crate::units::BufferSpec;
+use cclab_wire::{ParamValue, Params, SizeDistribution, Time};
+use toml::Value;
+
+/// `value` in the largest of `units` (name, factor; largest first) that divides
+/// it exactly; the last unit must have factor 1.
+fn exact(value: u64, units: &[(&str, u64)]) -> String {
+    let (name, factor) = units.iter().find(|(_, f)| value % f == 0).expect("the last unit has factor 1");
+    format!("{}{name}", value / factor)
+}
+
+fn duration(t: Time) -> String {
+    if t == 0 {
+        return "0s".into();
+    }
+    exact(t, &[("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)])
+}
+
+fn rate(bps: u64) -> String {
+    exact(
+        bps,
+        &[
+            ("Tbps", 1_000_000_000_000),
+            ("Gbps", 1_000_000_000),
+            ("Mbps", 1_000_000),
+            ("kbps", 1_000),
+            ("bps", 1),
+        ],
+    )
+}
+
+fn size(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0B".into();
+    }
+    exact(
+        bytes,
+        &[("TB", 1_000_000_000_000), ("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000), ("B", 1)],
+    )
+}
+
+fn buffer(b: BufferSpec) -> String {
+    match b {
+        BufferSpec::Packets(n) => format!("{n}pkts"),
+        BufferSpec::Bytes(n) => size(n),
+        // Display is the shortest text that parses back to the same f64.
+        BufferSpec::Bdp(x) => format!("{x}bdp"),
+        BufferSpec::Unlimited => "unlimited".into(),
+    }
+}
+
+fn distribution(d: SizeDistribution) -> String {
+    match d {
+        SizeDistribution::Constant(bytes) => size(bytes),
+        // Means need not be whole bytes: written in B so that no scaling rounds them.
+        SizeDistribution::Exponential { mean } => format!("exponential(mean={mean}B)"),
+        SizeDistribution::Pareto { mean, shape } => format!("pareto(mean={mean}B, shape={shape})"),
+    }
+}
+
+fn string(s: impl Into<String>) -> Value {
+    Value::String(s.into())
+}
+
+/// A whole number as a TOML integer (so that it reads back into integer
+/// parameters), anything else as a float.
+fn number(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        Value::Integer(x as i64)
+    } else {
+        Value::Float(x)
+    }
+}
+
+fn param(v: &ParamValue) -> Value {
+    match v {
+        ParamValue::Bool(b) => Value::Boolean(*b),
+        ParamValue::Number(x) => number(*x),
+        ParamValue::Text(t) => string(t.as_str()),
+        ParamValue::Rate(r) => string(rate(*r)),
+        ParamValue::Size(b) => string(size(*b)),
+        ParamValue::Duration(t) => string(duration(*t)),
+        ParamValue::PerSecond(x) => string(format!("{x}/s")),
+        ParamValue::Distribution(d) => string(distribution(*d)),
+    }
+}
+
+fn inline(entries: &[(String, Value)]) -> String {
+    if entries.is_empty() {
+        return "{}".into();
+    }
+    let items: Vec<String> = entries.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!("{{ {} }}", items.join(", "))
+}
+
+fn params(p: &Params) -> String {
+    inline(&p.iter().map(|(k, v)| (k.clone(), param(v))).collect::<Vec<_>>())
+}
+
+/// Lines of `key = value` under a table header.
+struct Writer {
+    out: String,
+}
+
+impl Writer {
+    fn header(&mut self, header: &str) {
+        self.out.push('\n');
+        self.out.push_str(header);
+        self.out.push('\n');
+    }
+
+    fn value(&mut self, key: &str, value: Value) {
+        self.out.push_str(&format!("{key} = {value}\n"));
+    }
+
+    fn raw(&mut self, key: &str, text: &str) {
+        self.out.push_str(&format!("{key} = {text}\n"));
+    }
+
+    fn string(&mut self, key: &str, s: impl Into<String>) {
+        self.value(key, string(s));
+    }
+
+    fn link(&mut self, p: &LinkParams) {
+        let LinkParams { rate_bps, delay, buffer: b, queue, queue_params, loss, reverse_loss } = p;
+        self.string("rate", rate(*rate_bps));
+        self.string("delay", duration(*delay));
+        self.string("buffer", buffer(*b));
+        self.string("queue", queue.as_str());
+        self.raw("queue_params", &params(queue_params));
+        self.value("loss", Value::Float(*loss));
+        self.value("reverse_loss", Value::Float(*reverse_loss));
+    }
+}
+
+fn app(a: &AppSpec) -> String {
+    let mut entries = vec![("kind".to_string(), string(a.kind()))];
+    match *a {
+        AppSpec::Bulk => return string(a.kind()).to_string(),
+        AppSpec::Transfer { size: bytes } => entries.push(("size".into(), string(size(bytes)))),
+        AppSpec::Arrivals { rate: per_second, size: d } => {
+            entries.push(("rate".into(), string(format!("{per_second}/s"))));
+            entries.push(("size".into(), string(distribution(d))));
+        }
+        AppSpec::Cbr { rate: bps, size: bytes, on, off } => {
+            entries.push(("rate".into(), string(rate(bps))));
+            entries.push(("size".into(), string(size(bytes))));
+            if let Some(on) = on {
+                entries.push(("on".into(), string(duration(on))));
+            }
+            if let Some(off) = off {
+                entries.push(("off".into(), string(duration(off))));
+            }
+        }
+    }
+    inline(&entries)
+}
+
+fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
+    let FlowGroup { name, count, direction, protocol, algorithms, rtt, from, to, start, stop, app: a, tcp } =
+        f;
+    w.header("[[flows]]");
+    w.string("name", name.as_str());
+    w.value("count", Value::Integer(i64::from(*count)));
+    w.string("protocol", protocol.as_str());
+    // A graph refuses `direction` and `rtt`; a dumbbell refuses `from` and `to`.
+    if dumbbell {
+        w.string(
+            "direction",
+            match direction {
+                Direction::Forward => "forward",
+                Direction::Reverse => "reverse",
+            },
+        );
+    }
+    if let Some(rtt) = rtt {
+        w.string("rtt", duration(*rtt));
+    }
+    if let Some(from) = from {
+        w.string("from", from.as_str());
+    }
+    if let Some(to) = to {
+        w.string("to", to.as_str());
+    }
+    w.string(
+        "start",
+        match *start {
+            Start::At(t) => duration(t),
+            Start::Uniform(lo, hi) => format!("{}..{}", duration(lo), duration(hi)),
+        },
+    );
+    if let Some(stop) = stop {
+        w.string("stop", duration(*stop));
+    }
+    w.raw("app", &app(a));
+    if let Some(TcpAlgorithms { cc, cc_params, recovery, recovery_params, pacing, pacing_params }) =
+        algorithms
+    {
+        w.string("cc", cc.as_str());
+        w.raw("cc_params", &params(cc_params));
+        w.string("recovery", recovery.as_str());
+        w.raw("recovery_params", &params(recovery_params));
+        w.string("pacing", pacing.as_str());
+        w.raw("pacing_params", &params(pacing_params));
+    }
+    if let Some(t) = tcp {
+        let TcpOptions {
+            mss,
+            header,
+            initial_window,
+            initial_ssthresh,
+            max_window,
+            delayed_ack,
+            delack_timeout,
+            min_rto,
+            initial_rto,
+            max_rto,
+            clock_granularity,
+            dupthresh,
+            limited_transmit,
+            timestamps,
+            ecn,
+        } = t;
+        w.value("mss", Value::Integer(i64::from(*mss)));
+        w.value("header", Value::Integer(i64::from(*header)));
+        w.value("initial_window", Value::Integer(i64::from(*initial_window)));
+        // Absent means unlimited: the default has no written form.
+        if let Some(x) = initial_ssthresh {
+            w.value("initial_ssthresh", Value::Float(*x));
+        }
+        if let Some(m) = max_window {
+            w.value("max_window", Value::Integer(*m as i64));
+        }
+        w.value("delayed_ack", Value::Boolean(*delayed_ack));
+        w.string("delack_timeout", duration(*delack_timeout));
+        w.string("min_rto", duration(*min_rto));
+        w.string("initial_rto", duration(*initial_rto));
+        w.string("max_rto", duration(*max_rto));
+        w.string("clock_granularity", duration(*clock_granularity));
+        w.value("dupthresh", Value::Integer(i64::from(*dupthresh)));
+        w.value("limited_transmit", Value::Boolean(*limited_transmit));
+        w.value("timestamps", Value::Boolean(*timestamps));
+        w.value("ecn", Value::Boolean(*ecn));
+    }
+}
+
+/// The scenario as a scenario file with every default written out; reads back
+/// to an equal [`Scenario`].
+pub fn to_toml(s: &Scenario) -> String {
+    let Scenario { name, run, topology, flows } = s;
+    let mut w = Writer {
+        out:
+            "# Resolved by `cclab validate --toml`: every default filled in; `cclab run` accepts this file.\n"
+                .into(),
+    };
+    w.string("name", name.as_str());
+
+    let RunConfig { duration: d, warmup, seed, sample } = run;
+    w.header("[run]");
+    w.string("duration", duration(*d));
+    w.string("warmup", duration(*warmup));
+    // The parser reads seeds up to i64::MAX, so this conversion cannot wrap.
+    w.value("seed", Value::Integer(*seed as i64));
+    if let Some(sample) = sample {
+        w.string("sample", duration(*sample));
+    }
+
+    w.header("[topology]");
+    match topology {
+        Topology::Dumbbell(Dumbbell { access_rate_bps, access_buffer, bottleneck }) => {
+            w.string("kind", "dumbbell");
+            let access = [
+                ("rate".to_string(), string(rate(*access_rate_bps))),
+                ("buffer".to_string(), string(buffer(*access_buffer))),
+            ];
+            w.raw("access", &inline(&access));
+            w.header("[topology.bottleneck]");
+            w.link(bottleneck);
+        }
+        Topology::Graph(Graph { nodes, links }) => {
+            w.string("kind", "graph");
+            w.value("nodes", Value::Array(nodes.iter().map(|n| string(n.as_str())).collect()));
+            for GraphLink { from, to, params } in links {
+                w.header("[[topology.links]]");
+                w.string("from", from.as_str());
+                w.string("to", to.as_str());
+                w.link(params);
+            }
+        }
+    }
+    let dumbbell = matches!(topology, Topology::Dumbbell(_));
+    for f in flows {
+        flow(&mut w, f, dumbbell);
+    }
+    w.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_written_in_the_largest_exact_unit() {
+        assert_eq!(duration(0), "0s");
+        assert_eq!(duration(20_000_000_000), "20s");
+        assert_eq!(duration(1_500_000_000), "1500ms");
+        assert_eq!(duration(250_000), "250us");
+        assert_eq!(duration(7), "7ns");
+        assert_eq!(rate(100_000_000), "100Mbps");
+        assert_eq!(rate(2_500_000_000), "2500Mbps");
+        assert_eq!(rate(64_001), "64001bps");
+        assert_eq!(size(750_000), "750KB");
+        assert_eq!(size(1_048_576), "1048576B");
+        assert_eq!(buffer(BufferSpec::Bdp(0.25)), "0.25bdp");
+        assert_eq!(buffer(BufferSpec::Packets(50)), "50pkts");
+        assert_eq!(
+            distribution(SizeDistribution::Pareto { mean: 100_000.0, shape: 1.2 }),
+            "pareto(mean=100000B, shape=1.2)"
+        );
+    }
+
+    #[test]
+    fn numbers_that_are_whole_are_integers() {
+        assert_eq!(number(14.0), Value::Integer(14));
+        assert_eq!(number(0.125), Value::Float(0.125));
+    }
+}
