@@ -23,7 +23,8 @@ use toml::Value;
 /// `value` in the largest of `units` (name, factor; largest first) that divides
 /// it exactly; the last unit must have factor 1.
 fn exact(value: u64, units: &[(&str, u64)]) -> String {
-    let (name, factor) = units.iter().find(|(_, f)| value % f == 0).expect("the last unit has factor 1");
+    let (name, factor) =
+        units.iter().find(|(_, f)| value.is_multiple_of(*f)).expect("the last unit has factor 1");
     format!("{}{name}", value / factor)
 }
 
