@@ -17,6 +17,9 @@ class CancelToken:
     def cancel(self) -> None: ...
     @property
     def cancelled(self) -> bool: ...
+    @property
+    def progress(self) -> tuple[float, float] | None:
+        """``(simulated_s, end_s)`` of the run holding this token, as it last reported; None before it starts."""
 
 DEFAULT_MEMORY_LIMIT: int
 

@@ -71,14 +71,39 @@ def estimate_memory(scenario: ScenarioLike) -> dict[str, Any]:
 
 
 def run_json(
-    text: str, name: str, seed: int | None, memory_limit: str | None = None, cancel: _core.CancelToken | None = None
+    text: str,
+    name: str,
+    seed: int | None,
+    memory_limit: str | None = None,
+    cancel: _core.CancelToken | None = None,
+    progress: bool | None = None,
 ) -> str:
     """Runs scenario text and returns its JSON summary. From the main thread the
     run goes to a worker thread, so that Ctrl-C stops it within milliseconds
     (raising ``RunCancelled``) instead of waiting for it to end; so does
-    ``cancel.cancel()`` from anywhere."""
+    ``cancel.cancel()`` from anywhere. ``progress`` (default: when stderr is a
+    terminal) shows the simulated time reached once the run has taken a second."""
+    from cclab.progress import Progress
+
     token = cancel if cancel is not None else _core.CancelToken()
-    return call_interruptibly(lambda: _core.run_toml(text, name, seed, memory_limit, token), token.cancel)
+    bar = Progress(0, label="simulated s", enabled=progress, delay_s=RUN_PROGRESS_DELAY_S,
+                   describe=lambda done, total: f"{done:.1f} of {total:g} simulated s")  # fmt: skip
+
+    def show() -> None:
+        reached = token.progress
+        if reached is not None:
+            bar.update(*reached)
+
+    try:
+        return call_interruptibly(
+            lambda: _core.run_toml(text, name, seed, memory_limit, token), token.cancel, show if bar.enabled else None
+        )
+    finally:
+        bar.close()
+
+
+#: A run shorter than this prints no progress line.
+RUN_PROGRESS_DELAY_S = 1.0
 
 
 def run(
@@ -86,6 +111,7 @@ def run(
     seed: int | None = None,
     memory_limit: str | int | None = None,
     cancel: _core.CancelToken | None = None,
+    progress: bool | None = False,
 ) -> Result:
     """Runs a scenario (with ``seed``, or its own ``run.seed``) and returns its Result.
 
@@ -96,7 +122,9 @@ def run(
     releases the GIL, so runs in several threads use several cores. Ctrl-C, or
     ``cancel.cancel()`` from another thread, stops the run within milliseconds
     and raises :class:`cclab.RunCancelled` (a ``KeyboardInterrupt``); a
-    cancelled run leaves no result.
+    cancelled run leaves no result. ``progress=True`` (or ``None``: when stderr
+    is a terminal) shows the simulated time reached on stderr once the run has
+    taken a second.
     """
     if seed is not None:
         seed = whole_number(seed, "seed", SEEDS, lambda m: ScenarioError(m, "seed"))
@@ -104,7 +132,7 @@ def run(
     limit = limit_text(scn.memory_limit if memory_limit is None else memory_limit)
     text = scn.to_toml()
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel))
+        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel, progress))
     except ScenarioError as e:
         raise ScenarioError(*e.args) from None
     return Result(summary=summary, config=scn.validate(memory_limit), seed=summary["seed"])

@@ -45,11 +45,15 @@ def _read_scenario(path: str) -> tuple[str, str]:
         _fail(e.args[0])
 
 
-def _run(path: str, text: str, name: str, seed: int | None, memory_limit: str | None) -> dict[str, Any]:
+def _run(
+    path: str, text: str, name: str, seed: int | None, memory_limit: str | None, progress: bool | None = None
+) -> dict[str, Any]:
+    """The run's summary; ``progress`` (default: on a terminal) shows the simulated
+    time reached on stderr once the run has taken a second."""
     from cclab.api import run_json
 
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, name, seed, memory_limit))
+        summary: dict[str, Any] = json.loads(run_json(text, name, seed, memory_limit, progress=progress))
     except _core.ScenarioError as e:
         _fail(f"{path}: {e.args[0]}")
     return summary
@@ -291,7 +295,8 @@ class _Variant:
         # this process (on a worker thread, so that Ctrl-C can stop it), and the main
         # thread only waits, so nothing else in the process is busy.
         cpu, wall = time.process_time(), time.perf_counter()
-        self.summary = _run(path, self.text, self.name, seed, memory_limit)
+        # No progress line: it would draw while being timed.
+        self.summary = _run(path, self.text, self.name, seed, memory_limit, progress=False)
         self.call_walls.append(time.perf_counter() - wall)
         self.cpus.append(time.process_time() - cpu)
         self.sim_walls.append(self.summary["wall_s"])

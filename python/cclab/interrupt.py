@@ -89,10 +89,13 @@ def cancel_on_sigint(cancel: Callable[[], None]) -> Iterator[Interrupt]:
         signal.signal(signal.SIGINT, previous)
 
 
-def call_interruptibly(work: Callable[[], T], cancel: Callable[[], None]) -> T:
+def call_interruptibly(
+    work: Callable[[], T], cancel: Callable[[], None], while_waiting: Callable[[], None] | None = None
+) -> T:
     """``work()``, run on a worker thread while the main thread waits, so that
     the first Ctrl-C calls ``cancel`` (after which ``work`` should end promptly,
     typically raising ``RunCancelled``). Returns its value or raises its exception.
+    ``while_waiting`` is called every ``WAIT_S`` while it runs (a progress line).
     Off the main thread it simply calls ``work``."""
     if threading.current_thread() is not threading.main_thread():
         return work()
@@ -111,6 +114,8 @@ def call_interruptibly(work: Callable[[], T], cancel: Callable[[], None]) -> T:
         worker.start()
         while worker.is_alive():
             worker.join(WAIT_S)
+            if while_waiting is not None and worker.is_alive():
+                while_waiting()
     if "error" in outcome:
         error = outcome.pop("error")
         raise error

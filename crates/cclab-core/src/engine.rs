@@ -534,11 +534,14 @@ impl Engine {
             if time >= end {
                 break;
             }
-            // One load per batch: the hot loop stays as fast as without a token.
-            if self.totals.events.is_multiple_of(CANCEL_CHECK_EVENTS)
-                && cancel.is_some_and(CancelToken::is_cancelled)
-            {
-                return Err(self.cancelled());
+            // One load and one store per batch: the hot loop stays as fast as without a token.
+            if self.totals.events.is_multiple_of(CANCEL_CHECK_EVENTS) {
+                if let Some(token) = cancel {
+                    if token.is_cancelled() {
+                        return Err(self.cancelled());
+                    }
+                    token.report(time, end);
+                }
             }
             let target = event.target;
             self.now = time;
@@ -556,6 +559,9 @@ impl Engine {
             self.totals.events += 1;
         }
         self.now = end;
+        if let Some(token) = cancel {
+            token.report(end, end);
+        }
         if self.buckets.iter().any(|b| b.at_window_start.is_none()) {
             self.snapshot_window_start();
         }

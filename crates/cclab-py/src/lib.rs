@@ -25,7 +25,7 @@ fn to_py(e: cclab_sim::ScenarioError) -> PyErr {
 
 /// A request to stop runs: pass it to `run_toml`, call `cancel()` from any
 /// thread (or a signal handler), and those runs raise `RunCancelled` within
-/// milliseconds.
+/// milliseconds. A run also reports through it how far it has got (`progress`).
 #[pyclass(frozen, module = "cclab._core")]
 struct CancelToken(cclab_sim::CancelToken);
 
@@ -44,6 +44,13 @@ impl CancelToken {
     #[getter]
     fn cancelled(&self) -> bool {
         self.0.is_cancelled()
+    }
+
+    /// `(simulated_s, end_s)`: how far the run holding this token has got, as
+    /// it reported at most 1024 events ago; `None` before it starts.
+    #[getter]
+    fn progress(&self) -> Option<(f64, f64)> {
+        self.0.progress().map(|(reached, end)| (reached as f64 / 1e9, end as f64 / 1e9))
     }
 
     fn __repr__(&self) -> String {

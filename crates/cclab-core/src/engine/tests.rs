@@ -550,3 +550,23 @@ fn a_token_nobody_cancels_changes_nothing() {
     assert_eq!(with_token.run_cancellable(&token), Ok(plain.run()));
     assert!(plain.totals().events > 3 * CANCEL_CHECK_EVENTS);
 }
+
+#[test]
+fn a_run_reports_its_simulated_time_through_the_token() {
+    let token = CancelToken::new();
+    assert_eq!(token.progress(), None, "nothing before a run starts");
+    // Cancelled at the ticker's 50 000th wake-up (49.999 ms): the last report
+    // is that of the batch check before the one that saw the flag.
+    let (mut e, _) = hour_long(&token, 50_000);
+    let cancelled = e.run_cancellable(&token).expect_err("the run was cancelled");
+    let (reached, end) = token.progress().expect("the run reported");
+    assert_eq!(end, e.window.end);
+    assert!(reached <= cancelled.at && reached > millis(48), "{reached} vs {cancelled:?}");
+
+    // A run that finishes reports its end.
+    let token = CancelToken::new();
+    let (mut e, _) = hour_long(&token, u64::MAX);
+    e.window.end = millis(20);
+    e.run_cancellable(&token).expect("not cancelled");
+    assert_eq!(token.progress(), Some((millis(20), millis(20))));
+}
