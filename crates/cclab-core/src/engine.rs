@@ -24,10 +24,10 @@ use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool};
-use crate::stats::{FlowSample, LinkSample, MeasurementWindow, TimeSeries};
+use crate::stats::{MeasurementWindow, MetricRow, Observation, Source, TimeSeries};
 use cclab_wire::{
-    Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, NodeId, Outbox, Probe, Time,
-    NEVER,
+    metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
+    NodeId, Outbox, Time, NEVER,
 };
 use std::cmp::Reverse;
 use std::collections::binary_heap::PeekMut;
@@ -66,7 +66,8 @@ pub type AgentId = u32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
     WindowStart,
-    Sample,
+    /// Take the samples of this observation.
+    Sample(u32),
     Link(LinkId),
     Endpoint(EndpointId),
     Agent(AgentId),
@@ -201,7 +202,6 @@ pub struct ConnectionInfo {
     pub to: NodeId,
     pub bucket: BucketId,
     pub sender: Counters,
-    pub probe: Option<Probe>,
 }
 
 /// Read-only access to the live connections, for agents.
@@ -225,7 +225,6 @@ impl Connections<'_> {
                     to: slot.peer_node,
                     bucket: c.bucket,
                     sender: endpoint.counters(),
-                    probe: endpoint.probe(),
                 })
             })
             .collect();
@@ -307,14 +306,14 @@ pub struct Engine {
     transfers: Vec<TransferRecord>,
     outbox: Outbox,
     window: MeasurementWindow,
-    sample_every: Option<Time>,
+    observations: Vec<Observation>,
     totals: RunTotals,
     pub series: TimeSeries,
 }
 
 impl Engine {
     /// `net` must already have its routes computed.
-    pub fn new(net: Network, window: MeasurementWindow, sample_every: Option<Time>) -> Self {
+    pub fn new(net: Network, window: MeasurementWindow) -> Self {
         Self {
             now: 0,
             next_seq: 0,
@@ -330,7 +329,7 @@ impl Engine {
             transfers: Vec::new(),
             outbox: Outbox::default(),
             window,
-            sample_every,
+            observations: Vec::new(),
             totals: RunTotals::default(),
             series: TimeSeries::default(),
         }
@@ -519,8 +518,8 @@ impl Engine {
 
     fn run_until_done_or(&mut self, cancel: Option<&CancelToken>) -> Result<RunTotals, Cancelled> {
         self.push(self.window.start, Target::WindowStart);
-        if self.sample_every.is_some() {
-            self.push(0, Target::Sample);
+        for o in 0..self.observations.len() as u32 {
+            self.push(0, Target::Sample(o));
         }
         for id in 0..self.slots.len() as EndpointId {
             self.rearm(id);
@@ -554,7 +553,7 @@ impl Engine {
                 Target::Endpoint(e) => self.endpoint_timer(e, time),
                 Target::Agent(a) => self.agent_timer(a, time),
                 Target::WindowStart => self.snapshot_window_start(),
-                Target::Sample => self.sample(),
+                Target::Sample(o) => self.sample(o),
             }
             self.totals.events += 1;
         }
@@ -770,46 +769,81 @@ impl Engine {
         }
     }
 
-    fn sample(&mut self) {
+    /// Samples of observation `o`. Each watched source publishes everything it
+    /// has through a [`Metrics`] writer; [`Selected`] keeps the wanted names.
+    /// Rows go into one reused vector, so a sample allocates only when it grows.
+    fn sample(&mut self, o: u32) {
         let now = self.now;
-        for (i, slot) in self.slots.iter().enumerate() {
-            let Some(endpoint) = slot.endpoint.as_ref() else { continue };
-            // Time series follow the flow instances; an agent's many short
-            // transfers are reported by their records.
-            if slot.reclaimable {
-                continue;
-            }
-            if let Some(p) = endpoint.probe() {
-                let delivered = self.slots[slot.peer as usize]
-                    .endpoint
-                    .as_ref()
-                    .map_or(0, |peer| peer.counters().bytes_delivered);
-                self.series.flows.push(FlowSample {
-                    time: now,
-                    endpoint: i as u32,
-                    flow: slot.flow,
-                    cwnd: p.cwnd,
-                    ssthresh: p.ssthresh,
-                    srtt: p.srtt,
-                    rtt: p.rtt,
-                    seq_sent: p.seq_sent,
-                    seq_acked: p.seq_acked,
-                    in_flight: p.in_flight,
-                    bytes_delivered: delivered,
-                });
+        let Self { observations, slots, net, series, .. } = self;
+        let Some(observation) = observations.get(o as usize) else { return };
+        for watch in &observation.watches {
+            let mut sink = Selected { now, wanted: &watch.metrics, rows: &mut series.rows };
+            match watch.source {
+                Source::Endpoint(id) => {
+                    let Some(slot) = slots.get(id as usize) else { continue };
+                    let Some(endpoint) = slot.endpoint.as_ref() else { continue };
+                    // Time series follow the flow instances; an agent's many
+                    // short transfers (whose slots are reused) are reported by
+                    // their records.
+                    if slot.reclaimable {
+                        continue;
+                    }
+                    endpoint.metrics(&mut Metrics::new(&mut sink));
+                    if sink.wants("", "bytes_delivered") {
+                        let delivered = slots[slot.peer as usize]
+                            .endpoint
+                            .as_ref()
+                            .map_or(0, |peer| peer.counters().bytes_delivered);
+                        sink.record("", "bytes_delivered", delivered as f64);
+                    }
+                }
+                Source::Link(id) => {
+                    let Some(link) = net.links.get_mut(id as usize) else { continue };
+                    let occ = link.waiting_at(now);
+                    let s = &link.stats;
+                    let mut m = Metrics::new(&mut sink);
+                    m.put("queue_packets", occ.packets as f64);
+                    m.put("queue_bytes", occ.bytes as f64);
+                    m.put("arrivals", s.arrivals as f64);
+                    m.put("drops", s.drops as f64);
+                    m.put("losses", s.losses as f64);
+                    m.put("delivered", s.delivered as f64);
+                }
             }
         }
-        for (i, link) in self.net.links.iter_mut().enumerate() {
-            let occ = link.waiting_at(now);
-            self.series.links.push(LinkSample {
-                time: now,
-                link: i as u32,
-                queue_packets: occ.packets,
-                queue_bytes: occ.bytes,
-            });
-        }
-        if let Some(every) = self.sample_every {
-            self.push(now + every, Target::Sample);
+        let every = observation.every;
+        self.push(now + every, Target::Sample(o));
+    }
+
+    /// Adds an observation (before the run): its sources are sampled at time 0
+    /// and every `every` after. Returns its index.
+    pub fn observe(&mut self, observation: Observation) -> usize {
+        self.observations.push(observation);
+        self.observations.len() - 1
+    }
+}
+
+/// Keeps the published values a [`crate::stats::Watch`] wants, as rows.
+struct Selected<'a> {
+    now: Time,
+    wanted: &'a [(String, u32)],
+    rows: &'a mut Vec<MetricRow>,
+}
+
+impl Selected<'_> {
+    fn series(&self, prefix: &str, name: &str) -> Option<u32> {
+        self.wanted.iter().find(|(full, _)| metrics::is_named(full, prefix, name)).map(|&(_, id)| id)
+    }
+
+    fn wants(&self, prefix: &str, name: &str) -> bool {
+        self.series(prefix, name).is_some()
+    }
+}
+
+impl MetricSink for Selected<'_> {
+    fn record(&mut self, prefix: &'static str, name: &'static str, value: f64) {
+        if let Some(series) = self.series(prefix, name) {
+            self.rows.push(MetricRow { time: self.now, series, value });
         }
     }
 }

@@ -30,4 +30,4 @@ pub use network::{Network, NetworkError, Node, NodeKind};
 pub use pool::{PacketId, PacketPool};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};
 pub use rng::RngStream;
-pub use stats::{LinkStats, MeasurementWindow, TimeSeries};
+pub use stats::{LinkStats, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, Watch};

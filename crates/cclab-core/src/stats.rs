@@ -1,7 +1,9 @@
 //! Statistics kept in place while the simulation runs: windowed link counters
-//! and optional sampled time series. Nothing here allocates per packet.
+//! and optional sampled time series of named metrics ([`cclab_wire::metrics`]).
+//! Nothing here allocates per packet.
 
 use cclab_wire::time::{overlap, Time};
+use cclab_wire::{EndpointId, LinkId, MetricDesc};
 use serde::Serialize;
 
 /// Statistics cover `[start, end)`: the warm-up is excluded.
@@ -57,34 +59,66 @@ pub struct LinkStats {
     pub queue_max_bytes: u64,
 }
 
-/// One sample of a sender's state.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct FlowSample {
-    pub time: Time,
-    pub endpoint: u32,
-    pub flow: u32,
-    pub cwnd: f64,
-    pub ssthresh: f64,
-    pub srtt: Time,
-    pub rtt: Time,
-    pub seq_sent: u64,
-    pub seq_acked: u64,
-    pub in_flight: u64,
-    /// Bytes the peer receiver has delivered to its application so far.
-    pub bytes_delivered: u64,
+/// What publishes a series: an endpoint (a flow's sender) or a link direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Endpoint(EndpointId),
+    Link(LinkId),
 }
 
-/// One sample of a link's queue.
-#[derive(Clone, Copy, Debug, Serialize)]
-pub struct LinkSample {
-    pub time: Time,
-    pub link: u32,
-    pub queue_packets: u64,
-    pub queue_bytes: u64,
+/// One source watched by an [`Observation`]: the full metric names wanted
+/// (`cwnd`, `cc.estimate`) and the series id each is recorded under. The
+/// names are resolved once, before the run; at a sample the engine only
+/// compares a published name against this short list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Watch {
+    pub source: Source,
+    pub metrics: Vec<(String, u32)>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+/// Sources sampled together every `every` (one `[[observe]]` section, or `run.sample`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    pub every: Time,
+    pub watches: Vec<Watch>,
+}
+
+/// One value of one series: the long format every time series is kept in.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct MetricRow {
+    pub time: Time,
+    /// Index into the caller's table of series (see [`Watch`]).
+    pub series: u32,
+    pub value: f64,
+}
+
+/// Every sampled value, in the order taken.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSeries {
-    pub flows: Vec<FlowSample>,
-    pub links: Vec<LinkSample>,
+    pub rows: Vec<MetricRow>,
 }
+
+/// What the engine publishes for a flow's sender besides the sender's own
+/// metrics: it reads it from the peer receiver, which the sender cannot see.
+pub const FLOW_METRICS: &[MetricDesc] = &[MetricDesc {
+    name: "bytes_delivered",
+    unit: "bytes",
+    meaning: "payload the receiver delivered in order so far",
+}];
+
+/// What a link direction publishes: its queue now, and its whole-run counters so far.
+pub const LINK_METRICS: &[MetricDesc] = &[
+    MetricDesc { name: "queue_packets", unit: "packets", meaning: "packets waiting in the queue" },
+    MetricDesc { name: "queue_bytes", unit: "bytes", meaning: "bytes waiting in the queue" },
+    MetricDesc { name: "arrivals", unit: "packets", meaning: "packets offered to the queue so far" },
+    MetricDesc { name: "drops", unit: "packets", meaning: "packets the queue refused so far" },
+    MetricDesc {
+        name: "losses",
+        unit: "packets",
+        meaning: "packets the random loss process discarded so far",
+    },
+    MetricDesc { name: "delivered", unit: "packets", meaning: "packets handed to the far end so far" },
+];
+
+/// The link metrics `run.sample` records (the queue; the counters are opt-in).
+pub const LINK_DEFAULT_METRICS: &[&str] = &["queue_packets", "queue_bytes"];

@@ -5,6 +5,7 @@
 
 use crate::error::ScenarioError;
 use crate::limits::{self, MemoryLimit};
+use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
 use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
@@ -41,6 +42,8 @@ pub struct Simulation {
     pub flows: Vec<FlowInstance>,
     /// Role of each link: "bottleneck", "bottleneck.reverse", "access" or "link".
     pub link_roles: Vec<&'static str>,
+    /// Every time series the run records; a row's `series` indexes this table.
+    pub series: Vec<SeriesInfo>,
 }
 
 struct PlannedFlow {
@@ -239,7 +242,7 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
     resolve_buffers(&mut net, &pending, scenario, &planned, &rtts)?;
 
     let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
-    let mut engine = Engine::new(net, window, scenario.run.sample);
+    let mut engine = Engine::new(net, window);
     let mut flows = Vec::with_capacity(planned.len());
     for (row, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
         let group = &scenario.flows[p.group];
@@ -314,7 +317,14 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         });
     }
     engine.reserve_flows(flows.len() as FlowId);
-    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles })
+    let (observations, series) = {
+        let link_names: Vec<&str> = engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
+        observe::plan(scenario, &flows, &link_names)
+    };
+    for o in observations {
+        engine.observe(o);
+    }
+    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series })
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms

@@ -7,6 +7,7 @@
 pub mod build;
 pub mod error;
 pub mod limits;
+pub mod observe;
 pub mod protocols;
 mod reader;
 pub mod registry;

@@ -6,7 +6,8 @@
 //! The estimate counts what grows with the scenario: flow instances (their
 //! endpoints, report rows and, on a dumbbell, their two hosts and four access
 //! links), links, routing tables, large initial windows (sent at once), the
-//! completion-time records of traffic sources, and time-series samples. The per-item constants below were measured
+//! completion-time records of traffic sources, and time-series samples (`run.sample`
+//! and each `[[observe]]` section). The per-item constants below were measured
 //! as the peak resident memory of `cclab run --json` (Rust engine, results,
 //! JSON and the Python tables together) on 1 000 to 100 000 flow instances; see
 //! docs/scenario.md ("Memory") for the measurements. What the estimate leaves
@@ -14,8 +15,10 @@
 //! in buffers and the SACK scoreboards of large windows.
 
 use crate::error::ScenarioError;
+use crate::observe;
 use crate::scenario::{Scenario, Start, Topology};
 use crate::sources::AppSpec;
+use cclab_core::stats::LINK_METRICS;
 use serde::Serialize;
 
 /// The limit when neither `--memory-limit`, `memory_limit=` nor
@@ -35,8 +38,14 @@ pub const BYTES_PER_NODE: u64 = 250;
 pub const BYTES_PER_ROUTE: u64 = 4;
 /// One finite transfer's record across the engine, the result and Python.
 pub const BYTES_PER_TRANSFER: u64 = 700;
-/// One time-series row (a flow's or a link's sample) across the engine, the JSON and Python.
+/// One row of the wide time-series views (a flow's or a link's sample) across
+/// the engine, the JSON and Python (measured with the fixed sampler the named
+/// metrics replaced).
 pub const BYTES_PER_SAMPLE: u64 = 400;
+/// One long-format row (one value of one series): 24 bytes in the engine, three
+/// numbers in the JSON, the Python lists read from it and the polars table.
+/// Estimated from those sizes, not yet measured like the constants above.
+pub const BYTES_PER_METRIC_ROW: u64 = 150;
 /// One segment of an initial window in flight: the packet in the pool, its
 /// place in a link's delay line and queue, and its scoreboard record.
 pub const BYTES_PER_SEGMENT: u64 = 250;
@@ -256,22 +265,39 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     }
     if let Some(every) = scenario.run.sample {
         let samples = scenario.run.duration / every.max(1) + 1;
-        // Every TCP connection opened before the run is sampled, and every link direction.
-        let sampled: u64 = scenario
-            .flows
-            .iter()
-            .filter(|f| f.tcp.is_some() && !matches!(f.app, AppSpec::Arrivals { .. }))
-            .map(|f| f.count as u64)
-            .sum();
-        let rows = times(samples, sampled.saturating_add(links));
+        // Every flow instance with a long-lived connection is sampled, and every
+        // link direction: each sample is one long row per metric, plus one row of
+        // the wide view per TCP flow and per link.
+        let (mut sampled, mut per_sample) = (links, 0u64);
+        let link_metrics = observe::default_link_metrics().count() as u64;
+        per_sample =
+            per_sample.saturating_add(times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW));
+        for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
+            let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
+            let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
+            sampled = sampled.saturating_add(f.count as u64);
+            per_sample = per_sample.saturating_add(times(f.count as u64, wide + long));
+        }
         parts.push(Part {
             key: "run.sample".into(),
-            what: format!(
-                "{} samples of {} flows and links",
-                fmt_count(samples),
-                fmt_count(sampled.saturating_add(links))
-            ),
-            bytes: times(rows, BYTES_PER_SAMPLE),
+            what: format!("{} samples of {} flows and links", fmt_count(samples), fmt_count(sampled)),
+            bytes: times(samples, per_sample),
+        });
+    }
+    for (i, o) in scenario.observe.iter().enumerate() {
+        let samples = scenario.run.duration / o.every.max(1) + 1;
+        let link_metrics =
+            LINK_METRICS.iter().filter(|d| o.metrics.iter().any(|m| m == d.name)).count() as u64;
+        let mut series = times(o.links.len() as u64, link_metrics);
+        for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
+            let metrics =
+                observe::flow_metrics(f).iter().filter(|m| o.metrics.contains(&m.name)).count() as u64;
+            series = series.saturating_add(times(f.count as u64, metrics));
+        }
+        parts.push(Part {
+            key: format!("observe[{i}]"),
+            what: format!("{} samples of {} series", fmt_count(samples), fmt_count(series)),
+            bytes: times(times(samples, series), BYTES_PER_METRIC_ROW),
         });
     }
     let bytes = parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.bytes));

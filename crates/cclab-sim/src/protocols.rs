@@ -19,6 +19,7 @@ pub const TCP: ProtocolDescriptor = Descriptor {
     source: "RFC 9293; RFC 5681, RFC 6298, RFC 2018, RFC 7323 (sans-IO model without connection set-up, as \
              ns-2's one-way agents)",
     parameters: &[],
+    metrics: cclab_transport::tcp::sender::METRICS,
     build: Protocol::Tcp,
 };
 
@@ -28,6 +29,7 @@ pub const UDP: ProtocolDescriptor = Descriptor {
     summary: "UDP: unresponsive datagrams with sequence numbers; the sink counts losses and one-way delay",
     source: "RFC 768",
     parameters: &[],
+    metrics: cclab_transport::udp::source::METRICS,
     build: Protocol::Udp,
 };
 

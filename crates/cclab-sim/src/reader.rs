@@ -36,6 +36,11 @@ impl<'a> Section<'a> {
         Section::new(path, EMPTY.get_or_init(Table::new))
     }
 
+    /// Where this section is (`observe[0]`), for errors raised after [`Section::finish`].
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     pub fn key_path(&self, key: &str) -> String {
         if self.path.is_empty() {
             key.to_string()

@@ -11,6 +11,7 @@
 //! shortest round-trip form. Structs are destructured field by field, so a new
 //! scenario field does not compile until it is written here too.
 
+use crate::observe::Observe;
 use crate::scenario::{
     Direction, Dumbbell, FlowGroup, Graph, GraphLink, LinkParams, RunConfig, Scenario, Start, TcpAlgorithms,
     TcpOptions, Topology,
@@ -266,7 +267,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
 /// The scenario as a scenario file with every default written out; reads back
 /// to an equal [`Scenario`].
 pub fn to_toml(s: &Scenario) -> String {
-    let Scenario { name, run, topology, flows } = s;
+    let Scenario { name, run, topology, flows, observe } = s;
     let mut w = Writer {
         out:
             "# Resolved by `cclab validate --toml`: every default filled in; `cclab run` accepts this file.\n"
@@ -310,6 +311,18 @@ pub fn to_toml(s: &Scenario) -> String {
     let dumbbell = matches!(topology, Topology::Dumbbell(_));
     for f in flows {
         flow(&mut w, f, dumbbell);
+    }
+    for Observe { flows, links, metrics, every } in observe {
+        let list = |names: &[String]| Value::Array(names.iter().map(|n| string(n.as_str())).collect());
+        w.header("[[observe]]");
+        if !flows.is_empty() {
+            w.value("flows", list(flows));
+        }
+        if !links.is_empty() {
+            w.value("links", list(links));
+        }
+        w.value("metrics", list(metrics));
+        w.string("every", duration(*every));
     }
     w.out
 }

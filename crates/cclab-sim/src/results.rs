@@ -3,8 +3,11 @@
 //! summary; field names are part of the interface (DESIGN.md).
 
 use crate::build::Simulation;
+use crate::observe::SeriesInfo;
 use cclab_core::BufferLimit;
+use cclab_core::MetricRow;
 use cclab_wire::time::to_secs_f64;
+use cclab_wire::Time;
 use cclab_wire::{Counters, Measure};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -169,10 +172,93 @@ pub struct LinkSeries {
     pub queue_bytes: Vec<u64>,
 }
 
+/// Every recorded value in long format, as columns: one entry per sample of
+/// one series; `series` indexes [`TimeSeries::series`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct MetricColumns {
+    pub time_s: Vec<f64>,
+    pub series: Vec<u32>,
+    pub value: Vec<f64>,
+}
+
+/// Time series. `series` and `metrics` hold everything recorded (`run.sample`
+/// and `[[observe]]`); `flows` and `links` are the wide view of what
+/// `run.sample` recorded (one row per sample and flow or link, the columns of
+/// the fixed sampler this replaced), kept for existing readers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct TimeSeries {
     pub flows: FlowSeries,
     pub links: LinkSeries,
+    pub series: Vec<SeriesInfo>,
+    pub metrics: MetricColumns,
+}
+
+/// The wide views, from the rows `run.sample` (observation 0) recorded. A
+/// flow row is written when its sender published `cwnd` (TCP), as the fixed
+/// sampler did; a watch's values of one sample are consecutive rows.
+fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
+    let mut flow: Option<(Time, u32, [f64; 8])> = None;
+    let mut link: Option<(Time, u32, [f64; 2])> = None;
+    let flush_flow = |f: &mut FlowSeries, row: Option<(Time, u32, [f64; 8])>| {
+        let Some((time, flow_id, v)) = row else { return };
+        if v[0].is_nan() {
+            return;
+        }
+        let n = |x: f64| if x.is_nan() { 0 } else { x as u64 };
+        let s = |x: f64| if x.is_nan() { 0.0 } else { x };
+        f.time_s.push(to_secs_f64(time));
+        f.flow_id.push(flow_id);
+        f.cwnd.push(v[0]);
+        f.ssthresh.push(s(v[1]).min(1e12));
+        f.srtt_s.push(s(v[2]));
+        f.rtt_s.push(s(v[3]));
+        f.seq_sent.push(n(v[4]));
+        f.seq_acked.push(n(v[5]));
+        f.in_flight.push(n(v[6]));
+        f.bytes_delivered.push(n(v[7]));
+    };
+    let flush_link = |l: &mut LinkSeries, names: &[SeriesInfo], row: Option<(Time, u32, [f64; 2])>| {
+        let Some((time, series, v)) = row else { return };
+        l.time_s.push(to_secs_f64(time));
+        l.link.push(names[series as usize].component.clone());
+        l.queue_pkts.push(if v[0].is_nan() { 0 } else { v[0] as u64 });
+        l.queue_bytes.push(if v[1].is_nan() { 0 } else { v[1] as u64 });
+    };
+    const FLOW_COLUMNS: [&str; 8] =
+        ["cwnd", "ssthresh", "srtt", "rtt", "seq_sent", "seq_acked", "in_flight", "bytes_delivered"];
+    const LINK_COLUMNS: [&str; 2] = ["queue_packets", "queue_bytes"];
+    for r in rows {
+        let Some(info) = ts.series.get(r.series as usize) else { continue };
+        if info.selection != "run.sample" {
+            continue;
+        }
+        if let Some(flow_id) = info.flow_id {
+            if flow.is_none_or(|(t, id, _)| t != r.time || id != flow_id) {
+                flush_flow(&mut ts.flows, flow.take());
+                flow = Some((r.time, flow_id, [f64::NAN; 8]));
+            }
+            if let (Some(col), Some((_, _, v))) =
+                (FLOW_COLUMNS.iter().position(|c| *c == info.metric), flow.as_mut())
+            {
+                v[col] = r.value;
+            }
+        } else {
+            // Keyed by the first series of the link's watch: its component names the link.
+            let same = link
+                .is_some_and(|(t, s, _)| t == r.time && ts.series[s as usize].component == info.component);
+            if !same {
+                flush_link(&mut ts.links, &ts.series, link.take());
+                link = Some((r.time, r.series, [f64::NAN; 2]));
+            }
+            if let (Some(col), Some((_, _, v))) =
+                (LINK_COLUMNS.iter().position(|c| *c == info.metric), link.as_mut())
+            {
+                v[col] = r.value;
+            }
+        }
+    }
+    flush_flow(&mut ts.flows, flow);
+    flush_link(&mut ts.links, &ts.series, link);
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -301,28 +387,15 @@ impl RunResult {
                 }
             })
             .collect();
-        let timeseries = sim.scenario.run.sample.map(|_| {
-            let mut ts = TimeSeries::default();
-            for s in &engine.series.flows {
-                let f = &mut ts.flows;
-                f.time_s.push(to_secs_f64(s.time));
-                f.flow_id.push(s.flow);
-                f.cwnd.push(s.cwnd);
-                f.ssthresh.push(s.ssthresh.min(1e12));
-                f.srtt_s.push(to_secs_f64(s.srtt));
-                f.rtt_s.push(to_secs_f64(s.rtt));
-                f.seq_sent.push(s.seq_sent);
-                f.seq_acked.push(s.seq_acked);
-                f.in_flight.push(s.in_flight);
-                f.bytes_delivered.push(s.bytes_delivered);
-            }
-            for s in &engine.series.links {
-                let l = &mut ts.links;
-                l.time_s.push(to_secs_f64(s.time));
-                l.link.push(engine.net.links[s.link as usize].spec.name.clone());
-                l.queue_pkts.push(s.queue_packets);
-                l.queue_bytes.push(s.queue_bytes);
-            }
+        let recorded = sim.scenario.run.sample.is_some() || !sim.scenario.observe.is_empty();
+        let timeseries = recorded.then(|| {
+            let mut ts = TimeSeries { series: sim.series.clone(), ..TimeSeries::default() };
+            let rows = &engine.series.rows;
+            let m = &mut ts.metrics;
+            m.time_s.extend(rows.iter().map(|r| to_secs_f64(r.time)));
+            m.series.extend(rows.iter().map(|r| r.series));
+            m.value.extend(rows.iter().map(|r| r.value));
+            wide(&mut ts, rows);
             ts
         });
         let totals = engine.totals();

@@ -9,6 +9,7 @@
 //! the built topology (BDP buffers, graph reachability) happen in [`crate::build`].
 
 use crate::error::{suggestion, ScenarioError};
+use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
@@ -37,6 +38,8 @@ pub struct Scenario {
     pub run: RunConfig,
     pub topology: Topology,
     pub flows: Vec<FlowGroup>,
+    /// `[[observe]]` sections, resolved (see [`crate::observe`]).
+    pub observe: Vec<Observe>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -252,6 +255,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
         flows.push(parse_flow(section, i, &topology, &run)?);
     }
+    let observe_sections = root.tables("observe")?;
     root.finish()?;
     if flows.is_empty() {
         return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
@@ -265,7 +269,13 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
             ));
         }
     }
-    Ok(Scenario { name, run, topology, flows })
+    // Link names are only worked out if a section names links.
+    let mut links = None;
+    let mut observe = Vec::with_capacity(observe_sections.len());
+    for section in observe_sections {
+        observe.push(observe::parse_observe(section, &flows, &mut links, &topology)?);
+    }
+    Ok(Scenario { name, run, topology, flows, observe })
 }
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {

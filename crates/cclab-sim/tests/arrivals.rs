@@ -194,7 +194,7 @@ fn a_source_that_cannot_open_connections_is_reported_at_its_app_key() {
     assert_eq!(window, MeasurementWindow { start: 0, end: 2_000_000_000 });
     let net = std::mem::take(&mut sim.engine.net);
     let (from, to) = (net.node_id("web[0].snd").unwrap(), net.node_id("web[0].rcv").unwrap());
-    let mut engine = Engine::new(net, window, None);
+    let mut engine = Engine::new(net, window);
     let bucket = engine.add_bucket();
     let group = sim.scenario.flows[0].clone();
     let AppSpec::Arrivals { rate, size } = group.app else { panic!("an arrivals source") };

@@ -370,6 +370,7 @@ fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
         name: "selfpaced",
         summary: "a test congestion control that computes its own rate",
         source: "this test",
+        metrics: &[],
         build: CcBuilder { paces_itself: true, ..cc::reno::DESCRIPTOR.build },
         ..cc::reno::DESCRIPTOR
     };
@@ -541,7 +542,7 @@ fn the_memory_refusal_names_the_part_that_needs_it() {
 
     let e = refused(&BASE.replace("warmup = \"5s\"", "warmup = \"5s\"\nsample = \"10us\""));
     assert_eq!(e.path, "run.sample", "{e}");
-    assert!(e.message.starts_with("2,000,001 samples of 7 flows and links need about 5.6 GB"), "{e}");
+    assert!(e.message.starts_with("2,000,001 samples of 7 flows and links need about 11.6 GB"), "{e}");
 
     let e = refused(&tcp_with("count = 1000\ninitial_window = 1000"));
     assert_eq!(e.path, "flows[0].initial_window", "{e}");

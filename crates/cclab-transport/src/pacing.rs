@@ -17,7 +17,7 @@
 
 use crate::cc::Window;
 use crate::registry::PacingDescriptor;
-use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
+use cclab_wire::{Descriptor, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
 /// What a pacer needs to know about the packet that just left.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,6 +35,9 @@ pub trait Pacer {
     fn name(&self) -> &'static str;
     /// The earliest time the next packet may leave.
     fn next_departure(&mut self, d: &Departure) -> Time;
+    /// Publishes the pacer's state for time series under the names its
+    /// descriptor lists; the sender adds the `pacing.` prefix.
+    fn metrics(&self, _out: &mut Metrics<'_>) {}
 }
 
 pub const NONE: PacingDescriptor = Descriptor {
@@ -43,6 +46,7 @@ pub const NONE: PacingDescriptor = Descriptor {
     summary: "no pacing: send whenever the window allows",
     source: "RFC 5681 (ACK clocking)",
     parameters: &[],
+    metrics: &[],
     build: build_none,
 };
 
@@ -58,6 +62,7 @@ pub const RTT: PacingDescriptor = Descriptor {
         "seed paper 000 §IV (ns-2, leaky bucket, interval from cwnd and RTT, timestamps); Aggarwal et al., \
              INFOCOM 2000",
     parameters: &[],
+    metrics: &[],
     build: build_rtt,
 };
 
@@ -111,6 +116,7 @@ pub const LINUX: PacingDescriptor = Descriptor {
             meaning: "pacing rate otherwise, percent of cwnd x MSS / srtt",
         },
     ],
+    metrics: &[],
     build: build_linux,
 };
 

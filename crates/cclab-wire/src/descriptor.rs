@@ -8,6 +8,7 @@
 //! [`Params`] and never invents a default or falls back silently. `cclab
 //! algorithms` prints the same descriptors.
 
+use crate::metrics::MetricDesc;
 use crate::time::Time;
 use serde::{Serialize, Serializer};
 use std::collections::BTreeMap;
@@ -390,6 +391,8 @@ pub struct Descriptor<B: 'static> {
     /// The source it follows: RFC section, paper, Linux file.
     pub source: &'static str,
     pub parameters: &'static [Parameter],
+    /// What the algorithm publishes for time series (without its role's prefix).
+    pub metrics: &'static [MetricDesc],
     pub build: B,
 }
 
@@ -402,6 +405,7 @@ pub struct Info {
     pub summary: &'static str,
     pub source: &'static str,
     pub parameters: &'static [Parameter],
+    pub metrics: &'static [MetricDesc],
 }
 
 impl<B> Descriptor<B> {
@@ -412,6 +416,7 @@ impl<B> Descriptor<B> {
             summary: self.summary,
             source: self.source,
             parameters: self.parameters,
+            metrics: self.metrics,
         }
     }
 }

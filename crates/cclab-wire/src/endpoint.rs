@@ -7,6 +7,7 @@
 //! time it wants to be woken.
 
 use crate::counters::Counters;
+use crate::metrics::Metrics;
 use crate::packet::Packet;
 use crate::time::Time;
 
@@ -46,21 +47,6 @@ impl std::fmt::Display for ControlRefused {
 
 impl std::error::Error for ControlRefused {}
 
-/// Instantaneous sender state for time series.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Probe {
-    /// Congestion window and slow-start threshold in segments.
-    pub cwnd: f64,
-    pub ssthresh: f64,
-    /// Smoothed RTT and latest RTT sample (0 before the first sample).
-    pub srtt: Time,
-    pub rtt: Time,
-    /// Highest byte sequence sent so far (exclusive) and cumulatively acknowledged.
-    pub seq_sent: u64,
-    pub seq_acked: u64,
-    pub in_flight: u64,
-}
-
 /// Lets a driver or a test reach the concrete type behind a trait object;
 /// implemented for every type, so endpoints need not write it.
 pub trait AsAny: std::any::Any {
@@ -99,8 +85,7 @@ pub trait Endpoint: AsAny {
     fn is_closed(&self) -> bool {
         false
     }
-    /// Sender state for time series; `None` for endpoints without one (receivers).
-    fn probe(&self) -> Option<Probe> {
-        None
-    }
+    /// Publishes the endpoint's state for time series (see [`crate::metrics`]);
+    /// called only at sample times. Receivers publish nothing.
+    fn metrics(&self, _out: &mut Metrics<'_>) {}
 }

@@ -5,13 +5,14 @@
 //! real [`Time`] in integer nanoseconds; the [`Packet`] with its routing
 //! fields, size, congestion-mark bits and a protocol [`Header`]; the
 //! [`Endpoint`] interface of a sans-IO protocol state machine with its
-//! [`Counters`] and [`Control`] inputs; and the [`Descriptor`] every
+//! [`Counters`], [`Control`] inputs and named [`Metrics`]; and the [`Descriptor`] every
 //! algorithm exports. The engine never looks inside a header, and a protocol
 //! never sees the engine.
 
 pub mod counters;
 pub mod descriptor;
 pub mod endpoint;
+pub mod metrics;
 pub mod packet;
 pub mod time;
 pub mod units;
@@ -21,7 +22,8 @@ pub use descriptor::{
     Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
     SizeDistribution,
 };
-pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox, Probe};
+pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox};
+pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{
     EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, UdpHeader,
     UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,

@@ -42,7 +42,7 @@ fn two_hosts() -> Network {
 }
 
 fn engine(window_start: Time, end: Time) -> Engine {
-    Engine::new(two_hosts(), MeasurementWindow { start: window_start, end }, None)
+    Engine::new(two_hosts(), MeasurementWindow { start: window_start, end })
 }
 
 fn packet(bytes: u32) -> Packet {

@@ -11,6 +11,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     summary: "FIFO that drops an arrival when the waiting packets (or bytes) would exceed the buffer",
     source: "ns-2 Queue/DropTail (queue/drop-tail.cc)",
     parameters: &[],
+    metrics: &[],
     build,
 };
 

@@ -48,6 +48,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
                 "transfer size: \"100KB\", \"exponential(mean=100KB)\" or \"pareto(mean=100KB, shape=1.2)\"",
         },
     ],
+    metrics: &[],
     build: SourceBuilder { build, protocol: "tcp" },
 };
 

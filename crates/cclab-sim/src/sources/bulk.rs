@@ -9,6 +9,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
     summary: "an infinite backlog: the sender always has data (long-lived FTP)",
     source: "ns-2 Application/FTP",
     parameters: &[],
+    metrics: &[],
     build: SourceBuilder { build, protocol: "tcp" },
 };
 

@@ -46,6 +46,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
             meaning: "length of each silent period between sending periods",
         },
     ],
+    metrics: &[],
     build: SourceBuilder { build, protocol: "udp" },
 };
 

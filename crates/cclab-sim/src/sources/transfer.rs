@@ -17,6 +17,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
         default: ParamDefault::Required,
         meaning: "bytes to transfer",
     }],
+    metrics: &[],
     build: SourceBuilder { build, protocol: "tcp" },
 };
 

@@ -34,7 +34,7 @@
 pub mod reno;
 
 use crate::tcp::rate::RateSample;
-use cclab_wire::Time;
+use cclab_wire::{Metrics, Time};
 
 /// The window variables congestion control and loss recovery share.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -184,4 +184,9 @@ pub trait CongestionControl {
     fn pacing_rate(&self, _w: &Window, _srtt: Time) -> Option<f64> {
         None
     }
+
+    /// Publishes the algorithm's own state (a bandwidth estimate, a mode) for
+    /// time series, under the names its descriptor's `metrics` lists; the
+    /// sender adds the `cc.` prefix. Called only at sample times.
+    fn metrics(&self, _out: &mut Metrics<'_>) {}
 }

@@ -21,6 +21,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
     summary: "AIMD: slow start, +1 segment per RTT, ssthresh = max(FlightSize/2, 2) on loss",
     source: "RFC 5681 §3.1, eq. (3) and (4); RFC 3168 §6.1.2 for congestion marks",
     parameters: &[],
+    metrics: &[],
     build: CcBuilder { build, paces_itself: false },
 };
 

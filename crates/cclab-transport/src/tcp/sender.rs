@@ -50,10 +50,28 @@ use crate::cc::{
     AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, Window,
 };
 use crate::pacing::{gap_at_rate, Departure, Pacer};
+use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
-    Control, ControlRefused, Counters, Endpoint, Header, Measure, Outbox, Packet, Probe, TcpHeader, TcpKind,
-    Time, NEVER,
+    Control, ControlRefused, Counters, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet,
+    TcpHeader, TcpKind, Time, NEVER,
 };
+
+/// What the sender itself publishes; its congestion control, loss recovery and
+/// pacer add theirs under `cc.`, `recovery.` and `pacing.` (their descriptors'
+/// `metrics`).
+pub const METRICS: &[MetricDesc] = &[
+    MetricDesc { name: "cwnd", unit: "segments", meaning: "congestion window" },
+    MetricDesc { name: "ssthresh", unit: "segments", meaning: "slow-start threshold" },
+    MetricDesc { name: "srtt", unit: "s", meaning: "smoothed RTT (0 before the first sample)" },
+    MetricDesc { name: "rtt", unit: "s", meaning: "latest RTT sample (0 before the first)" },
+    MetricDesc { name: "seq_sent", unit: "bytes", meaning: "highest byte sent so far (exclusive)" },
+    MetricDesc { name: "seq_acked", unit: "bytes", meaning: "bytes cumulatively acknowledged" },
+    MetricDesc {
+        name: "in_flight",
+        unit: "segments",
+        meaning: "segments sent and not yet acknowledged or lost",
+    },
+];
 
 /// What the sender knows, as loss recovery reads it. Segment numbers count
 /// from 0; segment `s` carries bytes `[s*mss, s*mss + len(s))`.
@@ -671,17 +689,21 @@ impl Endpoint for TcpSender {
         self.is_finished()
     }
 
-    fn probe(&self) -> Option<Probe> {
+    fn metrics(&self, out: &mut Metrics<'_>) {
         let s = &self.state;
         let mss = s.mss as u64;
-        Some(Probe {
-            cwnd: s.window.cwnd,
-            ssthresh: s.window.ssthresh,
-            srtt: s.rtt.srtt(),
-            rtt: s.rtt.latest(),
-            seq_sent: (s.snd_max * mss).min(self.stream_bytes()),
-            seq_acked: (s.snd_una * mss).min(self.stream_bytes()),
-            in_flight: s.flight_size(),
-        })
+        out.put("cwnd", s.window.cwnd);
+        out.put("ssthresh", s.window.ssthresh);
+        out.put("srtt", to_secs_f64(s.rtt.srtt()));
+        out.put("rtt", to_secs_f64(s.rtt.latest()));
+        out.put("seq_sent", (s.snd_max * mss).min(self.stream_bytes()) as f64);
+        out.put("seq_acked", (s.snd_una * mss).min(self.stream_bytes()) as f64);
+        out.put("in_flight", s.flight_size() as f64);
+        // Each part publishes its own state under its role's prefix.
+        self.cc.metrics(&mut out.part("cc."));
+        self.recovery.metrics(&mut out.part("recovery."));
+        if let Some(pacer) = &self.pacer {
+            pacer.metrics(&mut out.part("pacing."));
+        }
     }
 }

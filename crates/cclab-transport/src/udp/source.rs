@@ -10,7 +10,14 @@
 
 use super::UDP_IP_HEADER_BYTES;
 use cclab_wire::time::NANOS_PER_SEC;
-use cclab_wire::{Counters, Endpoint, Header, Outbox, Packet, Time, UdpHeader, NEVER};
+use cclab_wire::{Counters, Endpoint, Header, MetricDesc, Metrics, Outbox, Packet, Time, UdpHeader, NEVER};
+
+/// What a UDP source publishes: its offered load so far (a rate is the
+/// difference between two samples over their interval).
+pub const METRICS: &[MetricDesc] = &[
+    MetricDesc { name: "packets_sent", unit: "packets", meaning: "datagrams sent so far" },
+    MetricDesc { name: "bytes_sent", unit: "bytes", meaning: "wire bytes sent so far, headers included" },
+];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CbrConfig {
@@ -105,6 +112,11 @@ impl Endpoint for CbrSource {
 
     fn is_closed(&self) -> bool {
         self.next_send == NEVER
+    }
+
+    fn metrics(&self, out: &mut Metrics<'_>) {
+        out.put("packets_sent", self.counters.packets_sent as f64);
+        out.put("bytes_sent", self.counters.bytes_sent as f64);
     }
 }
 

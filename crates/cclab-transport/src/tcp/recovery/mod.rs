@@ -21,7 +21,7 @@ pub mod sack;
 pub mod tahoe;
 
 use super::sender::SenderState;
-use cclab_wire::{Time, NEVER};
+use cclab_wire::{MetricDesc, Metrics, Time, NEVER};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxKind {
@@ -131,7 +131,18 @@ pub trait LossRecovery {
     fn replaces_rto(&self) -> bool {
         false
     }
+    /// Publishes the recovery's state for time series under the names its
+    /// descriptor lists; the sender adds the `recovery.` prefix. Every
+    /// recovery knows whether it is recovering, so the default publishes that
+    /// (listed in [`METRICS`]).
+    fn metrics(&self, out: &mut Metrics<'_>) {
+        out.put("in_recovery", f64::from(u8::from(self.in_recovery())));
+    }
 }
+
+/// What every loss recovery publishes (the trait's default `metrics`).
+pub const METRICS: &[MetricDesc] =
+    &[MetricDesc { name: "in_recovery", unit: "bool", meaning: "1 while in loss recovery, else 0" }];
 
 /// RFC 6582's `recover` (RFC 6675's RecoveryPoint plays the same part): the
 /// exclusive end of the data outstanding when the last loss was detected, by

@@ -43,6 +43,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
             "cwnd on the full ACK: min(ssthresh, max(FlightSize, 1) + 1) (RFC 6582 option 1) or ssthresh \
                   (option 2)",
     }],
+    metrics: super::METRICS,
     build,
 };
 

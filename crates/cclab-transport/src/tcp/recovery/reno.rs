@@ -22,6 +22,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
     summary: "fast retransmit and fast recovery with window inflation; any new ACK ends recovery",
     source: "RFC 5681 §3.2",
     parameters: &[],
+    metrics: super::METRICS,
     build,
 };
 

@@ -34,7 +34,19 @@
 use super::{next_in_window, AckInfo, LossRecovery, Outcome, Recover, Transmission, TxKind};
 use crate::registry::RecoveryDescriptor;
 use crate::tcp::sender::SenderState;
-use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
+use cclab_wire::{
+    Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
+};
+
+/// In recovery, and RFC 6675's pipe.
+const SACK_METRICS: &[MetricDesc] = &[
+    super::METRICS[0],
+    MetricDesc {
+        name: "pipe",
+        unit: "segments",
+        meaning: "RFC 6675 pipe: segments estimated in the network",
+    },
+];
 
 pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
     name: "sack",
@@ -63,6 +75,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
             meaning: "forget SACK information after a retransmission timeout (RFC 2018 §5)",
         },
     ],
+    metrics: SACK_METRICS,
     build,
 };
 
@@ -165,6 +178,11 @@ impl Sack {
 impl LossRecovery for Sack {
     fn name(&self) -> &'static str {
         "sack"
+    }
+
+    fn metrics(&self, out: &mut Metrics<'_>) {
+        out.put("in_recovery", f64::from(u8::from(self.in_recovery)));
+        out.put("pipe", self.pipe as f64);
     }
 
     fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {

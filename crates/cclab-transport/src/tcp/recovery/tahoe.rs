@@ -23,6 +23,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
     summary: "fast retransmit then slow start from cwnd = 1 (go-back-N), no fast recovery",
     source: "Jacobson, SIGCOMM 1988; RFC 5681 without §3.2 fast recovery; ns-2 Tahoe with bug_fix_",
     parameters: &[],
+    metrics: super::METRICS,
     build,
 };
 

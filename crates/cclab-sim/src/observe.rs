@@ -1,0 +1,367 @@
+//! What a run records as time series: `run.sample` (the default metrics of
+//! every flow and link) and `[[observe]]` sections (chosen flow groups, links
+//! and metrics, at their own interval).
+//!
+//! The metrics a component can publish are known before the run from the
+//! descriptors: a flow's protocol lists the sender's own metrics, its
+//! congestion control, loss recovery and pacing list theirs (recorded under
+//! `cc.`, `recovery.` and `pacing.`), and the engine adds what it measures
+//! itself ([`cclab_core::stats::FLOW_METRICS`], [`cclab_core::stats::LINK_METRICS`]).
+//! So a selection is checked, and its memory estimated, before anything runs.
+
+use crate::error::{suggestion, ScenarioError};
+use crate::protocols;
+use crate::reader::Section;
+use crate::scenario::{Direction, FlowGroup, Topology};
+use crate::sources::AppSpec;
+use cclab_core::stats::{FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
+use cclab_transport::registry;
+use cclab_wire::metrics::glob;
+use cclab_wire::{MetricDesc, Time};
+use serde::{Serialize, Serializer};
+use toml::Value;
+
+fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
+}
+
+/// One `[[observe]]` section, resolved: every name explicit (globs expanded),
+/// so the resolved scenario reads back to the same selection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Observe {
+    /// Flow groups whose every instance is sampled.
+    pub flows: Vec<String>,
+    /// Link directions (`"left->right"`).
+    pub links: Vec<String>,
+    /// Metric names: each selected flow or link records those it has.
+    pub metrics: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub every: Time,
+}
+
+/// A metric a flow of this group publishes, with its full name (`cc.estimate`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowMetric {
+    pub name: String,
+    pub desc: MetricDesc,
+}
+
+/// Whether a group has long-lived connections whose state can be sampled;
+/// a traffic source's connections come and go and are reported per transfer.
+pub fn observable(group: &FlowGroup) -> bool {
+    !matches!(group.app, AppSpec::Arrivals { .. })
+}
+
+/// Everything a flow of `group` publishes, in publishing order.
+pub fn flow_metrics(group: &FlowGroup) -> Vec<FlowMetric> {
+    let plain = |d: &MetricDesc| FlowMetric { name: d.name.to_string(), desc: *d };
+    let mut all: Vec<FlowMetric> =
+        protocols::find(&group.protocol).map(|p| p.metrics.iter().map(plain).collect()).unwrap_or_default();
+    if let Some(a) = &group.algorithms {
+        let parts: [(&str, Option<&'static [MetricDesc]>); 3] = [
+            ("cc.", registry::congestion_control(&a.cc).map(|d| d.metrics)),
+            ("recovery.", registry::loss_recovery(&a.recovery).map(|d| d.metrics)),
+            ("pacing.", registry::pacing(&a.pacing).map(|d| d.metrics)),
+        ];
+        for (prefix, list) in parts {
+            for d in list.unwrap_or_default() {
+                all.push(FlowMetric { name: format!("{prefix}{}", d.name), desc: *d });
+            }
+        }
+    }
+    all.extend(FLOW_METRICS.iter().map(plain));
+    all
+}
+
+/// What `run.sample` records of a flow: its protocol's own metrics and the
+/// engine's, not its algorithms' (those are opt-in through `[[observe]]`).
+pub fn default_flow_metrics(group: &FlowGroup) -> Vec<FlowMetric> {
+    flow_metrics(group).into_iter().filter(|m| !m.name.contains('.')).collect()
+}
+
+/// What `run.sample` records of a link.
+pub fn default_link_metrics() -> impl Iterator<Item = &'static MetricDesc> {
+    LINK_METRICS.iter().filter(|d| LINK_DEFAULT_METRICS.contains(&d.name))
+}
+
+/// The names of every link direction, in the order the builder creates them.
+pub fn link_names(topology: &Topology, flows: &[FlowGroup]) -> Vec<String> {
+    let duplex = |names: &mut Vec<String>, a: &str, b: &str| {
+        names.push(format!("{a}->{b}"));
+        names.push(format!("{b}->{a}"));
+    };
+    let mut names = Vec::new();
+    match topology {
+        Topology::Dumbbell(_) => {
+            duplex(&mut names, "left", "right");
+            for group in flows {
+                let (snd_router, rcv_router) = match group.direction {
+                    Direction::Forward => ("left", "right"),
+                    Direction::Reverse => ("right", "left"),
+                };
+                for k in 0..group.count {
+                    duplex(&mut names, &format!("{}[{k}].snd", group.name), snd_router);
+                    duplex(&mut names, rcv_router, &format!("{}[{k}].rcv", group.name));
+                }
+            }
+        }
+        Topology::Graph(g) => {
+            for l in &g.links {
+                duplex(&mut names, &l.from, &l.to);
+            }
+        }
+    }
+    names
+}
+
+/// A list of names for a message, cut short when long (a dumbbell has four
+/// access links per flow instance).
+fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 12;
+    let all: Vec<&str> = names.collect();
+    let mut text = all.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
+    if all.len() > SHOWN {
+        text.push_str(&format!(", ... ({} in all)", all.len()));
+    }
+    text
+}
+
+fn strings<'a>(s: &mut Section<'a>, key: &'static str) -> Result<Option<Vec<&'a str>>, ScenarioError> {
+    match s.get(key) {
+        None => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().ok_or_else(|| s.error(key, "expected an array of strings")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(Value::String(one)) => Ok(Some(vec![one.as_str()])),
+        Some(_) => Err(s.error(key, "expected an array of strings")),
+    }
+}
+
+/// Names among `all` that the patterns select, in `all`'s order; a pattern
+/// that selects nothing is an error naming the key and the valid names.
+fn select(
+    base: &str,
+    key: &str,
+    what: &str,
+    patterns: &[&str],
+    all: &[&str],
+) -> Result<Vec<String>, ScenarioError> {
+    for p in patterns {
+        if !all.iter().any(|n| glob(p, n)) {
+            let hint = if p.contains('*') { String::new() } else { suggestion(p, all.iter().copied()) };
+            return Err(ScenarioError::at(
+                format!("{base}.{key}"),
+                format!("unknown {what} \"{p}\"{hint} (one of {})", listing(all.iter().copied())),
+            ));
+        }
+    }
+    let mut chosen: Vec<String> = Vec::new();
+    for n in all {
+        if patterns.iter().any(|p| glob(p, n)) && !chosen.iter().any(|c| c == n) {
+            chosen.push((*n).to_string());
+        }
+    }
+    Ok(chosen)
+}
+
+/// Reads one `[[observe]]` section against the scenario's flow groups and links.
+pub fn parse_observe(
+    mut s: Section,
+    flows: &[FlowGroup],
+    links: &mut Option<Vec<String>>,
+    topology: &Topology,
+) -> Result<Observe, ScenarioError> {
+    let flow_patterns = strings(&mut s, "flows")?.unwrap_or_default();
+    let link_patterns = strings(&mut s, "links")?.unwrap_or_default();
+    if flow_patterns.is_empty() && link_patterns.is_empty() {
+        return Err(s.error("flows", "set flows and/or links: what to observe"));
+    }
+    let metric_patterns = strings(&mut s, "metrics")?.unwrap_or_else(|| vec!["*"]);
+    if metric_patterns.is_empty() {
+        return Err(s.error("metrics", "must name at least one metric (\"*\" for all)"));
+    }
+    let every = s.positive_duration("every")?.ok_or_else(|| s.error("every", "is required"))?;
+    let base = s.path().to_string();
+    s.finish()?;
+
+    let observable_names: Vec<&str> =
+        flows.iter().filter(|g| observable(g)).map(|g| g.name.as_str()).collect();
+    for p in &flow_patterns {
+        if let Some(g) = flows.iter().find(|g| g.name == *p && !observable(g)) {
+            return Err(ScenarioError::at(
+                format!("{base}.flows"),
+                format!(
+                    "\"{}\" is a traffic source: its connections come and go, see the transfers table",
+                    g.name
+                ),
+            ));
+        }
+    }
+    let chosen_flows = select(&base, "flows", "flow group", &flow_patterns, &observable_names)?;
+    let chosen_links = if link_patterns.is_empty() {
+        Vec::new()
+    } else {
+        let all = links.get_or_insert_with(|| link_names(topology, flows));
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        select(&base, "links", "link", &link_patterns, &all)?
+    };
+
+    // The metrics the chosen flows and links have, without repeats.
+    let mut available: Vec<String> = Vec::new();
+    let mut add = |name: &str| {
+        if !available.iter().any(|a| a == name) {
+            available.push(name.to_string());
+        }
+    };
+    for g in flows.iter().filter(|g| chosen_flows.contains(&g.name)) {
+        flow_metrics(g).iter().for_each(|m| add(&m.name));
+    }
+    if !chosen_links.is_empty() {
+        LINK_METRICS.iter().for_each(|d| add(d.name));
+    }
+    let available: Vec<&str> = available.iter().map(String::as_str).collect();
+    let metrics = select(&base, "metrics", "metric", &metric_patterns, &available)?;
+    Ok(Observe { flows: chosen_flows, links: chosen_links, metrics, every })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_listings_are_cut_short() {
+        let names: Vec<String> = (0..20).map(|i| format!("l{i}")).collect();
+        let text = listing(names.iter().map(String::as_str));
+        assert!(text.ends_with(", ... (20 in all)"), "{text}");
+        assert_eq!(listing(["a", "b"].into_iter()), "a, b");
+    }
+}
+
+/// One recorded series, as the result lists it: the run's metadata says what
+/// was recorded before a row is read.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SeriesInfo {
+    /// What asked for it: `run.sample` or `observe[i]`.
+    pub selection: String,
+    /// `flow` or `link`.
+    pub kind: &'static str,
+    /// The flow group's name, or the link's (`left->right`).
+    pub component: String,
+    /// The flow instance within its group (null for a link).
+    pub instance: Option<u32>,
+    pub flow_id: Option<u32>,
+    pub metric: String,
+    pub unit: &'static str,
+    pub every_s: f64,
+}
+
+/// The engine's observations for a built simulation, and the table of the
+/// series they record (a row's `series` indexes it). `run.sample`, if set, is
+/// observation 0.
+pub fn plan(
+    scenario: &crate::Scenario,
+    flows: &[crate::FlowInstance],
+    link_names: &[&str],
+) -> (Vec<cclab_core::Observation>, Vec<SeriesInfo>) {
+    use cclab_core::{Observation, Source, Watch};
+    let mut observations = Vec::new();
+    let mut series: Vec<SeriesInfo> = Vec::new();
+    let mut watch = |source: Source,
+                     component: &str,
+                     instance: Option<u32>,
+                     flow_id: Option<u32>,
+                     wanted: Vec<(String, &'static str)>,
+                     selection: &str,
+                     every: Time| {
+        let metrics = wanted
+            .into_iter()
+            .map(|(metric, unit)| {
+                series.push(SeriesInfo {
+                    selection: selection.to_string(),
+                    kind: if instance.is_some() { "flow" } else { "link" },
+                    component: component.to_string(),
+                    instance,
+                    flow_id,
+                    metric: metric.clone(),
+                    unit,
+                    every_s: cclab_wire::time::to_secs_f64(every),
+                });
+                (metric, (series.len() - 1) as u32)
+            })
+            .collect();
+        Watch { source, metrics }
+    };
+    if let Some(every) = scenario.run.sample {
+        let mut watches = Vec::new();
+        for f in flows {
+            let group = &scenario.flows[f.group];
+            let Some(sender) = f.sender.filter(|_| observable(group)) else { continue };
+            let wanted = default_flow_metrics(group).into_iter().map(|m| (m.name, m.desc.unit)).collect();
+            let src = Source::Endpoint(sender);
+            watches.push(watch(
+                src,
+                &group.name,
+                Some(f.index),
+                Some(f.flow_id),
+                wanted,
+                "run.sample",
+                every,
+            ));
+        }
+        for (id, name) in link_names.iter().enumerate() {
+            let wanted = default_link_metrics().map(|d| (d.name.to_string(), d.unit)).collect();
+            watches.push(watch(Source::Link(id as u32), name, None, None, wanted, "run.sample", every));
+        }
+        observations.push(Observation { every, watches });
+    }
+    for (i, o) in scenario.observe.iter().enumerate() {
+        let selection = format!("observe[{i}]");
+        let mut watches = Vec::new();
+        for f in flows {
+            let group = &scenario.flows[f.group];
+            if !o.flows.contains(&group.name) {
+                continue;
+            }
+            let Some(sender) = f.sender else { continue };
+            let wanted: Vec<(String, &'static str)> = flow_metrics(group)
+                .into_iter()
+                .filter(|m| o.metrics.contains(&m.name))
+                .map(|m| (m.name, m.desc.unit))
+                .collect();
+            if !wanted.is_empty() {
+                let src = Source::Endpoint(sender);
+                watches.push(watch(
+                    src,
+                    &group.name,
+                    Some(f.index),
+                    Some(f.flow_id),
+                    wanted,
+                    &selection,
+                    o.every,
+                ));
+            }
+        }
+        let wanted: Vec<(String, &'static str)> = LINK_METRICS
+            .iter()
+            .filter(|d| o.metrics.iter().any(|m| m == d.name))
+            .map(|d| (d.name.to_string(), d.unit))
+            .collect();
+        for (id, name) in link_names.iter().enumerate() {
+            if !wanted.is_empty() && o.links.iter().any(|l| l == name) {
+                watches.push(watch(
+                    Source::Link(id as u32),
+                    name,
+                    None,
+                    None,
+                    wanted.clone(),
+                    &selection,
+                    o.every,
+                ));
+            }
+        }
+        observations.push(Observation { every: o.every, watches });
+    }
+    (observations, series)
+}
