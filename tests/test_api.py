@@ -123,3 +123,57 @@ def test_memory_limit_refuses_a_scenario_before_it_is_built() -> None:
     assert big.validate(memory_limit="unlimited")["flows"][0]["count"] == 1000
     estimate = cclab.estimate_memory(big)
     assert 10e6 < estimate["bytes"] < 30e6 and estimate["largest"] == "flows"
+
+
+def test_observe_sections_record_long_metrics_with_their_series_known_beforehand() -> None:
+    scn = cclab.load(DUMBBELL).to_dict()
+    scn["run"] |= {"duration": "1s", "warmup": "0s", "sample": "250ms"}
+    scn["observe"] = [
+        {"flows": ["bulk"], "metrics": ["cwnd", "recovery.*"], "every": "100ms"},
+        {"links": ["left->right"], "metrics": ["drops"], "every": "500ms"},
+    ]
+    res = cclab.run(scn)
+    assert res.config["observe"][0]["metrics"] == ["cwnd", "recovery.in_recovery", "recovery.pipe"]
+    m = res.metrics
+    assert dict(m.schema) == cclab.result.metrics_schema()
+    observed = m.filter(pl.col("selection") == "observe[0]")
+    assert observed.filter(pl.col("metric") == "recovery.pipe").height == 2 * 10  # two flows, every 100 ms
+    assert observed["unit"].unique().sort().to_list() == ["bool", "segments"]
+    drops = m.filter(pl.col("selection") == "observe[1]")
+    assert drops["component"].unique().to_list() == ["left->right"] and drops["instance"].null_count() == 2
+    series = res.series
+    assert series.height == series.unique().height and set(series["selection"]) == {
+        "run.sample",
+        "observe[0]",
+        "observe[1]",
+    }
+    # The wide views are what run.sample recorded.
+    cwnd = m.filter((pl.col("selection") == "run.sample") & (pl.col("metric") == "cwnd"))
+    assert res.timeseries["cwnd"].to_list() == cwnd["value"].to_list()
+    assert res.timeseries.height == 2 * 4 and res.queues["queue_pkts"].dtype == pl.Int64
+
+
+def test_observe_alone_leaves_the_wide_views_empty_and_typed() -> None:
+    scn = cclab.load(DUMBBELL).to_dict()
+    scn["run"] |= {"duration": "1s", "warmup": "0s"}
+    scn["observe"] = [{"flows": ["*"], "metrics": ["cwnd"], "every": "500ms"}]
+    res = cclab.run(scn)
+    assert res.metrics.height == 2 * 2
+    assert res.timeseries.height == 0 and "cwnd" in res.timeseries.columns
+    assert res.queues.height == 0
+
+
+def test_run_without_time_series_has_an_empty_typed_metrics_table() -> None:
+    res = cclab.run(cclab.load(DUMBBELL).with_(**{"run.duration": "1s", "run.warmup": 0}))
+    assert res.metrics.height == 0 and dict(res.metrics.schema) == cclab.result.metrics_schema()
+    assert res.series.height == 0
+
+
+def test_an_unknown_metric_is_one_line_naming_the_key() -> None:
+    scn = cclab.load(DUMBBELL).to_dict()
+    scn["observe"] = [{"flows": ["bulk"], "metrics": ["cwdn"], "every": "1ms"}]
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(scn)
+    message = err.value.args[0]
+    assert message.startswith('observe[0].metrics: unknown metric "cwdn"; did you mean "cwnd"?'), message
+    assert "\n" not in message

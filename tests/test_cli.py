@@ -290,3 +290,12 @@ def test_the_memory_limit_is_set_by_option_or_environment(tmp_path: Path, dumbbe
         (run("validate", str(scenario), limit="lots"), "CCLAB_MEMORY_LIMIT"),
     ):
         assert proc.returncode == 2 and where in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_an_unknown_observed_link_exits_2_with_one_line_naming_the_key(tmp_path: Path, dumbbell: Path) -> None:
+    scenario = tmp_path / "s.toml"
+    scenario.write_text(dumbbell.read_text() + '\n[[observe]]\nlinks = ["left->middle"]\nevery = "1ms"\n')
+    proc = cclab("run", str(scenario))
+    assert proc.returncode == 2, proc
+    line = proc.stderr.strip()
+    assert "\n" not in line and line.startswith("cclab: error: ") and "observe[0].links: unknown link" in line, line

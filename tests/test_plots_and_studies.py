@@ -62,9 +62,17 @@ def test_run_out_then_plot_commands(tmp_path: Path) -> None:
     scenario.write_text(SAMPLED.to_toml())
     out = tmp_path / "run"
     assert cli("run", str(scenario), "--out", str(out)).returncode == 0
-    for name in ("summary.json", "config.json", "flows.parquet", "links.parquet", "timeseries.parquet"):
+    for name in (
+        "summary.json",
+        "config.json",
+        "flows.parquet",
+        "links.parquet",
+        "timeseries.parquet",
+        "metrics.parquet",
+    ):
         assert (out / name).is_file(), name
     assert pl.read_parquet(out / "timeseries.parquet").height > 0
+    assert pl.read_parquet(out / "metrics.parquet").filter(pl.col("metric") == "cwnd").height > 0
     for kind in ("goodput", "cwnd", "seq", "queue"):
         proc = cli("plot", str(out), "--kind", kind)
         assert proc.returncode == 0, proc.stderr

@@ -175,7 +175,14 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
 
 def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:
     """`cclab run --out DIR`: the summary, the resolved scenario and Parquet tables."""
-    from cclab.result import flow_series_frame, flows_frame, link_series_frame, links_frame, transfers_frame
+    from cclab.result import (
+        flow_series_frame,
+        flows_frame,
+        link_series_frame,
+        links_frame,
+        metrics_frame,
+        transfers_frame,
+    )
 
     _ensure_writable(out, "--out")
     (out / "summary.json").write_text(json.dumps(summary))
@@ -186,6 +193,7 @@ def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None
     if summary.get("timeseries"):
         flow_series_frame(summary).write_parquet(out / "timeseries.parquet")
         link_series_frame(summary).write_parquet(out / "queues.parquet")
+        metrics_frame(summary).write_parquet(out / "metrics.parquet")
 
 
 def _ensure_writable(out: Path, argument: str) -> None:
@@ -270,6 +278,11 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
             print(f"  {'':<10} source: {a['source']}")
             for p in a["parameters"]:
                 print(f"  {'':<10} {_parameter_line(p)}")
+            if a.get("metrics"):
+                # Recorded under the role's prefix (recovery.pipe); a protocol's are the flow's own.
+                prefix = f"{role}." if role in ("cc", "recovery", "pacing") else ""
+                names = ", ".join(f"{prefix}{m['name']} ({m['unit']})" for m in a["metrics"])
+                print(f"  {'':<10} metrics: {names}")
         print()
     return 0
 

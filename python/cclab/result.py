@@ -66,7 +66,7 @@ def flow_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
     import polars as pl
 
     series = (summary.get("timeseries") or {}).get("flows")
-    if not series:
+    if not series or not series.get("time_s"):
         return pl.DataFrame(
             schema={
                 c: (pl.Float64 if c.endswith("_s") or c in ("cwnd", "ssthresh") else pl.Int64)
@@ -84,11 +84,57 @@ def flow_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
     return frame.join(names, on="flow_id", how="left")
 
 
+def metrics_schema() -> dict[str, Any]:
+    """Columns of the long time-series table: one row per sample of one series."""
+    import polars as pl
+
+    return {
+        "time_s": pl.Float64,
+        "kind": pl.String,  # "flow" or "link"
+        "component": pl.String,  # the flow group's name, or the link's ("left->right")
+        "instance": pl.Int64,  # the flow instance within its group; null for a link
+        "flow_id": pl.Int64,  # null for a link
+        "metric": pl.String,  # "cwnd", "cc.estimate", "queue_packets", ...
+        "unit": pl.String,
+        "value": pl.Float64,
+        "selection": pl.String,  # what recorded it: "run.sample" or "observe[i]"
+    }
+
+
+def series_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """The recorded series (one row each), known before the run: the run's metadata."""
+    import polars as pl
+
+    schema = metrics_schema()
+    columns = [c for c in schema if c not in ("time_s", "value")]
+    series = (summary.get("timeseries") or {}).get("series") or []
+    if not series:
+        return pl.DataFrame(schema={c: schema[c] for c in columns} | {"every_s": pl.Float64})
+    return pl.DataFrame(series, schema={c: schema[c] for c in columns} | {"every_s": pl.Float64})
+
+
+def metrics_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """Every recorded value in long format (see :func:`metrics_schema`), in the order sampled."""
+    import polars as pl
+
+    schema = metrics_schema()
+    columns = (summary.get("timeseries") or {}).get("metrics") or {}
+    if not columns.get("series"):
+        return pl.DataFrame(schema=schema)
+    rows = pl.DataFrame(
+        {"time_s": columns["time_s"], "series": columns["series"], "value": columns["value"]},
+        schema={"time_s": pl.Float64, "series": pl.UInt32, "value": pl.Float64},
+    )
+    # A row names its series by index; the series table holds the names once.
+    table = series_frame(summary).drop("every_s").with_row_index("series")
+    return rows.join(table, on="series", how="left", maintain_order="left").select(list(schema))
+
+
 def link_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
     import polars as pl
 
     series = (summary.get("timeseries") or {}).get("links")
-    if not series:
+    if not series or not series.get("time_s"):
         return pl.DataFrame(
             schema={"time_s": pl.Float64, "link": pl.String, "queue_pkts": pl.Int64, "queue_bytes": pl.Int64}
         )
@@ -142,6 +188,19 @@ class Result:
         return self._table("queues", link_series_frame)
 
     @property
+    def metrics(self) -> pl.DataFrame:
+        """Every recorded time series in long format: one row per (time, component,
+        instance, metric) with its value (see :func:`metrics_schema`); empty unless
+        ``run.sample`` or an ``[[observe]]`` section is set. ``timeseries`` and
+        ``queues`` are wide views of what ``run.sample`` recorded."""
+        return self._table("metrics", metrics_frame)
+
+    @property
+    def series(self) -> pl.DataFrame:
+        """The recorded series, one row each, with their unit and interval."""
+        return self._table("series", series_frame)
+
+    @property
     def scenario(self) -> str:
         name: str = self.summary["scenario"]
         return name
@@ -154,4 +213,5 @@ class Result:
             "transfers": self.transfers.to_pandas(),
             "timeseries": self.timeseries.to_pandas(),
             "queues": self.queues.to_pandas(),
+            "metrics": self.metrics.to_pandas(),
         }

@@ -139,7 +139,7 @@ fn resolved_toml(
 }
 
 /// Every algorithm a scenario can name, as JSON: name, role (the scenario
-/// key that names it), summary, source and parameters.
+/// key that names it), summary, source, parameters and metrics.
 #[pyfunction]
 fn algorithms() -> PyResult<String> {
     let list: Vec<serde_json::Value> = cclab_sim::registry::all()
@@ -163,6 +163,8 @@ fn algorithms() -> PyResult<String> {
                     "required": p.default == ParamDefault::Required,
                     "meaning": p.meaning,
                 })).collect::<Vec<_>>(),
+                // What it publishes for time series, without its role's prefix (cc., recovery., pacing.).
+                "metrics": a.metrics,
             })
         })
         .collect();
