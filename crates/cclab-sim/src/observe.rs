@@ -114,10 +114,12 @@ pub fn link_names(topology: &Topology, flows: &[FlowGroup]) -> Vec<String> {
     names
 }
 
-/// A list of names for a message, cut short when long (a dumbbell has four
-/// access links per flow instance).
+/// Names a message lists in full: a flow's and a link's metrics together are
+/// fewer; a dumbbell's links (four access links per flow instance) may be many more.
+const SHOWN: usize = 24;
+
+/// A list of names for a message, cut short after [`SHOWN`].
 fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
-    const SHOWN: usize = 12;
     let all: Vec<&str> = names.collect();
     let mut text = all.iter().take(SHOWN).copied().collect::<Vec<_>>().join(", ");
     if all.len() > SHOWN {
@@ -232,9 +234,9 @@ mod tests {
 
     #[test]
     fn long_listings_are_cut_short() {
-        let names: Vec<String> = (0..20).map(|i| format!("l{i}")).collect();
+        let names: Vec<String> = (0..30).map(|i| format!("l{i}")).collect();
         let text = listing(names.iter().map(String::as_str));
-        assert!(text.ends_with(", ... (20 in all)"), "{text}");
+        assert!(text.ends_with("l23, ... (30 in all)"), "{text}");
         assert_eq!(listing(["a", "b"].into_iter()), "a, b");
     }
 }

@@ -263,3 +263,16 @@ fn link_names_known_before_the_build_are_the_built_ones() {
     let known = cclab_sim::observe::link_names(&sim.scenario.topology, &sim.scenario.flows);
     assert_eq!(known, built);
 }
+
+#[test]
+fn a_pacer_publishes_its_rate_under_pacing() {
+    let text = with("[[observe]]\nflows = [\"bulk\"]\nmetrics = [\"pacing.*\"]\nevery = \"500ms\"\n")
+        .replace("recovery = \"sack\"", "recovery = \"sack\"\npacing = \"linux\"");
+    let ts = timeseries(&text);
+    assert_eq!(ts.series[0].unit, "bit/s");
+    let rate = values(&ts, "bulk", "pacing.rate");
+    assert_eq!(rate.len(), 4);
+    // No rate before the first RTT sample; after it, 120-200 % of cwnd x MSS / srtt.
+    assert_eq!(rate[0], 0.0);
+    assert!(rate[1..].iter().all(|&r| r > 1e6), "{rate:?}");
+}

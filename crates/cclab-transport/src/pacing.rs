@@ -17,7 +17,9 @@
 
 use crate::cc::Window;
 use crate::registry::PacingDescriptor;
-use cclab_wire::{Descriptor, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
+use cclab_wire::{
+    Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,
+};
 
 /// What a pacer needs to know about the packet that just left.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,24 +118,34 @@ pub const LINUX: PacingDescriptor = Descriptor {
             meaning: "pacing rate otherwise, percent of cwnd x MSS / srtt",
         },
     ],
-    metrics: &[],
+    metrics: &[MetricDesc {
+        name: "rate",
+        unit: "bit/s",
+        meaning: "the pacing rate of the last departure (0 before the first RTT sample)",
+    }],
     build: build_linux,
 };
 
 fn build_linux(params: &Params) -> Result<Option<Box<dyn Pacer>>, ParamError> {
-    Ok(Some(Box::new(LinuxPacer {
-        ss_ratio: params.number("ss_ratio")? / 100.0,
-        ca_ratio: params.number("ca_ratio")? / 100.0,
-    })))
+    Ok(Some(Box::new(LinuxPacer::new(
+        params.number("ss_ratio")? / 100.0,
+        params.number("ca_ratio")? / 100.0,
+    ))))
 }
 
 #[derive(Debug)]
 pub struct LinuxPacer {
     pub ss_ratio: f64,
     pub ca_ratio: f64,
+    /// Bytes per second at the last departure, kept only to publish it.
+    last_rate: f64,
 }
 
 impl LinuxPacer {
+    pub fn new(ss_ratio: f64, ca_ratio: f64) -> Self {
+        Self { ss_ratio, ca_ratio, last_rate: 0.0 }
+    }
+
     /// Bytes per second.
     pub fn rate(&self, d: &Departure) -> Option<f64> {
         if d.srtt == 0 {
@@ -151,10 +163,16 @@ impl Pacer for LinuxPacer {
     }
 
     fn next_departure(&mut self, d: &Departure) -> Time {
-        match self.rate(d) {
+        let rate = self.rate(d);
+        self.last_rate = rate.unwrap_or(0.0);
+        match rate {
             Some(rate) => d.now + gap_at_rate(d.wire_bytes, rate),
             None => d.now,
         }
+    }
+
+    fn metrics(&self, out: &mut Metrics<'_>) {
+        out.put("rate", self.last_rate * 8.0);
     }
 }
 
@@ -192,7 +210,7 @@ mod tests {
 
     #[test]
     fn linux_pacing_uses_200_percent_in_slow_start_and_120_percent_after() {
-        let linux = LinuxPacer { ss_ratio: 2.0, ca_ratio: 1.2 };
+        let linux = LinuxPacer::new(2.0, 1.2);
         // cwnd 10 < ssthresh/2 = 50: 2 x 10 x 1000 B / 0.1 s = 200 kB/s.
         let ss = departure(10.0, 100.0, millis(100));
         assert!((linux.rate(&ss).unwrap_or(0.0) - 200_000.0).abs() < 1e-6);
@@ -205,7 +223,7 @@ mod tests {
 
     #[test]
     fn linux_pacing_counts_the_flight_when_it_exceeds_cwnd() {
-        let linux = LinuxPacer { ss_ratio: 2.0, ca_ratio: 1.2 };
+        let linux = LinuxPacer::new(2.0, 1.2);
         let mut d = departure(10.0, 10.0, millis(100));
         d.in_flight = 20;
         assert!((linux.rate(&d).unwrap_or(0.0) - 1.2 * 20.0 * 1000.0 / 0.1).abs() < 1e-6);
