@@ -24,7 +24,7 @@ use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool};
-use crate::stats::{MeasurementWindow, MetricRow, Observation, Source, TimeSeries};
+use crate::stats::{Learned, MeasurementWindow, MetricRow, Observation, Source, TimeSeries};
 use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
     NodeId, Outbox, Time, NEVER,
@@ -775,9 +775,15 @@ impl Engine {
     fn sample(&mut self, o: u32) {
         let now = self.now;
         let Self { observations, slots, net, series, .. } = self;
-        let Some(observation) = observations.get(o as usize) else { return };
-        for watch in &observation.watches {
-            let mut sink = Selected { now, wanted: &watch.metrics, next: 0, rows: &mut series.rows };
+        let Some(observation) = observations.get_mut(o as usize) else { return };
+        for watch in &mut observation.watches {
+            let mut sink = Selected {
+                now,
+                wanted: &watch.metrics,
+                learned: &mut watch.learned,
+                at: 0,
+                rows: &mut series.rows,
+            };
             match watch.source {
                 Source::Endpoint(id) => {
                     let Some(slot) = slots.get(id as usize) else { continue };
@@ -789,12 +795,12 @@ impl Engine {
                         continue;
                     }
                     endpoint.metrics(&mut Metrics::new(&mut sink));
-                    if sink.wants("", "bytes_delivered") {
+                    if let Some(series) = watch.delivered {
                         let delivered = slots[slot.peer as usize]
                             .endpoint
                             .as_ref()
                             .map_or(0, |peer| peer.counters().bytes_delivered);
-                        sink.record("", "bytes_delivered", delivered as f64);
+                        sink.rows.push(MetricRow { time: now, series, value: delivered as f64 });
                     }
                 }
                 Source::Link(id) => {
@@ -827,32 +833,34 @@ impl Engine {
 struct Selected<'a> {
     now: Time,
     wanted: &'a [(String, u32)],
-    /// The wanted name after the last one found. Watches list names in the
-    /// order their source publishes them, so this is usually the next match
-    /// and a sample costs one comparison per published name.
-    next: usize,
+    learned: &'a mut Vec<Learned>,
+    /// Position of the next published value in this sample.
+    at: usize,
     rows: &'a mut Vec<MetricRow>,
-}
-
-impl Selected<'_> {
-    fn series(&mut self, prefix: &str, name: &str) -> Option<u32> {
-        let named = |(full, _): &(String, u32)| metrics::is_named(full, prefix, name);
-        let at = match self.wanted.get(self.next) {
-            Some(w) if named(w) => self.next,
-            _ => self.wanted.iter().position(named)?,
-        };
-        self.next = at + 1;
-        Some(self.wanted[at].1)
-    }
-
-    fn wants(&self, prefix: &str, name: &str) -> bool {
-        self.wanted.iter().any(|(full, _)| metrics::is_named(full, prefix, name))
-    }
 }
 
 impl MetricSink for Selected<'_> {
     fn record(&mut self, prefix: &'static str, name: &'static str, value: f64) {
-        if let Some(series) = self.series(prefix, name) {
+        let key = (prefix.as_ptr() as usize, prefix.len(), name.as_ptr() as usize, name.len());
+        let at = self.at;
+        self.at += 1;
+        let series = match self.learned.get(at) {
+            Some(l) if l.key == key => l.series,
+            _ => {
+                let series = self
+                    .wanted
+                    .iter()
+                    .find(|(full, _)| metrics::is_named(full, prefix, name))
+                    .map(|&(_, id)| id);
+                let learned = Learned { key, series };
+                match self.learned.get_mut(at) {
+                    Some(l) => *l = learned,
+                    None => self.learned.push(learned),
+                }
+                series
+            }
+        };
+        if let Some(series) = series {
             self.rows.push(MetricRow { time: self.now, series, value });
         }
     }

@@ -67,13 +67,35 @@ pub enum Source {
 }
 
 /// One source watched by an [`Observation`]: the full metric names wanted
-/// (`cwnd`, `cc.estimate`) and the series id each is recorded under. The
-/// names are resolved once, before the run; at a sample the engine only
-/// compares a published name against this short list.
+/// (`cwnd`, `cc.estimate`) and the series id each is recorded under.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Watch {
     pub source: Source,
     pub metrics: Vec<(String, u32)>,
+    /// The series of the engine's own `bytes_delivered`, if wanted.
+    pub(crate) delivered: Option<u32>,
+    /// What the source published at each position of its last sample, and
+    /// what it was recorded as (see [`Learned`]).
+    pub(crate) learned: Vec<Learned>,
+}
+
+impl Watch {
+    pub fn new(source: Source, metrics: Vec<(String, u32)>) -> Self {
+        let delivered = metrics.iter().find(|(n, _)| n == "bytes_delivered").map(|&(_, id)| id);
+        Self { source, metrics, delivered, learned: Vec::new() }
+    }
+}
+
+/// A source publishes the same names in the same order at every sample, and
+/// its names are `&'static str`: so the engine matches a published name
+/// against the wanted ones by text once, remembers the result for that
+/// position with the name's address, and afterwards compares addresses only.
+/// A source whose order changes just costs a text match at the changed positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Learned {
+    /// Address and length of the prefix and of the name.
+    pub key: (usize, usize, usize, usize),
+    pub series: Option<u32>,
 }
 
 /// Sources sampled together every `every` (one `[[observe]]` section, or `run.sample`).

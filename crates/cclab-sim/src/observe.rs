@@ -293,7 +293,7 @@ pub fn plan(
                 (metric, (series.len() - 1) as u32)
             })
             .collect();
-        Watch { source, metrics }
+        Watch::new(source, metrics)
     };
     if let Some(every) = scenario.run.sample {
         let mut watches = Vec::new();

@@ -193,67 +193,92 @@ pub struct TimeSeries {
     pub metrics: MetricColumns,
 }
 
-/// The wide views, from the rows `run.sample` (observation 0) recorded. A
-/// flow row is written when its sender published `cwnd` (TCP), as the fixed
-/// sampler did; a watch's values of one sample are consecutive rows.
+/// Where a series goes in the wide views.
+#[derive(Clone, Copy)]
+enum Column {
+    /// Not a `run.sample` series, or not a column of the wide views.
+    None,
+    /// This flow's row, this column.
+    Flow(u32, usize),
+    /// The row of the link whose first series is this one, this column.
+    Link(u32, usize),
+}
+
+/// The wide views, from the rows `run.sample` recorded. A flow row is written
+/// when its sender published `cwnd` (TCP), as the fixed sampler did; a
+/// watch's values of one sample are consecutive rows. Each series' column is
+/// worked out once, so a row costs no string comparison.
 fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
-    let mut flow: Option<(Time, u32, [f64; 8])> = None;
-    let mut link: Option<(Time, u32, [f64; 2])> = None;
+    const FLOW_COLUMNS: [&str; 8] =
+        ["cwnd", "ssthresh", "srtt", "rtt", "seq_sent", "seq_acked", "in_flight", "bytes_delivered"];
+    const LINK_COLUMNS: [&str; 2] = ["queue_packets", "queue_bytes"];
+    let mut first_of_link: BTreeMap<&str, u32> = BTreeMap::new();
+    let columns: Vec<Column> = ts
+        .series
+        .iter()
+        .enumerate()
+        .map(|(id, s)| {
+            if s.selection != "run.sample" {
+                return Column::None;
+            }
+            match s.flow_id {
+                Some(flow) => FLOW_COLUMNS.iter().position(|c| *c == s.metric).map(|c| Column::Flow(flow, c)),
+                None => {
+                    let link = *first_of_link.entry(s.component.as_str()).or_insert(id as u32);
+                    LINK_COLUMNS.iter().position(|c| *c == s.metric).map(|c| Column::Link(link, c))
+                }
+            }
+            .unwrap_or(Column::None)
+        })
+        .collect();
+
+    let count = |x: f64| if x.is_nan() { 0 } else { x as u64 };
+    let number = |x: f64| if x.is_nan() { 0.0 } else { x };
     let flush_flow = |f: &mut FlowSeries, row: Option<(Time, u32, [f64; 8])>| {
         let Some((time, flow_id, v)) = row else { return };
         if v[0].is_nan() {
             return;
         }
-        let n = |x: f64| if x.is_nan() { 0 } else { x as u64 };
-        let s = |x: f64| if x.is_nan() { 0.0 } else { x };
         f.time_s.push(to_secs_f64(time));
         f.flow_id.push(flow_id);
         f.cwnd.push(v[0]);
-        f.ssthresh.push(s(v[1]).min(1e12));
-        f.srtt_s.push(s(v[2]));
-        f.rtt_s.push(s(v[3]));
-        f.seq_sent.push(n(v[4]));
-        f.seq_acked.push(n(v[5]));
-        f.in_flight.push(n(v[6]));
-        f.bytes_delivered.push(n(v[7]));
+        f.ssthresh.push(number(v[1]).min(1e12));
+        f.srtt_s.push(number(v[2]));
+        f.rtt_s.push(number(v[3]));
+        f.seq_sent.push(count(v[4]));
+        f.seq_acked.push(count(v[5]));
+        f.in_flight.push(count(v[6]));
+        f.bytes_delivered.push(count(v[7]));
     };
-    let flush_link = |l: &mut LinkSeries, names: &[SeriesInfo], row: Option<(Time, u32, [f64; 2])>| {
-        let Some((time, series, v)) = row else { return };
+    let flush_link = |l: &mut LinkSeries, series: &[SeriesInfo], row: Option<(Time, u32, [f64; 2])>| {
+        let Some((time, first, v)) = row else { return };
         l.time_s.push(to_secs_f64(time));
-        l.link.push(names[series as usize].component.clone());
-        l.queue_pkts.push(if v[0].is_nan() { 0 } else { v[0] as u64 });
-        l.queue_bytes.push(if v[1].is_nan() { 0 } else { v[1] as u64 });
+        l.link.push(series[first as usize].component.clone());
+        l.queue_pkts.push(count(v[0]));
+        l.queue_bytes.push(count(v[1]));
     };
-    const FLOW_COLUMNS: [&str; 8] =
-        ["cwnd", "ssthresh", "srtt", "rtt", "seq_sent", "seq_acked", "in_flight", "bytes_delivered"];
-    const LINK_COLUMNS: [&str; 2] = ["queue_packets", "queue_bytes"];
+    let mut flow: Option<(Time, u32, [f64; 8])> = None;
+    let mut link: Option<(Time, u32, [f64; 2])> = None;
     for r in rows {
-        let Some(info) = ts.series.get(r.series as usize) else { continue };
-        if info.selection != "run.sample" {
-            continue;
-        }
-        if let Some(flow_id) = info.flow_id {
-            if flow.is_none_or(|(t, id, _)| t != r.time || id != flow_id) {
-                flush_flow(&mut ts.flows, flow.take());
-                flow = Some((r.time, flow_id, [f64::NAN; 8]));
+        match columns.get(r.series as usize).copied().unwrap_or(Column::None) {
+            Column::None => {}
+            Column::Flow(id, col) => {
+                if flow.is_none_or(|(t, f, _)| t != r.time || f != id) {
+                    flush_flow(&mut ts.flows, flow.take());
+                    flow = Some((r.time, id, [f64::NAN; 8]));
+                }
+                if let Some((_, _, v)) = flow.as_mut() {
+                    v[col] = r.value;
+                }
             }
-            if let (Some(col), Some((_, _, v))) =
-                (FLOW_COLUMNS.iter().position(|c| *c == info.metric), flow.as_mut())
-            {
-                v[col] = r.value;
-            }
-        } else {
-            // Keyed by the first series of the link's watch: its component names the link.
-            let same = link
-                .is_some_and(|(t, s, _)| t == r.time && ts.series[s as usize].component == info.component);
-            if !same {
-                flush_link(&mut ts.links, &ts.series, link.take());
-                link = Some((r.time, r.series, [f64::NAN; 2]));
-            }
-            if let (Some(col), Some((_, _, v))) =
-                (LINK_COLUMNS.iter().position(|c| *c == info.metric), link.as_mut())
-            {
-                v[col] = r.value;
+            Column::Link(first, col) => {
+                if link.is_none_or(|(t, l, _)| t != r.time || l != first) {
+                    flush_link(&mut ts.links, &ts.series, link.take());
+                    link = Some((r.time, first, [f64::NAN; 2]));
+                }
+                if let Some((_, _, v)) = link.as_mut() {
+                    v[col] = r.value;
+                }
             }
         }
     }

@@ -224,7 +224,7 @@ fn a_test_only_congestion_control_publishes_its_own_metric_into_the_time_series(
     let mut names: Vec<String> = ESTIMATING_METRICS.iter().map(|d| format!("cc.{}", d.name)).collect();
     names.push("cwnd".into());
     let metrics = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
-    engine.observe(Observation { every, watches: vec![Watch { source: Source::Endpoint(snd), metrics }] });
+    engine.observe(Observation { every, watches: vec![Watch::new(Source::Endpoint(snd), metrics)] });
     sim.series = names
         .iter()
         .map(|n| SeriesInfo {
