@@ -867,4 +867,29 @@ impl MetricSink for Selected<'_> {
 }
 
 #[cfg(test)]
+mod selected_tests {
+    use super::*;
+
+    fn publish(sink: &mut Selected<'_>, names: &[(&'static str, &'static str)]) {
+        sink.at = 0;
+        let mut m = Metrics::new(sink);
+        for (i, &(prefix, name)) in names.iter().enumerate() {
+            m.part(prefix).put(name, i as f64);
+        }
+    }
+
+    #[test]
+    fn a_source_that_changes_its_order_still_maps_each_name_to_its_series() {
+        let wanted = vec![("cwnd".to_string(), 7), ("cc.mode".to_string(), 9)];
+        let (mut learned, mut rows) = (Vec::new(), Vec::new());
+        let mut sink = Selected { now: 5, wanted: &wanted, learned: &mut learned, at: 0, rows: &mut rows };
+        publish(&mut sink, &[("", "cwnd"), ("", "rtt"), ("cc.", "mode")]);
+        publish(&mut sink, &[("", "cwnd"), ("", "rtt"), ("cc.", "mode")]);
+        publish(&mut sink, &[("cc.", "mode"), ("", "cwnd")]);
+        let got: Vec<(u32, f64)> = rows.iter().map(|r| (r.series, r.value)).collect();
+        assert_eq!(got, [(7, 0.0), (9, 2.0), (7, 0.0), (9, 2.0), (9, 0.0), (7, 1.0)]);
+    }
+}
+
+#[cfg(test)]
 mod tests;
