@@ -268,10 +268,9 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
         // Every flow instance with a long-lived connection is sampled, and every
         // link direction: each sample is one long row per metric, plus one row of
         // the wide view per TCP flow and per link.
-        let (mut sampled, mut per_sample) = (links, 0u64);
         let link_metrics = observe::default_link_metrics().count() as u64;
-        per_sample =
-            per_sample.saturating_add(times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW));
+        let mut sampled = links;
+        let mut per_sample = times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW);
         for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
             let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
             let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
