@@ -314,7 +314,11 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         });
     }
     engine.reserve_flows(flows.len() as FlowId);
-    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles })
+    let mut sim = Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles };
+    if let Some(tracer) = crate::trace::tracer(&sim)? {
+        sim.engine.set_tracer(tracer);
+    }
+    Ok(sim)
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms

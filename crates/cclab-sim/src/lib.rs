@@ -7,6 +7,7 @@
 pub mod build;
 pub mod error;
 pub mod limits;
+pub mod pcap;
 pub mod protocols;
 mod reader;
 pub mod registry;
@@ -15,6 +16,7 @@ pub mod results;
 pub mod scenario;
 pub mod sources;
 pub mod theory;
+pub mod trace;
 pub mod units;
 
 pub use build::{build, build_within, FlowInstance, Simulation};

@@ -20,7 +20,7 @@ use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 
-fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
 }
 
@@ -37,6 +37,9 @@ pub struct Scenario {
     pub run: RunConfig,
     pub topology: Topology,
     pub flows: Vec<FlowGroup>,
+    /// Packet traces (`[[trace]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<crate::trace::TraceSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -252,6 +255,10 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
         flows.push(parse_flow(section, i, &topology, &run)?);
     }
+    let mut traces = Vec::new();
+    for section in root.tables("trace")? {
+        traces.push(crate::trace::parse_trace(section, &flows, &run)?);
+    }
     root.finish()?;
     if flows.is_empty() {
         return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
@@ -265,7 +272,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
             ));
         }
     }
-    Ok(Scenario { name, run, topology, flows })
+    Ok(Scenario { name, run, topology, flows, traces })
 }
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
