@@ -124,7 +124,14 @@ impl Tracer {
     }
 
     /// Records `event` for every entry that selects it.
-    pub fn record(&mut self, time: Time, event: TraceEvent, link: Option<LinkId>, node: NodeId, packet: &Packet) {
+    pub fn record(
+        &mut self,
+        time: Time,
+        event: TraceEvent,
+        link: Option<LinkId>,
+        node: NodeId,
+        packet: &Packet,
+    ) {
         for (i, f) in self.filters.iter().enumerate() {
             if f.matches(time, link, packet.flow) {
                 self.records.push(TraceRecord { time, event, link, node, trace: i as u32, packet: *packet });
@@ -174,6 +181,9 @@ mod tests {
         t.record(30, TraceEvent::Deliver, None, 1, &packet(0));
         t.record(10, TraceEvent::Depart, Some(0), 0, &packet(0));
         let r = t.sorted_records();
-        assert_eq!(r.iter().map(|r| (r.time, r.trace)).collect::<Vec<_>>(), [(10, 0), (10, 1), (30, 0), (30, 1)]);
+        assert_eq!(
+            r.iter().map(|r| (r.time, r.trace)).collect::<Vec<_>>(),
+            [(10, 0), (10, 1), (30, 0), (30, 1)]
+        );
     }
 }

@@ -113,8 +113,10 @@ pub fn write_capture<W: Write>(table: &TraceTable, capture: &Capture, out: W) ->
         let id = |a: [u8; 4]| (u32::from_be_bytes([0, a[1], a[2], a[3]])).wrapping_sub(1);
         let payload = &zeros[..(table.len[r] as usize).min(MAX_PAYLOAD)];
         let (sport, dport) = (table.sport[r], table.dport[r]);
-        let mut ip = Ipv4Header::new(0, 64, IpNumber::TCP, src, dst).map_err(|e| PcapError::Pcap(e.to_string()))?;
-        ip.ecn = etherparse::IpEcn::try_new(ecn(table.ect[r], table.ce[r])).map_err(|e| PcapError::Pcap(e.to_string()))?;
+        let mut ip =
+            Ipv4Header::new(0, 64, IpNumber::TCP, src, dst).map_err(|e| PcapError::Pcap(e.to_string()))?;
+        ip.ecn = etherparse::IpEcn::try_new(ecn(table.ect[r], table.ce[r]))
+            .map_err(|e| PcapError::Pcap(e.to_string()))?;
         let eth = PacketBuilder::ethernet2(mac(id(src)), mac(id(dst)));
         if table.protocol[r] == "tcp" {
             let seq = table.seq[r].unwrap_or(0) as u32;
@@ -136,8 +138,11 @@ pub fn write_capture<W: Write>(table: &TraceTable, capture: &Capture, out: W) ->
                 TcpOptionElement::Noop,
                 TcpOptionElement::Timestamp(micros(table.ts_val_ns[r]), micros(table.ts_ecr_ns[r])),
             ];
-            let blocks: Vec<(u32, u32)> =
-                table.sack_left[r].iter().zip(&table.sack_right[r]).map(|(&a, &b)| (a as u32, b as u32)).collect();
+            let blocks: Vec<(u32, u32)> = table.sack_left[r]
+                .iter()
+                .zip(&table.sack_right[r])
+                .map(|(&a, &b)| (a as u32, b as u32))
+                .collect();
             if let Some((&first, rest)) = blocks.split_first() {
                 let mut more = [None; 3];
                 for (slot, &b) in more.iter_mut().zip(rest.iter().take(2)) {

@@ -62,12 +62,17 @@ pub fn parse_trace(mut s: Section, flows: &[FlowGroup], run: &RunConfig) -> Resu
         let Some(group) = flows.iter().find(|f| &f.name == name) else {
             let hint = suggestion(name, flows.iter().map(|f| f.name.as_str()));
             let list: Vec<&str> = flows.iter().map(|f| f.name.as_str()).collect();
-            return Err(s.error("flows", format!("unknown flow group \"{name}\"{hint} (one of {})", list.join(", "))));
+            return Err(s.error(
+                "flows",
+                format!("unknown flow group \"{name}\"{hint} (one of {})", list.join(", ")),
+            ));
         };
         if matches!(group.app, AppSpec::Arrivals { .. }) {
             return Err(s.error(
                 "flows",
-                format!("\"{name}\" opens a connection per transfer; trace its packets through `links` instead"),
+                format!(
+                    "\"{name}\" opens a connection per transfer; trace its packets through `links` instead"
+                ),
             ));
         }
     }
@@ -98,7 +103,10 @@ pub fn link_ids(i: usize, spec: &TraceSpec, names: &[&str]) -> Result<Vec<LinkId
                     list.push_str(&format!(", ... ({} in all; see the links table)", names.len()));
                 }
                 let hint = suggestion(name, names.iter().copied());
-                ScenarioError::at(format!("trace[{i}].links"), format!("unknown link \"{name}\"{hint} (one of {list})"))
+                ScenarioError::at(
+                    format!("trace[{i}].links"),
+                    format!("unknown link \"{name}\"{hint} (one of {list})"),
+                )
             })
         })
         .collect()
@@ -227,7 +235,12 @@ impl TraceTable {
         self.time_ns.is_empty()
     }
 
-    fn push(&mut self, r: &TraceRecord, node_name: &dyn Fn(NodeId) -> String, link_name: &dyn Fn(LinkId) -> String) {
+    fn push(
+        &mut self,
+        r: &TraceRecord,
+        node_name: &dyn Fn(NodeId) -> String,
+        link_name: &dyn Fn(LinkId) -> String,
+    ) {
         let p = &r.packet;
         self.trace.push(r.trace);
         self.time_ns.push(r.time);
@@ -255,9 +268,12 @@ impl TraceTable {
                 ("tcp", Some(kind), Some(h.seq), h.len)
             }
             Header::Udp(h) => ("udp", None, Some(h.seq), h.payload),
-            Header::Udt(UdtHeader::Data { seq, .. }) => {
-                ("udt", Some("data"), Some(u64::from(*seq)), p.wire_bytes.saturating_sub(crate::pcap::UDT_OVERHEAD))
-            }
+            Header::Udt(UdtHeader::Data { seq, .. }) => (
+                "udt",
+                Some("data"),
+                Some(u64::from(*seq)),
+                p.wire_bytes.saturating_sub(crate::pcap::UDT_OVERHEAD),
+            ),
             Header::Udt(UdtHeader::Control { .. }) => ("udt", Some("control"), None, 0),
         };
         self.protocol.push(protocol.to_string());
@@ -296,7 +312,8 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
     let nodes = &sim.engine.net.nodes;
     let links = &sim.engine.net.links;
     let node_name = |n: NodeId| nodes.get(n as usize).map_or_else(|| format!("#{n}"), |x| x.name.clone());
-    let link_name = |l: LinkId| links.get(l as usize).map_or_else(|| format!("#{l}"), |x| x.spec.name.clone());
+    let link_name =
+        |l: LinkId| links.get(l as usize).map_or_else(|| format!("#{l}"), |x| x.spec.name.clone());
     let mut table = TraceTable::default();
     for r in &records {
         table.push(r, &node_name, &link_name);
@@ -306,15 +323,21 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
             continue;
         }
         let i = i as u32;
-        let offered = |r: &TraceRecord| matches!(r.event, TraceEvent::Enqueue | TraceEvent::Drop(DropCause::BufferFull));
+        let offered = |r: &TraceRecord| {
+            matches!(r.event, TraceEvent::Enqueue | TraceEvent::Drop(DropCause::BufferFull))
+        };
         if spec.links.is_empty() {
             for f in sim.flows.iter().filter(|f| spec.flows.contains(&sim.scenario.flows[f.group].name)) {
                 let Some(host) = sim.engine.flow_sender_node(f.flow_id) else { continue };
                 let first_hop = |r: &TraceRecord| {
-                    r.link.is_some_and(|l| links[l as usize].spec.from == host) && r.packet.src == host && offered(r)
+                    r.link.is_some_and(|l| links[l as usize].spec.from == host)
+                        && r.packet.src == host
+                        && offered(r)
                 };
                 let delivered = |r: &TraceRecord| r.event == TraceEvent::Deliver && r.node == host;
-                let rows = rows_where(&records, |r| r.trace == i && r.packet.flow == f.flow_id && (first_hop(r) || delivered(r)));
+                let rows = rows_where(&records, |r| {
+                    r.trace == i && r.packet.flow == f.flow_id && (first_hop(r) || delivered(r))
+                });
                 let name = format!("{}[{}]", sim.scenario.flows[f.group].name, f.index);
                 table.captures.push(Capture {
                     file: format!("trace{i}-{}.pcap", file_part(&name)),
@@ -326,7 +349,8 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
         } else {
             for name in &spec.links {
                 let Some(l) = links.iter().position(|x| &x.spec.name == name) else { continue };
-                let rows = rows_where(&records, |r| r.trace == i && r.link == Some(l as LinkId) && offered(r));
+                let rows =
+                    rows_where(&records, |r| r.trace == i && r.link == Some(l as LinkId) && offered(r));
                 table.captures.push(Capture {
                     file: format!("trace{i}-{}.pcap", file_part(name)),
                     trace: i,
