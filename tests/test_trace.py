@@ -8,6 +8,7 @@ fails the test."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -47,12 +48,12 @@ def test_run_out_writes_the_trace_table_and_a_pcap(traced: Path) -> None:
     assert "random_loss" in set(table["cause"].drop_nulls())
     assert table["time_ns"].is_sorted()
     assert (traced / "trace0-bulk-0.pcap").stat().st_size > 1000
-    assert '"trace"' not in (traced / "summary.json").read_text()
+    assert "trace" not in json.loads((traced / "summary.json").read_text())
 
 
 def test_a_bad_trace_is_one_line_exit_2(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
-    bad.write_text(EXAMPLE.read_text().replace('links = ["left->right"]', "").replace('flows = ["bulk"]', 'flows = ["bulc"]'))
+    bad.write_text(EXAMPLE.read_text().replace('flows = ["bulk"]', 'flows = ["bulc"]'))
     proc = cclab("run", str(bad))
     assert proc.returncode == 2
     assert "trace[0].flows" in proc.stderr and 'did you mean "bulk"' in proc.stderr
@@ -76,11 +77,8 @@ def _numbers(text: str) -> list[int]:
 
 def test_tshark_reads_what_the_simulator_recorded(traced: Path) -> None:
     table = pl.read_parquet(traced / "trace.parquet")
-    summary: dict[str, Any] = {}
-    import json
-
     proc = cclab("run", str(EXAMPLE), "--json")
-    summary = json.loads(proc.stdout)
+    summary: dict[str, Any] = json.loads(proc.stdout)
     capture = summary["trace"]["captures"][0]
     rows = table[capture["rows"]]
     got = _tshark_rows(traced / capture["file"])
@@ -97,7 +95,8 @@ def test_tshark_reads_what_the_simulator_recorded(traced: Path) -> None:
         if mine["kind"] == "ack":
             assert int(theirs["tcp.ack"]) == mine["ack"] % 2**32
             want = [(a % 2**32, b % 2**32) for a, b in zip(mine["sack_left"], mine["sack_right"], strict=True)][:3]
-            sacks = list(zip(_numbers(theirs["tcp.options.sack_le"]), _numbers(theirs["tcp.options.sack_re"]), strict=True))
+            edges = (_numbers(theirs["tcp.options.sack_le"]), _numbers(theirs["tcp.options.sack_re"]))
+            sacks = list(zip(*edges, strict=True))
             assert sacks == want
             sack_rows += bool(want)
         else:
