@@ -139,14 +139,16 @@ impl Tracer {
         }
     }
 
-    /// The records in time order. Departures are recorded when the packet
-    /// reaches the far end (that is when the engine looks at it again), so
-    /// they are out of order until sorted; the sort is stable, so events at
-    /// the same time keep the order in which the engine processed them.
-    pub fn sorted_records(&self) -> Vec<TraceRecord> {
-        let mut records = self.records.clone();
-        records.sort_by_key(|r| r.time);
-        records
+    /// The records in time order, as indices into `records`. Departures are
+    /// recorded when the packet reaches the far end (that is when the engine
+    /// looks at it again), so `records` is out of order. The sort is stable,
+    /// so events at the same time keep the order in which the engine
+    /// processed them; it moves 4-byte indices, not 184-byte records (sorting
+    /// the records in place was four times slower than the whole run).
+    pub fn time_order(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.records.len() as u32).collect();
+        order.sort_by_key(|&i| self.records[i as usize].time);
+        order
     }
 }
 
@@ -180,9 +182,12 @@ mod tests {
         let mut t = Tracer::new(vec![all.clone(), all]);
         t.record(30, TraceEvent::Deliver, None, 1, &packet(0));
         t.record(10, TraceEvent::Depart, Some(0), 0, &packet(0));
-        let r = t.sorted_records();
+        let order = t.time_order();
         assert_eq!(
-            r.iter().map(|r| (r.time, r.trace)).collect::<Vec<_>>(),
+            order
+                .iter()
+                .map(|&i| (t.records[i as usize].time, t.records[i as usize].trace))
+                .collect::<Vec<_>>(),
             [(10, 0), (10, 1), (30, 0), (30, 1)]
         );
     }

@@ -235,6 +235,19 @@ impl TraceTable {
         self.time_ns.is_empty()
     }
 
+    /// Room for `n` more rows in every column: a trace can be most of a
+    /// run's memory, and doubling growth would leave up to half of it unused.
+    fn reserve(&mut self, n: usize) {
+        macro_rules! reserve {
+            ($($c:ident),*) => { $(self.$c.reserve_exact(n);)* };
+        }
+        reserve!(
+            trace, time_ns, time_s, event, cause, link, node, flow_id, src, dst, ip_src, ip_dst, sport,
+            dport, protocol, kind, wire_bytes, seq, len, ack, window, ts_val_ns, ts_ecr_ns, sack_left,
+            sack_right, fin, ece, ect, ce
+        );
+    }
+
     fn push(
         &mut self,
         r: &TraceRecord,
@@ -308,14 +321,16 @@ fn file_part(name: &str) -> String {
 /// The trace table of a finished simulation and its captures; `None` without `[[trace]]` entries.
 pub fn collect(sim: &Simulation) -> Option<TraceTable> {
     let tracer = sim.engine.tracer()?;
-    let records = tracer.sorted_records();
+    let records: Vec<&TraceRecord> =
+        tracer.time_order().iter().map(|&i| &tracer.records[i as usize]).collect();
     let nodes = &sim.engine.net.nodes;
     let links = &sim.engine.net.links;
     let node_name = |n: NodeId| nodes.get(n as usize).map_or_else(|| format!("#{n}"), |x| x.name.clone());
     let link_name =
         |l: LinkId| links.get(l as usize).map_or_else(|| format!("#{l}"), |x| x.spec.name.clone());
     let mut table = TraceTable::default();
-    for r in &records {
+    table.reserve(records.len());
+    for &r in &records {
         table.push(r, &node_name, &link_name);
     }
     for (i, spec) in sim.scenario.traces.iter().enumerate() {
@@ -363,7 +378,7 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
     Some(table)
 }
 
-fn rows_where(records: &[TraceRecord], keep: impl Fn(&TraceRecord) -> bool) -> Vec<u32> {
+fn rows_where(records: &[&TraceRecord], keep: impl Fn(&TraceRecord) -> bool) -> Vec<u32> {
     records.iter().enumerate().filter(|(_, r)| keep(r)).map(|(k, _)| k as u32).collect()
 }
 
