@@ -123,7 +123,11 @@ impl Tracer {
         Self { filters, records: Vec::new() }
     }
 
-    /// Records `event` for every entry that selects it.
+    /// Records `event` for every entry that selects it. Cold and out of line:
+    /// the engine's packet path then keeps the code (and registers) of a run
+    /// without traces, plus a test of the tracer's presence.
+    #[cold]
+    #[inline(never)]
     pub fn record(
         &mut self,
         time: Time,
