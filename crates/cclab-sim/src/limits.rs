@@ -47,7 +47,7 @@ pub const SEGMENTS_IN_BYTES_PER_FLOW: u64 = 4;
 /// One traced packet event: its record in the engine (a copy of the packet),
 /// its row in the trace table, the JSON summary and the Python table. Measured:
 /// `cclab run --out` of bench-p1 with its `sack` flow traced for 5 s, 751 506
-/// rows, peaked at 1.84 GB against 68 MB untraced (2.4 KB a row, 2026-11-22).
+/// rows, peaked at 1.94 GB against 68 MB untraced (2.5 KB a row, 2026-11-22).
 pub const BYTES_PER_TRACE_ROW: u64 = 2_500;
 
 /// Connections a run can number: flow ids are 32-bit, and half of them are
