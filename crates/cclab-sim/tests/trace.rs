@@ -79,7 +79,6 @@ fn the_table_records_every_kind_of_event_inside_the_window() {
     assert!(t.cause.iter().any(|c| c.as_deref() == Some("random_loss")));
     assert!(t.kind.iter().any(|k| k.as_deref() == Some("ack")));
     assert!(t.sack_left.iter().any(|s| !s.is_empty()), "SACK blocks are recorded");
-    // Every departure of a data packet from the bottleneck was enqueued there first (or before the window).
     assert_eq!(t.captures.len(), 1);
     assert_eq!(t.captures[0].file, "trace0-bulk-0.pcap");
 }
@@ -126,4 +125,39 @@ fn the_pcap_carries_the_tables_numbers() {
     }
     assert_eq!(n, capture.rows.len());
     assert!(sacks > 0);
+}
+
+#[test]
+fn a_link_trace_captures_the_links_entrance_with_udp_and_tcp() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/udp-cross.toml");
+    let mut text = std::fs::read_to_string(path).expect("examples/udp-cross.toml readable");
+    text = text.replace("duration = \"30s\"", "duration = \"1.1s\"");
+    text = text.replace("warmup = \"10s\"", "warmup = \"0.5s\"");
+    text.push_str("\n[[trace]]\nlinks = [\"left->right\"]\nfrom = \"1s\"\n");
+    let t = cclab_sim::run_toml(&text, "t", None).expect("runs").trace.expect("a trace");
+    assert_eq!(t.captures.len(), 1);
+    let capture = &t.captures[0];
+    assert_eq!(capture.file, "trace0-left-right.pcap");
+    assert!(capture.rows.iter().all(|&r| t.link[r as usize].as_deref() == Some("left->right")));
+    let mut bytes = Vec::new();
+    cclab_sim::pcap::write_capture(&t, capture, &mut bytes).expect("pcap written");
+    let mut reader = PcapReader::new(bytes.as_slice()).expect("pcap readable");
+    let (mut udp, mut tcp) = (0, 0);
+    for &row in &capture.rows {
+        let r = row as usize;
+        let packet = reader.next_packet().expect("one frame per row").expect("frame readable");
+        let sliced = LaxSlicedPacket::from_ethernet(&packet.data).expect("headers parse");
+        match sliced.transport {
+            Some(TransportSlice::Udp(u)) => {
+                udp += 1;
+                assert_eq!(t.protocol[r], "udp");
+                assert_eq!((u.source_port(), u.destination_port()), (t.sport[r], t.dport[r]));
+                // The frame keeps its real length: Ethernet, IPv4, UDP and the payload.
+                assert_eq!(packet.orig_len, 14 + 20 + 8 + t.len[r]);
+            }
+            Some(TransportSlice::Tcp(_)) => tcp += 1,
+            _ => panic!("row {r}: neither TCP nor UDP"),
+        }
+    }
+    assert!(udp > 0 && tcp > 0, "udp {udp} tcp {tcp}");
 }
