@@ -181,11 +181,14 @@ def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None
         link_series_frame,
         links_frame,
         metrics_frame,
+        trace_frame,
         transfers_frame,
+        write_pcaps,
     )
 
     _ensure_writable(out, "--out")
-    (out / "summary.json").write_text(json.dumps(summary))
+    # The trace goes to its own table and pcap files, not into summary.json.
+    (out / "summary.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "trace"}))
     (out / "config.json").write_text(_core.validate_toml(text, name, "unlimited"))
     flows_frame(summary).write_parquet(out / "flows.parquet")
     links_frame(summary).write_parquet(out / "links.parquet")
@@ -194,6 +197,12 @@ def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None
         flow_series_frame(summary).write_parquet(out / "timeseries.parquet")
         link_series_frame(summary).write_parquet(out / "queues.parquet")
         metrics_frame(summary).write_parquet(out / "metrics.parquet")
+    if summary.get("trace"):
+        trace_frame(summary).write_parquet(out / "trace.parquet")
+        try:
+            write_pcaps(summary, out)
+        except (OSError, ValueError) as e:
+            _fail(f"--out {out}: cannot write the pcap files ({e})")
 
 
 def _ensure_writable(out: Path, argument: str) -> None:
@@ -220,6 +229,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(summary))
     else:
         print(format_summary(summary, all_links=args.all_links))
+        if args.out is not None and summary.get("trace"):
+            trace = summary["trace"]
+            print(f"trace: {len(trace['time_ns'])} packet events in {Path(args.out) / 'trace.parquet'}")
+            for c in trace["captures"]:
+                print(f"pcap: {Path(args.out) / c['file']} ({len(c['rows'])} packets, at {c['point']})")
     return 0
 
 

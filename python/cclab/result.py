@@ -8,7 +8,8 @@ so the command line stays light.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import polars as pl
@@ -141,6 +142,80 @@ def link_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame(series)
 
 
+#: Columns of the trace table, in order (see docs/python.md, "Packet traces").
+TRACE_COLUMNS = (
+    "trace", "time_ns", "time_s", "event", "cause", "link", "node", "flow_id",
+    "src", "dst", "ip_src", "ip_dst", "sport", "dport", "protocol", "kind",
+    "wire_bytes", "seq", "len", "ack", "window", "ts_val_ns", "ts_ecr_ns",
+    "sack_left", "sack_right", "fin", "ece", "ect", "ce",
+)  # fmt: skip
+
+
+def trace_schema() -> dict[str, Any]:
+    """Types of the trace table's columns: one row per traced packet event."""
+    import polars as pl
+
+    integer = {"trace", "flow_id", "sport", "dport", "wire_bytes", "len"}
+    unsigned = {"time_ns", "seq", "ack", "window", "ts_val_ns", "ts_ecr_ns"}
+    strings = {"event", "cause", "link", "node", "src", "dst", "ip_src", "ip_dst", "protocol", "kind"}
+    schema: dict[str, Any] = {}
+    for c in TRACE_COLUMNS:
+        if c in integer:
+            schema[c] = pl.Int64
+        elif c in unsigned:
+            schema[c] = pl.UInt64
+        elif c in strings:
+            schema[c] = pl.String
+        elif c == "time_s":
+            schema[c] = pl.Float64
+        elif c.startswith("sack_"):
+            schema[c] = pl.List(pl.UInt64)
+        else:
+            schema[c] = pl.Boolean
+    return schema
+
+
+def trace_frame(summary: dict[str, Any]) -> pl.DataFrame:
+    """The trace table (empty unless the scenario has ``[[trace]]`` entries)."""
+    import polars as pl
+
+    schema = trace_schema()
+    columns = summary.get("trace") or {}
+    if not columns.get("time_ns"):
+        return pl.DataFrame(schema=schema)
+    lists = {name for name, dtype in schema.items() if isinstance(dtype, pl.List)}
+    frame = pl.DataFrame({name: columns[name] for name in schema if name not in lists},
+                         schema={n: t for n, t in schema.items() if n not in lists})  # fmt: skip
+    return frame.with_columns(_list_column(name, columns[name]) for name in lists).select(list(schema))
+
+
+def _list_column(name: str, rows: list[list[int]]) -> pl.Series:
+    """A List(UInt64) column built through Arrow offsets: polars builds one
+    Series per row from nested Python lists, 5 s for 150 000 trace rows."""
+    from itertools import accumulate, chain
+
+    import polars as pl
+    import pyarrow as pa
+
+    offsets = pa.array([0, *accumulate(len(r) for r in rows)], pa.int64())
+    values = pa.array(list(chain.from_iterable(rows)), pa.uint64())
+    series = cast("pl.Series", pl.from_arrow(pa.LargeListArray.from_arrays(offsets, values)))
+    return series.alias(name)
+
+
+def write_pcaps(summary: dict[str, Any], directory: str | Path) -> list[Path]:
+    """Writes the run's pcap files (one per traced flow instance or link) into ``directory``."""
+    import json
+
+    from cclab import _core
+
+    trace = summary.get("trace")
+    if not trace or not trace.get("captures"):
+        return []
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    return [Path(p) for p in _core.write_pcaps(json.dumps(trace), str(directory))]
+
+
 @dataclass
 class Result:
     """One run: its summary, the resolved scenario it ran, and its seed."""
@@ -201,6 +276,22 @@ class Result:
         return self._table("series", series_frame)
 
     @property
+    def trace(self) -> pl.DataFrame:
+        """Traced packet events: one row per enqueue, departure, drop and delivery (``[[trace]]``)."""
+        return self._table("trace", trace_frame)
+
+    @property
+    def captures(self) -> list[dict[str, Any]]:
+        """The pcap files the trace makes: ``file``, ``trace`` (entry), ``point`` (where captured), ``rows``."""
+        trace = self.summary.get("trace") or {}
+        captures: list[dict[str, Any]] = trace.get("captures") or []
+        return captures
+
+    def write_pcaps(self, directory: str | Path) -> list[Path]:
+        """Writes one pcap per capture into ``directory``; returns the paths."""
+        return write_pcaps(self.summary, directory)
+
+    @property
     def scenario(self) -> str:
         name: str = self.summary["scenario"]
         return name
@@ -214,4 +305,5 @@ class Result:
             "timeseries": self.timeseries.to_pandas(),
             "queues": self.queues.to_pandas(),
             "metrics": self.metrics.to_pandas(),
+            "trace": self.trace.to_pandas(),
         }

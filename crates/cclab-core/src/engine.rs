@@ -25,6 +25,7 @@ use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool};
 use crate::stats::{Learned, MeasurementWindow, MetricRow, Observation, Source, TimeSeries};
+use crate::trace::{DropCause, TraceEvent, Tracer};
 use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
     NodeId, Outbox, Time, NEVER,
@@ -309,6 +310,9 @@ pub struct Engine {
     observations: Vec<Observation>,
     totals: RunTotals,
     pub series: TimeSeries,
+    /// Packet traces, if any are configured: tested only where a packet
+    /// changes hands (enqueue, departure, loss, delivery).
+    tracer: Option<Box<Tracer>>,
 }
 
 impl Engine {
@@ -332,7 +336,24 @@ impl Engine {
             observations: Vec::new(),
             totals: RunTotals::default(),
             series: TimeSeries::default(),
+            tracer: None,
         }
+    }
+
+    /// Records packets as `tracer`'s filters select (before the run).
+    pub fn set_tracer(&mut self, tracer: Tracer) {
+        self.tracer = Some(Box::new(tracer));
+    }
+
+    /// The tracer and what it recorded so far.
+    pub fn tracer(&self) -> Option<&Tracer> {
+        self.tracer.as_deref()
+    }
+
+    /// The node of the sending endpoint of live connection `flow`.
+    pub fn flow_sender_node(&self, flow: FlowId) -> Option<NodeId> {
+        let c = self.live.get(&flow)?;
+        self.slots.get(c.sender as usize).map(|s| s.node)
     }
 
     /// A new report row.
@@ -588,6 +609,16 @@ impl Engine {
             return;
         };
         let at = link.spec.to;
+        if let Some(tracer) = self.tracer.as_mut() {
+            let packet = self.pool.get(packet);
+            let from = link.spec.from;
+            // Its last bit left the transmitter one propagation delay ago.
+            let departed = self.now - link.spec.delay;
+            tracer.record(departed, TraceEvent::Depart, Some(l), from, packet);
+            if !survived {
+                tracer.record(self.now, TraceEvent::Drop(DropCause::RandomLoss), Some(l), from, packet);
+            }
+        }
         // This link's event is still at the top: replacing it in place is one
         // sift-down instead of a pop and a push.
         match (next, self.heap.peek_mut()) {
@@ -615,12 +646,18 @@ impl Engine {
             match slot.endpoint.as_mut() {
                 Some(endpoint) if slot.flow == packet.flow => {
                     self.totals.packets_received += 1;
+                    if let Some(tracer) = self.tracer.as_mut() {
+                        tracer.record(self.now, TraceEvent::Deliver, None, at, packet);
+                    }
                     endpoint.on_packet(self.now, packet, &mut self.outbox);
                     self.pool.release(id);
                     self.flush(to);
                 }
                 _ => {
                     self.totals.orphaned += 1;
+                    if let Some(tracer) = self.tracer.as_mut() {
+                        tracer.record(self.now, TraceEvent::Drop(DropCause::Orphan), None, at, packet);
+                    }
                     self.pool.release(id);
                 }
             }
@@ -633,7 +670,15 @@ impl Engine {
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        match self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window) {
+        let enqueued = self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window);
+        if let Some(tracer) = self.tracer.as_mut() {
+            let event = match enqueued {
+                Enqueued::Dropped => TraceEvent::Drop(DropCause::BufferFull),
+                Enqueued::Admitted(_) => TraceEvent::Enqueue,
+            };
+            tracer.record(self.now, event, Some(l), at, packet);
+        }
+        match enqueued {
             Enqueued::Dropped => self.pool.release(id),
             Enqueued::Admitted(Some((time, seq))) => {
                 self.heap.push(Reverse(Event::new(time, seq, Target::Link(l))));

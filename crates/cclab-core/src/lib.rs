@@ -19,6 +19,7 @@ pub mod pool;
 pub mod queue;
 pub mod rng;
 pub mod stats;
+pub mod trace;
 
 pub use cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 pub use engine::{
@@ -31,3 +32,4 @@ pub use pool::{PacketId, PacketPool};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};
 pub use rng::RngStream;
 pub use stats::{LinkStats, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, Watch};
+pub use trace::{DropCause, TraceEvent, TraceFilter, TraceRecord, Tracer};

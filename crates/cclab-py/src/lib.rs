@@ -138,6 +138,20 @@ fn resolved_toml(
     py.detach(move || cclab_sim::resolved_toml(&text, &name, limit)).map_err(to_py)
 }
 
+/// Writes the pcap files of a run's trace table (the summary's `trace`, as
+/// JSON) into directory `dir`; returns their paths. Releases the GIL.
+#[pyfunction]
+fn write_pcaps(py: Python<'_>, trace_json: String, dir: String) -> PyResult<Vec<String>> {
+    let table: cclab_sim::trace::TraceTable =
+        serde_json::from_str(&trace_json).map_err(|e| PyValueError::new_err(format!("trace table: {e}")))?;
+    let written = py.detach(move || cclab_sim::pcap::write_all(&table, std::path::Path::new(&dir)));
+    match written {
+        Ok(paths) => Ok(paths.into_iter().map(|p| p.display().to_string()).collect()),
+        Err(cclab_sim::pcap::PcapError::Io(e)) => Err(e.into()),
+        Err(e) => Err(PyValueError::new_err(e.to_string())),
+    }
+}
+
 /// Every algorithm a scenario can name, as JSON: name, role (the scenario
 /// key that names it), summary, source, parameters and metrics.
 #[pyfunction]
@@ -211,6 +225,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MEMORY_LIMIT", cclab_sim::limits::DEFAULT_MEMORY_LIMIT)?;
     m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(write_pcaps, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<CancelToken>()?;

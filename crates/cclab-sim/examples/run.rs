@@ -19,6 +19,13 @@ fn main() {
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
             }
             Ok(r) => {
+                // CCLAB_PCAP_DIR=DIR: also write the run's pcap files there (`[[trace]]`).
+                if let (Some(dir), Some(trace)) = (std::env::var_os("CCLAB_PCAP_DIR"), r.trace.as_ref()) {
+                    match cclab_sim::pcap::write_all(trace, std::path::Path::new(&dir)) {
+                        Ok(paths) => paths.iter().for_each(|p| println!("wrote {}", p.display())),
+                        Err(e) => eprintln!("pcap: {e}"),
+                    }
+                }
                 let delivered: u64 = r.flows.iter().map(|f| f.bytes_delivered).sum();
                 println!(
                     "wall {:.4}s events {} ({:.1} M/s) hops {} ({:.1} M/s) delivered {} MB",

@@ -324,7 +324,11 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
     for o in observations {
         engine.observe(o);
     }
-    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series })
+    let mut sim = Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series };
+    if let Some(tracer) = crate::trace::tracer(&sim)? {
+        sim.engine.set_tracer(tracer);
+    }
+    Ok(sim)
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms

@@ -8,6 +8,7 @@ pub mod build;
 pub mod error;
 pub mod limits;
 pub mod observe;
+pub mod pcap;
 pub mod protocols;
 mod reader;
 pub mod registry;
@@ -16,6 +17,7 @@ pub mod results;
 pub mod scenario;
 pub mod sources;
 pub mod theory;
+pub mod trace;
 pub mod units;
 
 pub use build::{build, build_within, FlowInstance, Simulation};

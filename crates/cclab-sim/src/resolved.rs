@@ -267,7 +267,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
 /// The scenario as a scenario file with every default written out; reads back
 /// to an equal [`Scenario`].
 pub fn to_toml(s: &Scenario) -> String {
-    let Scenario { name, run, topology, flows, observe } = s;
+    let Scenario { name, run, topology, flows, observe, traces } = s;
     let mut w = Writer {
         out:
             "# Resolved by `cclab validate --toml`: every default filled in; `cclab run` accepts this file.\n"
@@ -323,6 +323,19 @@ pub fn to_toml(s: &Scenario) -> String {
         }
         w.value("metrics", list(metrics));
         w.string("every", duration(*every));
+    }
+    for t in traces {
+        w.header("[[trace]]");
+        let names = |list: &[String]| Value::Array(list.iter().map(|n| string(n.as_str())).collect());
+        if !t.flows.is_empty() {
+            w.value("flows", names(&t.flows));
+        }
+        if !t.links.is_empty() {
+            w.value("links", names(&t.links));
+        }
+        w.string("from", duration(t.from));
+        w.string("to", duration(t.to));
+        w.value("pcap", Value::Boolean(t.pcap));
     }
     w.out
 }

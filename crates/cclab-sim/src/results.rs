@@ -301,6 +301,9 @@ pub struct RunResult {
     pub connections: ConnectionTotals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeseries: Option<TimeSeries>,
+    /// Traced packet events and the pcap files made of them (`[[trace]]`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<crate::trace::TraceTable>,
 }
 
 /// A protocol counter as a report shows it.
@@ -442,6 +445,7 @@ impl RunResult {
                 orphaned_packets: totals.orphaned,
             },
             timeseries,
+            trace: crate::trace::collect(sim),
         }
     }
 }

@@ -21,7 +21,7 @@ use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 
-fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
 }
 
@@ -40,6 +40,9 @@ pub struct Scenario {
     pub flows: Vec<FlowGroup>,
     /// `[[observe]]` sections, resolved (see [`crate::observe`]).
     pub observe: Vec<Observe>,
+    /// Packet traces (`[[trace]]`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub traces: Vec<crate::trace::TraceSpec>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -256,6 +259,10 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         flows.push(parse_flow(section, i, &topology, &run)?);
     }
     let observe_sections = root.tables("observe")?;
+    let mut traces = Vec::new();
+    for section in root.tables("trace")? {
+        traces.push(crate::trace::parse_trace(section, &flows, &run)?);
+    }
     root.finish()?;
     if flows.is_empty() {
         return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
@@ -275,7 +282,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     for section in observe_sections {
         observe.push(observe::parse_observe(section, &flows, &mut links, &topology)?);
     }
-    Ok(Scenario { name, run, topology, flows, observe })
+    Ok(Scenario { name, run, topology, flows, observe, traces })
 }
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {

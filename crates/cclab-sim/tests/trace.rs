@@ -1,0 +1,163 @@
+//! Packet traces (`[[trace]]`): configuration errors, what the trace table
+//! records, that tracing changes no result, and that the pcap files carry the
+//! table's sequence numbers, ACKs and SACK blocks (read back with pcap-file
+//! and etherparse; tests/test_trace.py checks the same against tshark).
+
+use cclab_sim::trace::TraceTable;
+use cclab_sim::MemoryLimit;
+use etherparse::{LaxSlicedPacket, TcpOptionElement, TransportSlice};
+use pcap_file::pcap::PcapReader;
+use std::path::Path;
+
+fn example() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/trace.toml");
+    std::fs::read_to_string(path).expect("examples/trace.toml readable")
+}
+
+fn error(text: &str) -> (String, String) {
+    let e = cclab_sim::validate_toml_within(text, "t", MemoryLimit::Unlimited).expect_err("must be refused");
+    (e.path.clone(), e.to_string())
+}
+
+fn with_trace(trace: &str) -> String {
+    let text = example();
+    let cut = text.find("[[trace]]").expect("example has a trace");
+    format!("{}[[trace]]\n{trace}\n", &text[..cut])
+}
+
+#[test]
+fn unknown_names_are_one_line_errors_listing_the_valid_ones() {
+    let (path, msg) = error(&with_trace("flows = [\"bulc\"]"));
+    assert_eq!(path, "trace[0].flows");
+    assert!(msg.contains("did you mean \"bulk\"") && msg.contains("(one of bulk)"), "{msg}");
+    let (path, msg) = error(&with_trace("links = [\"left->rihgt\"]"));
+    assert_eq!(path, "trace[0].links");
+    assert!(msg.contains("did you mean \"left->right\"") && msg.contains("right->left"), "{msg}");
+    assert!(!msg.contains('\n'));
+    let (path, _) = error(&with_trace("flows = [\"bulk\"]\nfrom = \"2s\"\nto = \"1s\""));
+    assert_eq!(path, "trace[0].to");
+    let (path, _) = error(&with_trace("flows = [\"bulk\"]\npcapp = true"));
+    assert_eq!(path, "trace[0].pcapp");
+    let (path, _) = error(&with_trace("from = \"1s\""));
+    assert_eq!(path, "trace[0].flows");
+}
+
+#[test]
+fn a_huge_trace_is_refused_before_the_run_naming_its_entry() {
+    let text = with_trace("links = [\"left->right\"]").replace("duration = \"2s\"", "duration = \"100000s\"");
+    let e =
+        cclab_sim::validate_toml_within(&text, "t", MemoryLimit::Bytes(1_000_000_000)).expect_err("too big");
+    assert_eq!(e.path, "trace[0]");
+    assert!(e.message.contains("packet events"), "{e}");
+}
+
+#[test]
+fn tracing_changes_no_result() {
+    let traced = cclab_sim::run_toml(&example(), "t", None).expect("runs");
+    let text = example();
+    let plain =
+        cclab_sim::run_toml(&text[..text.find("[[trace]]").expect("trace")], "t", None).expect("runs");
+    assert_eq!(traced.flows, plain.flows);
+    assert_eq!(traced.links, plain.links);
+    assert_eq!(traced.events, plain.events);
+    assert!(plain.trace.is_none());
+}
+
+fn traced() -> TraceTable {
+    cclab_sim::run_toml(&example(), "t", None).expect("runs").trace.expect("a trace")
+}
+
+#[test]
+fn the_table_records_every_kind_of_event_inside_the_window() {
+    let t = traced();
+    assert!(t.len() > 1000, "{}", t.len());
+    assert!(t.time_ns.windows(2).all(|w| w[0] <= w[1]), "rows are in time order");
+    assert!(t.time_ns.iter().all(|&n| (1_000_000_000..1_500_000_000).contains(&n)));
+    for event in ["enqueue", "depart", "drop", "deliver"] {
+        assert!(t.event.iter().any(|e| e == event), "no {event}");
+    }
+    assert!(t.cause.iter().any(|c| c.as_deref() == Some("random_loss")));
+    assert!(t.kind.iter().any(|k| k.as_deref() == Some("ack")));
+    assert!(t.sack_left.iter().any(|s| !s.is_empty()), "SACK blocks are recorded");
+    assert_eq!(t.captures.len(), 1);
+    assert_eq!(t.captures[0].file, "trace0-bulk-0.pcap");
+}
+
+#[test]
+fn the_pcap_carries_the_tables_numbers() {
+    let t = traced();
+    let capture = &t.captures[0];
+    let mut bytes = Vec::new();
+    cclab_sim::pcap::write_capture(&t, capture, &mut bytes).expect("pcap written");
+    // Nanosecond pcap magic, as written in the file's byte order.
+    assert!(bytes.starts_with(&[0x4d, 0x3c, 0xb2, 0xa1]) || bytes.starts_with(&[0xa1, 0xb2, 0x3c, 0x4d]));
+    let mut reader = PcapReader::new(bytes.as_slice()).expect("pcap readable");
+    let mut n = 0;
+    let mut sacks = 0;
+    while let Some(packet) = reader.next_packet() {
+        let packet = packet.expect("packet readable");
+        let r = capture.rows[n] as usize;
+        n += 1;
+        assert_eq!(packet.timestamp.as_nanos() as u64, t.time_ns[r]);
+        // Lax: the frames are truncated to their headers, as `tcpdump -s` stores them.
+        let sliced = LaxSlicedPacket::from_ethernet(&packet.data).expect("headers parse");
+        let Some(TransportSlice::Tcp(tcp)) = sliced.transport else { panic!("row {r} is not TCP") };
+        assert_eq!(u64::from(tcp.sequence_number()), t.seq[r].unwrap_or(0) % (1 << 32));
+        if let Some(ack) = t.ack[r] {
+            assert!(tcp.ack());
+            assert_eq!(u64::from(tcp.acknowledgment_number()), ack % (1 << 32));
+        }
+        let mut blocks = Vec::new();
+        for option in tcp.options_iterator() {
+            if let Ok(TcpOptionElement::SelectiveAcknowledgement(first, rest)) = option {
+                blocks.push(first);
+                blocks.extend(rest.iter().flatten());
+            }
+        }
+        let want: Vec<(u32, u32)> = t.sack_left[r]
+            .iter()
+            .zip(&t.sack_right[r])
+            .take(3)
+            .map(|(&a, &b)| (a as u32, b as u32))
+            .collect();
+        assert_eq!(blocks, want, "row {r}");
+        sacks += usize::from(!blocks.is_empty());
+    }
+    assert_eq!(n, capture.rows.len());
+    assert!(sacks > 0);
+}
+
+#[test]
+fn a_link_trace_captures_the_links_entrance_with_udp_and_tcp() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/udp-cross.toml");
+    let mut text = std::fs::read_to_string(path).expect("examples/udp-cross.toml readable");
+    text = text.replace("duration = \"30s\"", "duration = \"1.1s\"");
+    text = text.replace("warmup = \"10s\"", "warmup = \"0.5s\"");
+    text.push_str("\n[[trace]]\nlinks = [\"left->right\"]\nfrom = \"1s\"\n");
+    let t = cclab_sim::run_toml(&text, "t", None).expect("runs").trace.expect("a trace");
+    assert_eq!(t.captures.len(), 1);
+    let capture = &t.captures[0];
+    assert_eq!(capture.file, "trace0-left-right.pcap");
+    assert!(capture.rows.iter().all(|&r| t.link[r as usize].as_deref() == Some("left->right")));
+    let mut bytes = Vec::new();
+    cclab_sim::pcap::write_capture(&t, capture, &mut bytes).expect("pcap written");
+    let mut reader = PcapReader::new(bytes.as_slice()).expect("pcap readable");
+    let (mut udp, mut tcp) = (0, 0);
+    for &row in &capture.rows {
+        let r = row as usize;
+        let packet = reader.next_packet().expect("one frame per row").expect("frame readable");
+        let sliced = LaxSlicedPacket::from_ethernet(&packet.data).expect("headers parse");
+        match sliced.transport {
+            Some(TransportSlice::Udp(u)) => {
+                udp += 1;
+                assert_eq!(t.protocol[r], "udp");
+                assert_eq!((u.source_port(), u.destination_port()), (t.sport[r], t.dport[r]));
+                // The frame keeps its real length: Ethernet, IPv4, UDP and the payload.
+                assert_eq!(packet.orig_len, 14 + 20 + 8 + t.len[r]);
+            }
+            Some(TransportSlice::Tcp(_)) => tcp += 1,
+            _ => panic!("row {r}: neither TCP nor UDP"),
+        }
+    }
+    assert!(udp > 0 && tcp > 0, "udp {udp} tcp {tcp}");
+}
