@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import resource
@@ -83,6 +84,22 @@ def _positive(value: str) -> int:
     from cclab._args import COUNTS
 
     return _whole_number(value, COUNTS)
+
+
+def _seconds(value: str) -> float:
+    """--from, --to: a time in seconds, or with a unit (250ms, 1.5s)."""
+    from cclab.plot import _QUANTITY, _UNITS
+
+    match = _QUANTITY.fullmatch(value)
+    if match is not None and _UNITS.get(match[2], ("", 0.0))[0] == "duration":
+        return float(match[1]) * _UNITS[match[2]][1]
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a time (seconds, or e.g. 250ms)") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a time (seconds, or e.g. 250ms)")
+    return seconds
 
 
 def _memory_limit(value: str) -> str:
@@ -588,11 +605,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         from cclab.result import Result
 
         result = Result(summary=json.loads(summary_path.read_text()), config={}, seed=0)
-        draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue}
-        try:
-            figures = [(folder, draw[args.kind](result))]
-        except ValueError as e:
-            _fail(f"{args.dir}: {e}")
+        figures = [(folder, _run_figure(folder, result, args))]
     for where, fig in figures:
         stem = Path(args.output) if args.output else where / f"plot-{args.kind}"
         try:
@@ -604,6 +617,36 @@ def cmd_plot(args: argparse.Namespace) -> int:
         for path in written:
             print(path)
     return 0
+
+
+def _run_figure(folder: Path, result: Any, args: argparse.Namespace) -> Any:
+    """The figure of one run directory (`cclab run --out`)."""
+    from cclab import plot
+
+    trace = folder / "trace.parquet"
+    if args.kind in ("tseq", "panels"):
+        if trace.is_file():
+            import polars as pl
+
+            # summary.json leaves the trace out; the Result reads it from its table.
+            result._cache["trace"] = pl.read_parquet(trace)
+        elif args.kind == "tseq":
+            _fail(f"{args.dir}: no trace.parquet here (record one with a [[trace]] section in the scenario, "
+                  "see docs/scenario.md, and `cclab run FILE --out DIR`)")  # fmt: skip
+        window = {"start": getattr(args, "from"), "end": args.to}
+        draw = plot.time_sequence if args.kind == "tseq" else plot.panels
+        try:
+            return draw(result, args.flow, **window)
+        except plot.PlotError as e:
+            option = {"flow": "--flow", "end": "--to", "interval": "--to"}.get(e.option, e.option)
+            if e.detail.startswith(":"):  # not about an argument: about what the directory holds
+                _fail(f"{args.dir}{e.detail}")
+            _fail(f"{option}{e.detail}")
+    draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue}
+    try:
+        return draw[args.kind](result)
+    except ValueError as e:
+        _fail(f"{args.dir}: {e}")
 
 
 def _sweep_figures(folder: Path, args: argparse.Namespace) -> list[tuple[Path, Any]]:
@@ -719,7 +762,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = sub.add_parser("plot", help="plot results written by `run --out`, `sweep --out` or `reproduce`")
     plot.add_argument("dir", help="a run or sweep output directory, or a `reproduce` directory (every sweep in it)")
-    plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "sweep"])
+    plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "tseq", "panels", "sweep"])
     plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
     plot.add_argument("--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)")
     plot.add_argument("--by", help="sweep: one line per value of this column (default: another grid key)")
@@ -734,6 +777,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--role",
         help="sweep, link metric: the links with this role (default: bottleneck; access, bottleneck.reverse, link)",
     )
+    plot.add_argument("--flow", metavar="NAME", help="tseq, panels: the flow, e.g. bulk[0] (default: the only one)")
+    plot.add_argument("--from", type=_seconds, metavar="T", help="tseq, panels: start of the time axis (s)")
+    plot.add_argument("--to", type=_seconds, metavar="T", help="tseq, panels: end of the time axis (s)")
     plot.add_argument("--output", metavar="PATH", help="file stem for the PNG and SVG (default: DIR/plot-KIND)")
     plot.set_defaults(func=cmd_plot)
 

@@ -95,14 +95,23 @@ def queue(source: Result | pl.DataFrame, links: Sequence[str] | None = None,
     frame = source.queues if isinstance(source, Result) else source
     if frame.height == 0:
         raise ValueError('no time series: set run.sample (e.g. sample = "100ms") in the scenario')
-    chosen = list(links) if links else [n for n in frame["link"].unique(maintain_order=True)
-                                        if ".snd" not in n and ".rcv" not in n]  # fmt: skip
+    chosen = list(links) if links else _bottleneck_links(frame)
     fig, ax = _figure(title, "time (s)", "queue (packets)")
     for name in chosen:
         g = frame.filter(pl.col("link") == name).sort("time_s")
         ax.plot(g["time_s"], g["queue_pkts"], label=name, linewidth=1, drawstyle="steps-post")
     ax.legend(fontsize="small")
     return fig
+
+
+def _bottleneck_links(frame: pl.DataFrame, links: pl.DataFrame | None = None) -> list[str]:
+    """The links whose queue matters: role ``bottleneck`` when the links table says roles,
+    else every link that is not a host's access link."""
+    if links is not None and "role" in links.columns:
+        chosen = [str(n) for n, r in zip(links["name"], links["role"], strict=True) if r == "bottleneck"]
+        if chosen:
+            return chosen
+    return [n for n in frame["link"].unique(maintain_order=True) if ".snd" not in n and ".rcv" not in n]
 
 
 class PlotError(ValueError):
@@ -512,3 +521,220 @@ def save(fig: Figure, path: str | Path) -> list[Path]:
             fig.savefig(target, dpi=130, metadata={"Date": None} if suffix == ".svg" else None)
         written.append(target)
     return written
+
+
+# Packet traces: the tcptrace-style time-sequence graph and the panels beside it.
+
+#: Colours of the time-sequence graph's marks (tcptrace's, where they stay apart in print).
+_TSEQ_COLOURS = {"sent": "black", "retransmitted": "tab:red", "ack": "tab:green", "sack": "tab:purple"}
+_DROP_COLOURS = {"random_loss": "tab:orange", "buffer_full": "tab:red", "orphan": "tab:gray"}
+
+
+def _trace_of(source: Result | pl.DataFrame) -> pl.DataFrame:
+    frame = source.trace if isinstance(source, Result) else source
+    if frame.height == 0:
+        raise PlotError("flow", ": no packet trace: add a [[trace]] section to the scenario "
+                                '(docs/scenario.md, "[[trace]]")')  # fmt: skip
+    return frame
+
+
+def _choose_flow(flow: str | int | None, ids: list[int], flows: pl.DataFrame | None) -> tuple[int, str]:
+    """The flow id and label that ``flow`` names among the flows ``ids``: ``"name[index]"``,
+    a group's name (when one of its instances is there), a flow id, or None when there is one flow."""
+    names = {}
+    if flows is not None and flows.height:
+        names = {int(i): _label(str(n), int(x)) for i, n, x in flows.select("flow_id", "name", "index").iter_rows()}
+    labels = {i: names.get(i, f"flow {i}") for i in ids}
+    valid = ", ".join(labels[i] for i in sorted(ids)) or "none"
+    if flow is None:
+        if len(ids) == 1:
+            return ids[0], labels[ids[0]]
+        raise PlotError("flow", f" is needed: {len(ids)} flows here ({valid})")
+    if isinstance(flow, int):
+        if flow in labels:
+            return flow, labels[flow]
+    else:
+        exact = [i for i in ids if labels[i] == flow]
+        group = [i for i in ids if labels[i].split("[")[0] == flow]
+        if exact or len(group) == 1:
+            chosen = (exact or group)[0]
+            return chosen, labels[chosen]
+        if len(group) > 1:
+            raise PlotError("flow", f" {flow}: {len(group)} instances of this group; name one ({valid})")
+    raise PlotError("flow", f" {flow}: not a flow here (flows: {valid})")
+
+
+def _window(times: pl.Series, start: float | None, end: float | None) -> tuple[float, float]:
+    lo = float(times.min()) if start is None else start  # type: ignore[arg-type]
+    hi = float(times.max()) if end is None else end  # type: ignore[arg-type]
+    if hi <= lo:
+        raise PlotError("end", f" {hi:g} s: not after the start ({lo:g} s)")
+    return lo, hi
+
+
+def time_sequence(source: Result | pl.DataFrame, flow: str | int | None = None, start: float | None = None,
+                  end: float | None = None, *, flows: pl.DataFrame | None = None,
+                  title: str | None = None) -> Figure:  # fmt: skip
+    """The tcptrace time-sequence graph of one TCP flow, from the packet trace.
+
+    ``source`` is a :class:`~cclab.result.Result` of a scenario with a
+    ``[[trace]]`` section or its trace table (then ``flows``, the flows table,
+    gives the flows' names). ``flow`` is ``"name[index]"``, a group's name, a
+    flow id, or None when the trace holds one flow; ``start`` and ``end`` (s)
+    bound the time axis (default: the flow's traced events).
+
+    Against time, in segments (the flow's largest payload): each segment the
+    sender sends (its enqueue on the sender's first link) as a bar from seq to
+    seq + len; a retransmission (a segment starting below the highest sequence
+    number sent before it in the trace) in red with a diamond; the highest
+    cumulative ACK the sender has received (a step line); the SACK blocks of
+    those ACKs as bars above it; every packet of the flow dropped anywhere (an
+    X at the data segment's seq, or at an ACK's ack number), coloured by cause
+    and named with the link. A segment whose first sending came before the
+    trace starts counts as sent, not retransmitted. Each set of marks has a
+    ``gid`` (``sent``, ``retransmitted``, ``ack``, ``sack``, ``drop``) for tests."""
+    import polars as pl
+
+    trace = _trace_of(source)
+    table = source.flows if isinstance(source, Result) else flows
+    ids = sorted(int(i) for i in trace["flow_id"].drop_nulls().unique())
+    flow_id, label = _choose_flow(flow, ids, table)
+    rows = trace.filter(pl.col("flow_id") == flow_id)
+    data = rows.filter(pl.col("kind") == "data")
+    if data.height == 0 or rows["protocol"][0] != "tcp":
+        raise PlotError("flow", f" {label}: no TCP data segments in the trace")
+    sender, mss = str(data["src"][0]), int(data["len"].max())  # type: ignore[arg-type]
+    lo, hi = _window(rows["time_s"], start, end)
+    inside = (pl.col("time_s") >= lo) & (pl.col("time_s") <= hi)
+
+    sent = (
+        data.filter((pl.col("event") == "enqueue") & (pl.col("node") == sender))
+        .with_columns(end=pl.col("seq") + pl.col("len"))
+        .with_columns(retx=pl.col("seq") < pl.col("end").cum_max().shift(1, fill_value=0))
+        .filter(inside)
+    )
+    acks = rows.filter((pl.col("kind") == "ack") & (pl.col("event") == "deliver") & (pl.col("node") == sender))
+    acks = acks.with_columns(pl.col("ack").cum_max().alias("cum"))
+    before, acks = acks.filter(pl.col("time_s") < lo), acks.filter(inside)
+    sacks = acks.select("time_s", "sack_left", "sack_right").explode("sack_left", "sack_right").drop_nulls()
+    drops = rows.filter((pl.col("event") == "drop") & inside)
+
+    fig, ax = _figure(title or f"Time-sequence graph of {label}", "time (s)",
+                      f"sequence number (segments of {mss} B)")  # fmt: skip
+    new, again = sent.filter(~pl.col("retx")), sent.filter(pl.col("retx"))
+    ax.vlines(new["time_s"], new["seq"] / mss, new["end"] / mss, colors=_TSEQ_COLOURS["sent"], linewidth=1.0,
+              label=f"new data sent ({new.height})").set_gid("sent")  # fmt: skip
+    colour = _TSEQ_COLOURS["retransmitted"]
+    ax.vlines(again["time_s"], again["seq"] / mss, again["end"] / mss, colors=colour,
+              linewidth=1.6).set_gid("retransmitted")  # fmt: skip
+    # A bar one segment high is short: a diamond on each retransmission keeps it in sight.
+    ax.plot(again["time_s"], (again["seq"] + again["len"] / 2) / mss, "D", color=colour, markersize=6,
+            fillstyle="none", markeredgewidth=1.5, label=f"retransmitted ({again.height})")  # fmt: skip
+    xs, ys = acks["time_s"].to_list(), (acks["cum"] / mss).to_list()
+    if before.height:
+        # The ACK line starts at the window's edge, at the last ACK before it.
+        xs, ys = [lo, *xs], [float(before["cum"][-1]) / mss, *ys]
+    if xs:
+        xs, ys = [*xs, hi], [*ys, ys[-1]]  # held to the end of the window
+    (line,) = ax.plot(xs, ys, drawstyle="steps-post", color=_TSEQ_COLOURS["ack"], linewidth=1.2,
+                      label="cumulative ACK received")  # fmt: skip
+    line.set_gid("ack")
+    blocks = ax.vlines(sacks["time_s"], sacks["sack_left"] / mss, sacks["sack_right"] / mss,
+                       colors=_TSEQ_COLOURS["sack"], linewidth=2.5, alpha=0.6,
+                       label=f"SACK blocks in the ACKs ({sacks.height})")  # fmt: skip
+    blocks.set_gid("sack")
+    for (cause, link, kind), part in drops.group_by("cause", "link", "kind", maintain_order=True):
+        where = f"at {link}" if link is not None else f"at node {part['node'][0]}"
+        y = (part["seq"] if kind == "data" else part["ack"]) / mss
+        what = "" if kind == "data" else "ACK "
+        (marks,) = ax.plot(part["time_s"], y, "X", linestyle="none", markersize=9,
+                           color=_DROP_COLOURS.get(str(cause), "tab:brown"), markeredgecolor="black",
+                           label=f"{what}dropped: {str(cause).replace('_', ' ')} {where} ({part.height})")  # fmt: skip
+        marks.set_gid("drop")
+    ax.set_xlim(lo, hi)
+    ax.ticklabel_format(axis="y", useOffset=False)
+    ax.legend(fontsize="small", loc="upper left")
+    return fig
+
+
+def panels(result: Result, flow: str | int | None = None, start: float | None = None, end: float | None = None,
+           interval: float | None = None, title: str | None = None) -> Figure:  # fmt: skip
+    """One flow's congestion window, the bottleneck queue and the flow's throughput,
+    stacked on one time axis.
+
+    cwnd comes from ``Result.timeseries`` and the queue from ``Result.queues``
+    (both need ``run.sample``); throughput is the payload delivered to the
+    receiver per ``interval`` seconds (default: about a fiftieth of the window), from
+    the packet trace (``[[trace]]``). A panel without data is left out and
+    the title says why; with none, :class:`PlotError`."""
+    import polars as pl
+
+    series, queues, trace = result.timeseries, result.queues, result.trace
+    ids = sorted({int(i) for frame in (series, trace) for i in frame["flow_id"].drop_nulls().unique()})
+    if not ids:
+        raise PlotError("flow", ': nothing to plot: set run.sample (e.g. sample = "100ms") or add a [[trace]] '
+                                "section to the scenario")  # fmt: skip
+    flow_id, label = _choose_flow(flow, ids, result.flows)
+    series = series.filter(pl.col("flow_id") == flow_id)
+    data = trace.filter(pl.col("flow_id") == flow_id)
+    delivered = data.filter((pl.col("kind") == "data") & (pl.col("event") == "deliver"))
+    times = pl.concat([series["time_s"], queues["time_s"], data["time_s"]])
+    lo, hi = _window(times, start, end)
+    # By default about fifty bars: the window / 50, rounded down to 1, 2 or 5 times a power of ten.
+    rough = (hi - lo) / 50
+    power = 10 ** math.floor(math.log10(rough))
+    step = interval if interval is not None else max(m * power for m in (1, 2, 5) if m * power <= rough)
+    if step <= 0:
+        raise PlotError("interval", f" {step:g} s: must be positive")
+
+    style: dict[str, Any] = {"drawstyle": "steps-post", "linewidth": 1}
+    drawn: list[tuple[str, Any]] = []
+    notes = []
+    inside = (pl.col("time_s") >= lo) & (pl.col("time_s") <= hi)
+    if series.height:
+        cwnd = series.filter(inside)
+        drawn.append(("cwnd (segments)", lambda ax: ax.plot(cwnd["time_s"], cwnd["cwnd"], label=label, **style)))
+    else:
+        notes.append("no cwnd (set run.sample)")
+    chosen = _bottleneck_links(queues, result.links) if queues.height else []
+    if chosen:
+
+        def draw_queue(ax: Any) -> None:
+            for name in chosen:
+                g = queues.filter((pl.col("link") == name) & inside).sort("time_s")
+                ax.plot(g["time_s"], g["queue_pkts"], label=name, **style)
+
+        drawn.append(("queue (packets)", draw_queue))
+    else:
+        notes.append("no queue (set run.sample)")
+    if delivered.height:
+        bins = (
+            delivered.filter(inside)
+            .with_columns(((pl.col("time_s") - lo) // step).cast(pl.Int64).alias("bin"))
+            .group_by("bin").agg(pl.col("len").sum())
+        )  # fmt: skip
+        full = pl.DataFrame({"bin": range(math.ceil((hi - lo) / step))}).join(bins, on="bin", how="left")
+        rate = full.fill_null(0).with_columns(
+            (lo + pl.col("bin") * step).alias("time_s"), (pl.col("len") * 8 / step / 1e6).alias("mbps")
+        )
+        ylabel = f"throughput (Mbit/s\nper {step * 1e3:.3g} ms)"
+        drawn.append((ylabel, lambda ax: ax.plot(rate["time_s"], rate["mbps"], label=f"{label} delivered", **style)))
+    else:
+        notes.append("no throughput (add a [[trace]] section)")
+    if not drawn:
+        raise PlotError("flow", f" {label}: nothing to plot: {'; '.join(notes)}")
+
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(7.0, 1.3 + 1.9 * len(drawn)), layout="constrained")
+    axes = fig.subplots(len(drawn), 1, sharex=True, squeeze=False)[:, 0]
+    heading = title or f"{label}: {', '.join(name.split(' (')[0] for name, _ in drawn)}"
+    fig.suptitle(heading + (f"\n{'; '.join(notes)}" if notes else ""))
+    for ax, (ylabel, draw) in zip(axes, drawn, strict=True):
+        draw(ax)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize="small", loc="upper left")
+    axes[-1].set_xlabel("time (s)")
+    axes[-1].set_xlim(lo, hi)
+    return fig
