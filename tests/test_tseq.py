@@ -162,3 +162,20 @@ def test_cli_plot_tseq_without_a_trace(tmp_path: Path) -> None:
     proc = cli("plot", str(out), "--kind", "tseq")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1
     assert "no trace.parquet here" in proc.stderr and "[[trace]]" in proc.stderr
+
+
+def test_time_sequence_picks_one_of_several_flows(tmp_path: Path) -> None:
+    path = tmp_path / "two.toml"
+    path.write_text(WHOLE.replace('name = "bulk"\n', 'name = "bulk"\ncount = 2\nstart = "0s..0.2s"\n'))
+    res = cclab.run(path)
+    with pytest.raises(plot.PlotError, match=r"is needed: 2 flows here \(bulk\[0\], bulk\[1\]\)"):
+        plot.time_sequence(res)
+    with pytest.raises(plot.PlotError, match=r"bulk: 2 instances of this group; name one"):
+        plot.time_sequence(res, "bulk")
+    for row in res.flows.iter_rows(named=True):
+        got = marks(plot.time_sequence(res, f"bulk[{row['index']}]"))
+        sent = len(got["sent"][0].get_segments()) + len(got["retransmitted"][0].get_segments())
+        assert (sent, len(got["retransmitted"][0].get_segments())) == (row["packets_sent"], row["retransmits"])
+        # The same flow by id, from the bare trace table with the flows table for names.
+        by_id = marks(plot.time_sequence(res.trace, row["flow_id"], flows=res.flows))
+        assert len(by_id["sent"][0].get_segments()) == len(got["sent"][0].get_segments())

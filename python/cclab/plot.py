@@ -541,7 +541,7 @@ def _trace_of(source: Result | pl.DataFrame) -> pl.DataFrame:
 def _choose_flow(flow: str | int | None, ids: list[int], flows: pl.DataFrame | None) -> tuple[int, str]:
     """The flow id and label that ``flow`` names among the flows ``ids``: ``"name[index]"``,
     a group's name (when one of its instances is there), a flow id, or None when there is one flow."""
-    names = {}
+    names: dict[int, str] = {}
     if flows is not None and flows.height:
         names = {int(i): _label(str(n), int(x)) for i, n, x in flows.select("flow_id", "name", "index").iter_rows()}
     labels = {i: names.get(i, f"flow {i}") for i in ids}
