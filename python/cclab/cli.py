@@ -638,7 +638,7 @@ def _run_figure(folder: Path, result: Any, args: argparse.Namespace) -> Any:
         try:
             return draw(result, args.flow, **window)
         except plot.PlotError as e:
-            option = {"flow": "--flow", "end": "--to", "interval": "--to"}.get(e.option, e.option)
+            option = {"flow": "--flow", "end": "--to"}.get(e.option, e.option)
             if e.detail.startswith(":"):  # not about an argument: about what the directory holds
                 _fail(f"{args.dir}{e.detail}")
             _fail(f"{option}{e.detail}")
