@@ -13,6 +13,7 @@ front end and the ``cclab`` command.
 
 from cclab._core import CancelToken, RunCancelled, __version__
 from cclab.api import estimate_memory, run
+from cclab.availbw import available_bandwidth, counter_rates
 from cclab.result import Result
 from cclab.scenario import Scenario, ScenarioError, load
 from cclab.sweep import IdenticalReplicationsWarning, SweepError, SweepInterrupted, SweepResult, derive_seed, sweep
@@ -28,6 +29,8 @@ __all__ = [
     "SweepInterrupted",
     "SweepResult",
     "__version__",
+    "available_bandwidth",
+    "counter_rates",
     "derive_seed",
     "estimate_memory",
     "load",

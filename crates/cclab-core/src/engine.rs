@@ -24,7 +24,9 @@ use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool};
-use crate::stats::{Learned, MeasurementWindow, MetricRow, Observation, Source, TimeSeries};
+use crate::stats::{
+    Learned, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, DEPARTED_BY_KIND,
+};
 use crate::trace::{DropCause, TraceEvent, Tracer};
 use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
@@ -609,6 +611,10 @@ impl Engine {
             return;
         };
         let at = link.spec.to;
+        // Only observed links count: unobserved, this is one never-taken branch.
+        if link.counting_departures() {
+            link.count_departure(self.pool.get(packet));
+        }
         if let Some(tracer) = self.tracer.as_mut() {
             let packet = self.pool.get(packet);
             let from = link.spec.from;
@@ -859,6 +865,10 @@ impl Engine {
                     m.put("drops", s.drops as f64);
                     m.put("losses", s.losses as f64);
                     m.put("delivered", s.delivered as f64);
+                    m.put("departed_bytes", link.departed_bytes() as f64);
+                    for (name, bytes) in DEPARTED_BY_KIND.iter().zip(s.departed_bytes) {
+                        m.put(name, bytes as f64);
+                    }
                 }
             }
         }
@@ -869,6 +879,14 @@ impl Engine {
     /// Adds an observation (before the run): its sources are sampled at time 0
     /// and every `every` after. Returns its index.
     pub fn observe(&mut self, observation: Observation) -> usize {
+        for watch in &observation.watches {
+            if let Source::Link(id) = watch.source {
+                let departures = watch.metrics.iter().any(|(name, _)| name.starts_with("departed_bytes"));
+                if let (true, Some(link)) = (departures, self.net.links.get_mut(id as usize)) {
+                    link.count_departures();
+                }
+            }
+        }
         self.observations.push(observation);
         self.observations.len() - 1
     }

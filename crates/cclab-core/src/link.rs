@@ -59,6 +59,10 @@ pub struct Link {
     /// link have one of a few sizes, and this saves a 64-bit division per hop.
     last_serialization: (u32, Time),
     pub stats: LinkStats,
+    /// Whether an observation reads this link's departures. Counting on every
+    /// link cost 3.4 % of bench-p1's instructions (reading the packet's kind
+    /// in the pool, about eleven per hop); testing this flag costs 0.9 %.
+    counting_departures: bool,
 }
 
 /// The event key `(arrival, seq)` of the packet at the head of a link's delay line.
@@ -76,6 +80,7 @@ impl Link {
             loss_rng,
             last_serialization: (0, 0),
             stats: LinkStats::default(),
+            counting_departures: false,
         }
     }
 
@@ -181,6 +186,29 @@ impl Link {
         Some((head.packet, !lost, next))
     }
 
+    /// Makes this link count its departures (before the run: an observation
+    /// reads them). Counts start from zero when this is called.
+    pub fn count_departures(&mut self) {
+        self.counting_departures = true;
+    }
+
+    /// Whether departures are counted (see [`Link::count_departures`]).
+    #[inline]
+    pub fn counting_departures(&self) -> bool {
+        self.counting_departures
+    }
+
+    /// Counts `packet`'s transmission (its arrival event fired, lost or not).
+    #[inline]
+    pub fn count_departure(&mut self, packet: &Packet) {
+        self.stats.departed_bytes[packet.traffic_kind().index()] += packet.wire_bytes as u64;
+    }
+
+    /// Wire bytes transmitted so far, all kinds together.
+    pub fn departed_bytes(&self) -> u64 {
+        self.stats.departed_bytes.iter().sum()
+    }
+
     /// Packets admitted but not yet at the far end (waiting, in transmission or propagating).
     pub fn in_flight(&self) -> u64 {
         self.delay_line.len() as u64
@@ -208,7 +236,7 @@ mod tests {
     use super::*;
     use crate::queue::DropTail;
     use cclab_wire::time::{micros, millis};
-    use cclab_wire::{Header, UdpHeader};
+    use cclab_wire::{Header, TcpHeader, TcpKind, TrafficKind, UdpHeader};
 
     fn link(buffer: BufferLimit) -> Link {
         let spec = LinkSpec {
@@ -296,5 +324,53 @@ mod tests {
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
         assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
+    }
+
+    fn tcp(kind: TcpKind, bytes: u32) -> Packet {
+        Packet::new(Header::Tcp(TcpHeader::new(kind)), bytes)
+    }
+
+    /// Offers a mixed stream to a small buffer and drains part of it: departed
+    /// bytes per kind sum to the total, and departed = offered - dropped -
+    /// still in the link, in bytes, at every step.
+    #[test]
+    fn departed_bytes_by_kind_sum_to_the_total_and_conserve_bytes() {
+        let mut l = link(BufferLimit::Packets(3));
+        let packets = [tcp(TcpKind::Data, 1040), tcp(TcpKind::Ack, 40), pkt(1028), pkt(200)];
+        let (mut offered, mut dropped) = (0u64, 0u64);
+        let mut in_link: VecDeque<u64> = VecDeque::new();
+        let mut by_kind = [0u64; TrafficKind::COUNT];
+        for (seq, p) in packets.iter().cycle().take(40).enumerate() {
+            offered += p.wire_bytes as u64;
+            match l.enqueue(0, p, 0, seq as u64, &ALL) {
+                Enqueued::Dropped => dropped += p.wire_bytes as u64,
+                Enqueued::Admitted(_) => in_link.push_back(p.wire_bytes as u64),
+            }
+        }
+        assert!(dropped > 0, "the buffer must overflow for this test to mean anything");
+        let admitted: Vec<Packet> = {
+            // Replay which packets were admitted, in order, to count their kinds.
+            let mut m = link(BufferLimit::Packets(3));
+            packets
+                .iter()
+                .cycle()
+                .take(40)
+                .enumerate()
+                .filter(|(seq, p)| matches!(m.enqueue(0, p, 0, *seq as u64, &ALL), Enqueued::Admitted(_)))
+                .map(|(_, p)| *p)
+                .collect()
+        };
+        for p in &admitted {
+            let Some((_, _, _)) = l.pop_arrival(millis(100), &ALL) else { panic!("admitted packet missing") };
+            l.count_departure(p);
+            by_kind[p.traffic_kind().index()] += p.wire_bytes as u64;
+            in_link.pop_front();
+            let queued: u64 = in_link.iter().sum();
+            assert_eq!(l.departed_bytes(), offered - dropped - queued);
+            assert_eq!(l.stats.departed_bytes.iter().sum::<u64>(), l.departed_bytes());
+        }
+        assert_eq!(l.stats.departed_bytes, by_kind);
+        assert_eq!(l.in_flight(), 0);
+        assert!(by_kind.iter().take(3).all(|&b| b > 0), "{by_kind:?}");
     }
 }

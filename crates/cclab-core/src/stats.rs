@@ -3,7 +3,7 @@
 //! Nothing here allocates per packet.
 
 use cclab_wire::time::{overlap, Time};
-use cclab_wire::{EndpointId, LinkId, MetricDesc};
+use cclab_wire::{EndpointId, LinkId, MetricDesc, TrafficKind};
 use serde::Serialize;
 
 /// Statistics cover `[start, end)`: the warm-up is excluded.
@@ -44,6 +44,11 @@ pub struct LinkStats {
     pub losses: u64,
     /// Handed to the node at the far end.
     pub delivered: u64,
+    /// Wire bytes transmitted so far, per [`cclab_wire::TrafficKind`]
+    /// (random losses included: they used the link). Counted when the packet
+    /// reaches the far end, the event the engine has anyway, so a count at
+    /// time `t` covers the transmissions that ended by `t - delay`.
+    pub departed_bytes: [u64; TrafficKind::COUNT],
 
     pub window_arrivals: u64,
     pub window_drops: u64,
@@ -140,7 +145,20 @@ pub const LINK_METRICS: &[MetricDesc] = &[
         meaning: "packets the random loss process discarded so far",
     },
     MetricDesc { name: "delivered", unit: "packets", meaning: "packets handed to the far end so far" },
+    MetricDesc {
+        name: "departed_bytes",
+        unit: "bytes",
+        meaning: "wire bytes transmitted so far (counted at the far end: as of one propagation delay ago)",
+    },
+    MetricDesc { name: "departed_bytes.tcp_data", unit: "bytes", meaning: "departed_bytes of TCP segments" },
+    MetricDesc { name: "departed_bytes.tcp_ack", unit: "bytes", meaning: "departed_bytes of pure TCP ACKs" },
+    MetricDesc { name: "departed_bytes.udp", unit: "bytes", meaning: "departed_bytes of UDP datagrams" },
+    MetricDesc { name: "departed_bytes.udt", unit: "bytes", meaning: "departed_bytes of UDT packets" },
 ];
+
+/// The name of the per-kind departure metric of each [`TrafficKind`], by its index.
+pub const DEPARTED_BY_KIND: [&str; TrafficKind::COUNT] =
+    ["departed_bytes.tcp_data", "departed_bytes.tcp_ack", "departed_bytes.udp", "departed_bytes.udt"];
 
 /// The link metrics `run.sample` records (the queue; the counters are opt-in).
 pub const LINK_DEFAULT_METRICS: &[&str] = &["queue_packets", "queue_bytes"];

@@ -25,7 +25,7 @@ pub use descriptor::{
 pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox};
 pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{
-    EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, UdpHeader,
-    UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
+    EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, TrafficKind,
+    UdpHeader, UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
 };
 pub use time::{Time, NEVER};

@@ -52,6 +52,45 @@ impl Packet {
             _ => None,
         }
     }
+
+    /// The traffic kind a link counts this packet's departure under. It is
+    /// read here, beside the headers, so the engine can count by kind without
+    /// looking inside a header itself.
+    #[inline]
+    pub fn traffic_kind(&self) -> TrafficKind {
+        match &self.header {
+            Header::Tcp(h) => match h.kind {
+                TcpKind::Data => TrafficKind::TcpData,
+                TcpKind::Ack => TrafficKind::TcpAck,
+            },
+            Header::Udp(_) => TrafficKind::Udp,
+            Header::Udt(_) => TrafficKind::Udt,
+        }
+    }
+}
+
+/// The classes of traffic a link counts departures by: what the header tells
+/// without any lookup (a flow's group would need a table per hop).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrafficKind {
+    /// TCP segments (payload-carrying, including a FIN).
+    TcpData = 0,
+    /// Pure TCP acknowledgments.
+    TcpAck = 1,
+    Udp = 2,
+    Udt = 3,
+}
+
+impl TrafficKind {
+    pub const COUNT: usize = 4;
+    pub const ALL: [TrafficKind; TrafficKind::COUNT] =
+        [TrafficKind::TcpData, TrafficKind::TcpAck, TrafficKind::Udp, TrafficKind::Udt];
+
+    /// Its position in a per-kind counter array.
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
 }
 
 /// The protocol header: one variant per transport.
