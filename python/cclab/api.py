@@ -11,7 +11,7 @@ from cclab import _core
 from cclab._args import SEEDS, limit_text, whole_number
 from cclab.interrupt import call_interruptibly
 from cclab.result import Result
-from cclab.scenario import Scenario, ScenarioError, load, read_scenario_file, tomllib
+from cclab.scenario import Scenario, ScenarioError, load
 
 ScenarioLike = Scenario | str | Path | Mapping[str, Any]
 
@@ -34,17 +34,7 @@ def looks_like_toml(text: str) -> bool:
 
 def as_scenario(scenario: ScenarioLike, memory_limit: str | int | None = None) -> Scenario:
     """A Scenario from a Scenario, a file path, TOML text, or a dict shaped like the TOML."""
-    if isinstance(scenario, Scenario):
-        return scenario
-    if isinstance(scenario, str) and looks_like_toml(scenario):
-        return Scenario.from_toml(scenario, memory_limit=memory_limit)
-    if isinstance(scenario, str | Path):
-        if not Path(scenario).exists():
-            raise ScenarioError(f"{scenario}: no such file ({EXPECTED})", "")
-        return load(scenario, memory_limit)
-    if isinstance(scenario, Mapping):
-        return Scenario.from_dict(scenario, memory_limit=memory_limit)
-    raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
+    return _scenario(scenario, memory_limit, validate=True)
 
 
 def estimate_memory(scenario: ScenarioLike) -> dict[str, Any]:
@@ -52,22 +42,22 @@ def estimate_memory(scenario: ScenarioLike) -> dict[str, Any]:
     at once, however big): ``bytes``, ``parts`` (``key``, ``what``, ``bytes``)
     and ``largest`` (the key of the biggest part). The scenario is parsed and
     checked, but not built: errors that need the topology are left to a run."""
+    return _scenario(scenario, None, validate=False).estimate_memory()
+
+
+def _scenario(scenario: ScenarioLike, memory_limit: str | int | None, *, validate: bool) -> Scenario:
+    """``scenario`` as a Scenario, validated (which builds it) or only parsed."""
     if isinstance(scenario, Scenario):
-        return scenario.estimate_memory()
-    if isinstance(scenario, Mapping):
-        return Scenario(scenario).estimate_memory()
+        return scenario
     if isinstance(scenario, str) and looks_like_toml(scenario):
-        text, name = scenario, "scenario"
-    elif isinstance(scenario, str | Path):
+        return Scenario.from_toml(scenario, memory_limit=memory_limit, validate=validate)
+    if isinstance(scenario, str | Path):
         if not Path(scenario).exists():
             raise ScenarioError(f"{scenario}: no such file ({EXPECTED})", "")
-        text, name = read_scenario_file(scenario), Path(scenario).stem
-    else:
-        raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
-    try:
-        return Scenario(tomllib.loads(text), name).estimate_memory()
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(f"invalid TOML: {e}", "") from None
+        return load(scenario, memory_limit, validate=validate)
+    if isinstance(scenario, Mapping):
+        return Scenario.from_dict(scenario, memory_limit=memory_limit, validate=validate)
+    raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
 
 
 def run_json(

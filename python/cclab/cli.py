@@ -111,12 +111,6 @@ def _memory_limit(value: str) -> str:
     return value
 
 
-def _fmt_bytes(n: int) -> str:
-    from cclab.sweep import _fmt_bytes
-
-    return _fmt_bytes(n)
-
-
 def _mbps(bps: float) -> str:
     return f"{bps / 1e6:9.3f}"
 
@@ -255,23 +249,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from cclab.sweep import fmt_bytes
+
     text, name = _read_scenario(args.file)
     try:
+        # Each form validates (and so builds) the scenario once. The JSON form is a
+        # report in base units; --toml is the form `cclab run` reads back.
+        if args.toml:
+            print(_core.resolved_toml(text, name, args.memory_limit), end="")
+            return 0
         resolved = json.loads(_core.validate_toml(text, name, args.memory_limit))
-        memory = json.loads(_core.estimate_memory(text, name))["bytes"]
-        # The JSON form is a report in base units; --toml is the form `cclab run` reads back.
-        resolved_toml = _core.resolved_toml(text, name, args.memory_limit) if args.toml else ""
+        memory = 0 if args.json else json.loads(_core.estimate_memory(text, name))["bytes"]
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")
-    if args.toml:
-        print(resolved_toml, end="")
-    elif args.json:
+    if args.json:
         print(json.dumps(resolved))
     else:
         instances = sum(f["count"] for f in resolved["flows"])
         print(
             f"{args.file}: ok ({resolved['topology']['kind']}, {len(resolved['flows'])} flow groups, "
-            f"{instances} flows, {resolved['run']['duration']:g} s; memory about {_fmt_bytes(memory)})"
+            f"{instances} flows, {resolved['run']['duration']:g} s; memory about {fmt_bytes(memory)})"
         )
     return 0
 

@@ -108,23 +108,37 @@ class Scenario:
 
     @classmethod
     def from_dict(
-        cls, data: Mapping[str, Any], name: str = "scenario", memory_limit: str | int | None = None
+        cls,
+        data: Mapping[str, Any],
+        name: str = "scenario",
+        memory_limit: str | int | None = None,
+        *,
+        validate: bool = True,
     ) -> Scenario:
-        """A validated scenario from nested dicts shaped like the TOML file."""
+        """A scenario from nested dicts shaped like the TOML file, validated unless ``validate=False``."""
         scenario = cls(data, name, memory_limit=memory_limit)
-        scenario.validate()
+        if validate:
+            scenario.validate()
         return scenario
 
     @classmethod
     def from_toml(
-        cls, text: str, name: str = "scenario", path: Path | None = None, memory_limit: str | int | None = None
+        cls,
+        text: str,
+        name: str = "scenario",
+        path: Path | None = None,
+        memory_limit: str | int | None = None,
+        *,
+        validate: bool = True,
     ) -> Scenario:
+        """A scenario from TOML text, validated unless ``validate=False`` (then only parsed)."""
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
             raise ScenarioError(f"invalid TOML: {e}", "") from None
         scenario = cls(data, name, path, memory_limit)
-        scenario.validate()
+        if validate:
+            scenario.validate()
         return scenario
 
     def to_dict(self) -> dict[str, Any]:
@@ -213,12 +227,13 @@ def read_scenario_file(path: str | Path) -> str:
     raise ScenarioError(f"{p}: {problem}", "")
 
 
-def load(path: str | Path, memory_limit: str | int | None = None) -> Scenario:
-    """Reads and validates a scenario file (its memory estimate against ``memory_limit``)."""
+def load(path: str | Path, memory_limit: str | int | None = None, *, validate: bool = True) -> Scenario:
+    """Reads and validates a scenario file (its memory estimate against ``memory_limit``);
+    with ``validate=False`` only reads and parses it."""
     p = Path(path)
     text = read_scenario_file(p)
     try:
-        return Scenario.from_toml(text, p.stem, p, memory_limit)
+        return Scenario.from_toml(text, p.stem, p, memory_limit, validate=validate)
     except ScenarioError as e:
         message, key = e.args
         raise ScenarioError(f"{p}: {message}", key) from None

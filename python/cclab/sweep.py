@@ -167,13 +167,13 @@ def check_parallel_memory(specs: Sequence[RunSpec], parallel: int, memory_limit:
     largest = max(spec.scenario.estimate_memory()["bytes"] for spec in specs if spec.replication == 0)
     if largest * parallel > limit:
         raise SweepError(
-            f"jobs: {parallel} runs at once of up to {_fmt_bytes(largest)} each need about "
-            f"{_fmt_bytes(largest * parallel)}, above the {_fmt_bytes(limit)} memory limit; lower jobs (--jobs) "
+            f"jobs: {parallel} runs at once of up to {fmt_bytes(largest)} each need about "
+            f"{fmt_bytes(largest * parallel)}, above the {fmt_bytes(limit)} memory limit; lower jobs (--jobs) "
             "or raise the limit with memory_limit= (--memory-limit) or CCLAB_MEMORY_LIMIT"
         )
 
 
-def _fmt_bytes(n: int) -> str:
+def fmt_bytes(n: int) -> str:
     """A size for messages: "4 GB", "15.6 GB", "12 MB" (powers of 1000, as the simulator writes them)."""
     for scale, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
         if n >= scale:

@@ -101,8 +101,8 @@ fn validate_toml(
     name: String,
     memory_limit: Option<String>,
 ) -> PyResult<String> {
-    let scenario =
-        py.detach(move || cclab_sim::validate_toml_within(&text, &name, limit(memory_limit.as_deref())?));
+    let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
+    let scenario = py.detach(move || cclab_sim::validate_toml_within(&text, &name, limit));
     to_json(&scenario.map_err(to_py)?)
 }
 
