@@ -54,16 +54,55 @@ def test_counter_rates_difference_each_series() -> None:
     assert isinstance(late, float)
     assert abs(late * 8 - 2e6) <= 0.02 * 2e6
     # Per kind sums to the total, interval by interval.
-    wide = rates.pivot(on="metric", index="time_s", values="rate")
+    wide = rates.filter(pl.col("flow_id").is_null()).pivot(on="metric", index="time_s", values="rate")
     kinds = pl.sum_horizontal([pl.col(f"departed_bytes.{k}") for k in cclab.availbw.TRAFFIC_KINDS])
     assert ((wide["departed_bytes"] - wide.select(kinds).to_series()).abs() < 1e-6).all()
 
 
+def test_per_flow_departures_agree_with_the_per_kind_counts() -> None:
+    """Two TCP flows and the UDP source: the link counts each flow's bytes, and
+    those add up, sample by sample, to its independent per-kind counters."""
+    scn = scenario()
+    scn["flows"][0]["count"] = 2
+    scn["observe"][0]["metrics"] = ["departed_bytes*"]
+    res = cclab.run(scn)
+    series = res.series.filter(pl.col("metric") == "departed_bytes.flow")
+    assert sorted(series["flow_id"].to_list()) == sorted(res.flows["flow_id"].to_list())
+    names = res.flows.select("flow_id", "name")
+    per_flow = (
+        res.metrics.filter(pl.col("metric") == "departed_bytes.flow")
+        .join(names, on="flow_id")
+        .group_by("time_s", "name")
+        .agg(pl.col("value").sum())
+        .pivot(on="name", index="time_s", values="value")
+    )
+    kinds = res.metrics.filter(pl.col("metric").str.starts_with("departed_bytes.") & pl.col("flow_id").is_null())
+    wide = kinds.pivot(on="metric", index="time_s", values="value").join(per_flow, on="time_s")
+    assert wide.height > 50
+    assert (wide["bulk"] == wide["departed_bytes.tcp_data"]).all()
+    assert (wide["cross"] == wide["departed_bytes.udp"]).all()
+    assert wide["bulk"][-1] > 0
+    # Left to bulk[0]: capacity minus the UDP source and bulk[1]; and so on. The
+    # two flows' cross traffic minus the non-TCP traffic is the link's total.
+    by_kind = cclab.available_bandwidth(res, link="left->right", own="tcp_data")
+    one = cclab.available_bandwidth(res, link="left->right", flow="bulk[0]")
+    other = cclab.available_bandwidth(res, link="left->right", flow="bulk[1]")
+    total = cclab.counter_rates(res.metrics.filter(pl.col("metric") == "departed_bytes"))["rate"] * 8
+    identity = one["cross_bps"] + other["cross_bps"] - by_kind["cross_bps"] - total
+    assert identity.abs().max() < 1e-6 * 5e6  # type: ignore[operator]
+    late = one.filter(pl.col("time_s") > 4.0)
+    assert (late["cross_bps"] > 2e6 * 0.98).all()  # at least the UDP source
+
+
 def test_bad_arguments_name_the_argument() -> None:
     unobserved = cclab.run(scenario(observe=False) | {"run": {"duration": "1s", "warmup": "0s", "seed": 1}})
-    with pytest.raises(ValueError, match="^link: 'left->right' has no departed_bytes"):
+    with pytest.raises(ValueError, match="^link: 'left->right' has no departure series"):
         cclab.available_bandwidth(unobserved, link="left->right", own="tcp_data")
     with pytest.raises(ValueError, match="^link: no link named 'nowhere'"):
         cclab.available_bandwidth(unobserved, link="nowhere", own="tcp_data")
     with pytest.raises(ValueError, match="^own: "):
         cclab.available_bandwidth(unobserved, link="left->right", own="tcp")
+    with pytest.raises(ValueError, match="^own: give either"):
+        cclab.available_bandwidth(unobserved, link="left->right", own="tcp_data", flow="bulk")
+    with pytest.raises(ValueError, match="^flow"):
+        cclab.available_bandwidth(unobserved, link="left->right", flow="nobody")

@@ -138,6 +138,14 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
         assert (out / link).is_file(), link
     summary = pl.read_csv(out / "tables" / "summary.csv")
     assert summary.height == 3 * 2
+    # Figs. 9-11 are time-sequence graphs of one loss episode each, from a packet trace.
+    for number, variant in ((9, "newreno"), (10, "sack"), (11, "tahoe")):
+        assert (out / "figures" / f"fig{number}_{variant}_time_sequence.png").is_file()
+    episodes = pl.read_csv(out / "tables" / "loss_episodes.csv")
+    assert episodes["recovery"].to_list() == ["newreno", "sack", "tahoe"]
+    assert (episodes["drops"] >= 1).all() and (episodes["retransmissions"] >= 1).all()
+    assert (episodes["first_drop_s"] >= 2.0).all()
+    assert (episodes["recovered_after_s"] > episodes["retransmitted_after_s"]).all()
     # Six flows share the bottleneck: every variant keeps it busy.
     assert summary["util_mean"].min() > 0.9
     # `cclab plot` finds the study's sweeps (under cache/) and plots each where it lies.

@@ -107,7 +107,7 @@ def run(
 
     ``scenario`` is a Scenario, a path, TOML text or a dict. ``memory_limit`` (a
     size such as ``"16GB"``, a number of bytes or ``"unlimited"``; default: the
-    scenario's, else ``CCLAB_MEMORY_LIMIT``, else 4 GB) refuses a scenario whose
+    scenario's, else ``CCLAB_MEMORY_LIMIT``, else 4 GB or half the machine's memory if less) refuses a scenario whose
     estimated memory is above it, before anything is built. The simulation
     releases the GIL, so runs in several threads use several cores. Ctrl-C, or
     ``cancel.cancel()`` from another thread, stops the run within milliseconds

@@ -26,13 +26,14 @@ TRAFFIC_KINDS = ("tcp_data", "tcp_ack", "udp", "udt")
 def counter_rates(metrics: pl.DataFrame) -> pl.DataFrame:
     """Per-interval rates of cumulative counter series (in long format, as ``Result.metrics``).
 
-    Each series (``kind``, ``component``, ``instance``, ``metric``, ``selection``) is
-    differenced between consecutive samples: one row per interval with ``time_s``
-    (its end), ``interval_s`` and ``rate`` (the counter's unit per second).
+    Each series (``kind``, ``component``, ``instance``, ``flow_id``, ``metric``,
+    ``selection``) is differenced between consecutive samples: one row per
+    interval with ``time_s`` (its end), ``interval_s`` and ``rate`` (the
+    counter's unit per second).
     """
     import polars as pl
 
-    keys = ["kind", "component", "instance", "metric", "selection"]
+    keys = ["kind", "component", "instance", "flow_id", "metric", "selection"]
     return (
         metrics.sort([*keys, "time_s"], nulls_last=True)
         .with_columns(
@@ -45,52 +46,64 @@ def counter_rates(metrics: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def available_bandwidth(result: Result, link: str, own: str | Sequence[str]) -> pl.DataFrame:
-    """The bandwidth of ``link`` left to the traffic of kinds ``own``, per sampling interval.
+def available_bandwidth(result: Result, link: str, own: str | Sequence[str] | None = None, *,
+                        flow: str | None = None) -> pl.DataFrame:  # fmt: skip
+    """The bandwidth of ``link`` left to one flow, or to traffic of some kinds, per sampling interval.
 
-    Cross traffic is everything the link transmitted except the kinds in ``own``
-    (``"tcp_data"`` for a TCP flow's segments): so ``own`` identifies a flow only
-    when it is the one flow of its kinds on that link. Returns ``time_s`` (end of
-    the interval: sample time minus the link's propagation delay, because
-    departures are counted at the far end), ``interval_s``, ``capacity_bps``,
-    ``cross_bps`` and ``available_bps`` (capacity minus cross traffic).
+    Give ``flow`` (``"name[index]"``, or a group's name when it has one
+    instance): cross traffic is everything the link transmitted except that
+    flow's packets (the link observed with ``departed_bytes.flow``). Or give
+    ``own``, traffic kinds (``"tcp_data"`` for TCP segments): cross traffic is
+    everything except those kinds (the link observed with ``departed_bytes*``),
+    which stands for a flow only when it is the one flow of its kinds there.
+    Returns ``time_s`` (end of the interval: sample time minus the link's
+    propagation delay, because departures are counted at the far end),
+    ``interval_s``, ``capacity_bps``, ``cross_bps`` and ``available_bps``
+    (capacity minus cross traffic).
 
-    Raises ``ValueError`` naming the argument when the link is unknown, a kind is
-    not one of :data:`TRAFFIC_KINDS`, or the link's departures were not observed.
+    Raises ``ValueError`` naming the argument when the link or flow is unknown,
+    a kind is not one of :data:`TRAFFIC_KINDS`, both or neither of ``own`` and
+    ``flow`` are given, or the link's departures were not observed.
     """
     import polars as pl
 
-    kinds = [own] if isinstance(own, str) else list(own)
-    unknown = [k for k in kinds if k not in TRAFFIC_KINDS]
-    if unknown or not kinds:
-        raise ValueError(f"own: {unknown or kinds!r} is not a list of traffic kinds ({', '.join(TRAFFIC_KINDS)})")
+    if (own is None) == (flow is None):
+        raise ValueError("own: give either own (traffic kinds) or flow (a flow's name), not both or neither")
     row = result.links.filter(pl.col("name") == link)
     if row.height != 1:
         names = ", ".join(result.links["name"].to_list())
         raise ValueError(f"link: no link named {link!r} (links: {names})")
     capacity = float(row["rate_bps"][0])
     delay = float(row["delay_s"][0])
-
-    wanted = ["departed_bytes", *(f"departed_bytes.{k}" for k in kinds)]
-    rows = result.metrics.filter(
-        (pl.col("kind") == "link") & (pl.col("component") == link) & pl.col("metric").is_in(wanted)
-    )
+    rows = result.metrics.filter((pl.col("kind") == "link") & (pl.col("component") == link))
+    if flow is not None:
+        flow_id = _flow_id(result, flow)
+        rows = rows.filter(
+            (pl.col("metric") == "departed_bytes")
+            | ((pl.col("metric") == "departed_bytes.flow") & (pl.col("flow_id") == flow_id))
+        )
+        own_series, hint = ["departed_bytes.flow"], '"departed_bytes", "departed_bytes.flow"'
+    else:
+        kinds = [own] if isinstance(own, str) else list(own or [])
+        unknown = [k for k in kinds if k not in TRAFFIC_KINDS]
+        if unknown or not kinds:
+            raise ValueError(f"own: {unknown or kinds!r} is not a list of traffic kinds ({', '.join(TRAFFIC_KINDS)})")
+        own_series, hint = [f"departed_bytes.{k}" for k in kinds], '"departed_bytes*"'
+        rows = rows.filter(pl.col("metric").is_in(["departed_bytes", *own_series]))
+    wanted = {"departed_bytes", *own_series}
     # One selection: the first that recorded every wanted series of this link.
     selection = next(
-        (s for s in rows["selection"].unique(maintain_order=True) if set(wanted) <= set(
-            rows.filter(pl.col("selection") == s)["metric"].to_list()
-        )),
+        (s for s in rows["selection"].unique(maintain_order=True)
+         if wanted <= set(rows.filter(pl.col("selection") == s)["metric"].to_list())),
         None,
     )  # fmt: skip
     if selection is None:
         raise ValueError(
-            f'link: {link!r} has no departed_bytes series; observe it with links = ["{link}"], '
-            'metrics = ["departed_bytes*"]'
+            f'link: {link!r} has no departure series for this; observe it with links = ["{link}"], metrics = [{hint}]'
         )
     rates = counter_rates(rows.filter(pl.col("selection") == selection))
     wide = rates.pivot(on="metric", index=["time_s", "interval_s"], values="rate").sort("time_s")
-    own_bps = pl.sum_horizontal([pl.col(f"departed_bytes.{k}") for k in kinds]) * 8.0
-    cross = pl.col("departed_bytes") * 8.0 - own_bps
+    cross = (pl.col("departed_bytes") - pl.sum_horizontal([pl.col(m) for m in own_series])) * 8.0
     return wide.select(
         (pl.col("time_s") - delay).alias("time_s"),
         pl.col("interval_s"),
@@ -98,3 +111,13 @@ def available_bandwidth(result: Result, link: str, own: str | Sequence[str]) -> 
         cross.alias("cross_bps"),
         (pl.lit(capacity) - cross).alias("available_bps"),
     )
+
+
+def _flow_id(result: Result, flow: str) -> int:
+    """The flow id ``flow`` names (as :func:`cclab.plot.time_sequence`'s ``flow``)."""
+    from cclab.plot import PlotError, _choose_flow
+
+    try:
+        return _choose_flow(flow, [int(i) for i in result.flows["flow_id"]], result.flows)[0]
+    except PlotError as e:
+        raise ValueError(str(e)) from None

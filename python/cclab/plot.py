@@ -572,6 +572,31 @@ def _window(times: pl.Series, start: float | None, end: float | None) -> tuple[f
     return lo, hi
 
 
+def segments_sent(flow_trace: pl.DataFrame) -> pl.DataFrame:
+    """The data segments one TCP flow's sender sent (their enqueue on its first link),
+    with ``end`` (seq + len) and ``retx``: the segment starts below the highest
+    sequence number sent before it in the trace."""
+    import polars as pl
+
+    data = flow_trace.filter(pl.col("kind") == "data")
+    sender = data["src"][0] if data.height else None
+    return (
+        data.filter((pl.col("event") == "enqueue") & (pl.col("node") == sender))
+        .with_columns(end=pl.col("seq") + pl.col("len"))
+        .with_columns(retx=pl.col("seq") < pl.col("end").cum_max().shift(1, fill_value=0))
+    )
+
+
+def acks_received(flow_trace: pl.DataFrame) -> pl.DataFrame:
+    """The ACKs one TCP flow's sender received, with ``cum``: the highest cumulative ACK so far."""
+    import polars as pl
+
+    data = flow_trace.filter(pl.col("kind") == "data")
+    sender = data["src"][0] if data.height else None
+    acks = flow_trace.filter((pl.col("kind") == "ack") & (pl.col("event") == "deliver") & (pl.col("node") == sender))
+    return acks.with_columns(pl.col("ack").cum_max().alias("cum"))
+
+
 def time_sequence(source: Result | pl.DataFrame, flow: str | int | None = None, start: float | None = None,
                   end: float | None = None, *, flows: pl.DataFrame | None = None,
                   title: str | None = None) -> Figure:  # fmt: skip
@@ -603,18 +628,12 @@ def time_sequence(source: Result | pl.DataFrame, flow: str | int | None = None, 
     data = rows.filter(pl.col("kind") == "data")
     if data.height == 0 or rows["protocol"][0] != "tcp":
         raise PlotError("flow", f" {label}: no TCP data segments in the trace")
-    sender, mss = str(data["src"][0]), int(data["len"].max())  # type: ignore[arg-type]
+    mss = int(data["len"].max())  # type: ignore[arg-type]
     lo, hi = _window(rows["time_s"], start, end)
     inside = (pl.col("time_s") >= lo) & (pl.col("time_s") <= hi)
 
-    sent = (
-        data.filter((pl.col("event") == "enqueue") & (pl.col("node") == sender))
-        .with_columns(end=pl.col("seq") + pl.col("len"))
-        .with_columns(retx=pl.col("seq") < pl.col("end").cum_max().shift(1, fill_value=0))
-        .filter(inside)
-    )
-    acks = rows.filter((pl.col("kind") == "ack") & (pl.col("event") == "deliver") & (pl.col("node") == sender))
-    acks = acks.with_columns(pl.col("ack").cum_max().alias("cum"))
+    sent = segments_sent(rows).filter(inside)
+    acks = acks_received(rows)
     before, acks = acks.filter(pl.col("time_s") < lo), acks.filter(inside)
     sacks = acks.select("time_s", "sack_left", "sack_right").explode("sack_left", "sack_right").drop_nulls()
     drops = rows.filter((pl.col("event") == "drop") & inside)

@@ -94,7 +94,7 @@ def metrics_schema() -> dict[str, Any]:
         "kind": pl.String,  # "flow" or "link"
         "component": pl.String,  # the flow group's name, or the link's ("left->right")
         "instance": pl.Int64,  # the flow instance within its group; null for a link
-        "flow_id": pl.Int64,  # null for a link
+        "flow_id": pl.Int64,  # the flow; null for a link, except its per-flow series (departed_bytes.flow)
         "metric": pl.String,  # "cwnd", "cc.estimate", "queue_packets", ...
         "unit": pl.String,
         "value": pl.Float64,

@@ -550,6 +550,29 @@ impl Engine {
         for id in 0..self.agents.len() as AgentId {
             self.rearm_agent(id);
         }
+        // Whether anything records packets as they move (a tracer, or a link
+        // that counts its departures) is decided once: the loop that records
+        // nothing is compiled without the recording code, as it was before
+        // observation existed.
+        if self.tracer.is_some() || self.net.links.iter().any(|l| l.departures().is_some()) {
+            self.event_loop::<true>(cancel)?;
+        } else {
+            self.event_loop::<false>(cancel)?;
+        }
+        let end = self.window.end;
+        self.now = end;
+        if let Some(token) = cancel {
+            token.report(end, end);
+        }
+        if self.buckets.iter().any(|b| b.at_window_start.is_none()) {
+            self.snapshot_window_start();
+        }
+        Ok(self.totals)
+    }
+
+    /// Fires events until the end of the measurement window or cancellation;
+    /// `RECORDING` compiles in the per-hop packet recording.
+    fn event_loop<const RECORDING: bool>(&mut self, cancel: Option<&CancelToken>) -> Result<(), Cancelled> {
         let end = self.window.end;
         while let Some(&Reverse(event)) = self.heap.peek() {
             let time = event.time();
@@ -572,22 +595,15 @@ impl Engine {
             }
             match target {
                 // Leaves the event at the top of the heap for link_arrival to replace.
-                Target::Link(l) => self.link_arrival(l),
-                Target::Endpoint(e) => self.endpoint_timer(e, time),
-                Target::Agent(a) => self.agent_timer(a, time),
+                Target::Link(l) => self.link_arrival::<RECORDING>(l),
+                Target::Endpoint(e) => self.endpoint_timer::<RECORDING>(e, time),
+                Target::Agent(a) => self.agent_timer::<RECORDING>(a, time),
                 Target::WindowStart => self.snapshot_window_start(),
                 Target::Sample(o) => self.sample(o),
             }
             self.totals.events += 1;
         }
-        self.now = end;
-        if let Some(token) = cancel {
-            token.report(end, end);
-        }
-        if self.buckets.iter().any(|b| b.at_window_start.is_none()) {
-            self.snapshot_window_start();
-        }
-        Ok(self.totals)
+        Ok(())
     }
 
     /// Kept out of the event loop: the loop's code stays that of a run without a token.
@@ -604,26 +620,15 @@ impl Engine {
         }
     }
 
-    fn link_arrival(&mut self, l: LinkId) {
+    fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId) {
         let link = &mut self.net.links[l as usize];
         let Some((packet, survived, next)) = link.pop_arrival(self.now, &self.window) else {
             self.heap.pop();
             return;
         };
         let at = link.spec.to;
-        // Only observed links count: unobserved, this is one never-taken branch.
-        if link.counting_departures() {
-            link.count_departure(self.pool.get(packet));
-        }
-        if let Some(tracer) = self.tracer.as_mut() {
-            let packet = self.pool.get(packet);
-            let from = link.spec.from;
-            // Its last bit left the transmitter one propagation delay ago.
-            let departed = self.now - link.spec.delay;
-            tracer.record(departed, TraceEvent::Depart, Some(l), from, packet);
-            if !survived {
-                tracer.record(self.now, TraceEvent::Drop(DropCause::RandomLoss), Some(l), from, packet);
-            }
+        if RECORDING {
+            self.record_departure(l, packet, survived);
         }
         // This link's event is still at the top: replacing it in place is one
         // sift-down instead of a pop and a push.
@@ -636,15 +641,42 @@ impl Engine {
         }
         self.totals.packet_hops += 1;
         if survived {
-            self.forward(packet, at);
+            self.forward::<RECORDING>(packet, at);
         } else {
             self.pool.release(packet);
         }
     }
 
+    /// Counts and traces packet `id`'s departure from link `l` (its arrival
+    /// event fired), and its loss on the link if it did not survive. Kept out
+    /// of line: the event loop's code stays that of a run that records nothing.
+    #[inline(never)]
+    fn record_departure(&mut self, l: LinkId, id: PacketId, survived: bool) {
+        let link = &mut self.net.links[l as usize];
+        let packet = self.pool.get(id);
+        link.count_departure(packet);
+        if let Some(tracer) = self.tracer.as_mut() {
+            let from = link.spec.from;
+            // Its last bit left the transmitter one propagation delay ago.
+            let departed = self.now - link.spec.delay;
+            tracer.record(departed, TraceEvent::Depart, Some(l), from, packet);
+            if !survived {
+                tracer.record(self.now, TraceEvent::Drop(DropCause::RandomLoss), Some(l), from, packet);
+            }
+        }
+    }
+
+    /// Traces `event` of packet `id` at node `at` (and link `l`), if a tracer is set. Out of line, as above.
+    #[inline(never)]
+    fn record_event(&mut self, event: TraceEvent, l: Option<LinkId>, at: NodeId, id: PacketId) {
+        if let Some(tracer) = self.tracer.as_mut() {
+            tracer.record(self.now, event, l, at, self.pool.get(id));
+        }
+    }
+
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route.
-    fn forward(&mut self, id: PacketId, at: NodeId) {
+    fn forward<const RECORDING: bool>(&mut self, id: PacketId, at: NodeId) {
         let packet = self.pool.get(id);
         if at == packet.dst {
             let to = packet.to_endpoint;
@@ -652,17 +684,17 @@ impl Engine {
             match slot.endpoint.as_mut() {
                 Some(endpoint) if slot.flow == packet.flow => {
                     self.totals.packets_received += 1;
-                    if let Some(tracer) = self.tracer.as_mut() {
-                        tracer.record(self.now, TraceEvent::Deliver, None, at, packet);
-                    }
                     endpoint.on_packet(self.now, packet, &mut self.outbox);
+                    if RECORDING {
+                        self.record_event(TraceEvent::Deliver, None, at, id);
+                    }
                     self.pool.release(id);
-                    self.flush(to);
+                    self.flush::<RECORDING>(to);
                 }
                 _ => {
                     self.totals.orphaned += 1;
-                    if let Some(tracer) = self.tracer.as_mut() {
-                        tracer.record(self.now, TraceEvent::Drop(DropCause::Orphan), None, at, packet);
+                    if RECORDING {
+                        self.record_event(TraceEvent::Drop(DropCause::Orphan), None, at, id);
                     }
                     self.pool.release(id);
                 }
@@ -677,12 +709,12 @@ impl Engine {
         let seq = self.next_seq;
         self.next_seq += 1;
         let enqueued = self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window);
-        if let Some(tracer) = self.tracer.as_mut() {
+        if RECORDING {
             let event = match enqueued {
                 Enqueued::Dropped => TraceEvent::Drop(DropCause::BufferFull),
                 Enqueued::Admitted(_) => TraceEvent::Enqueue,
             };
-            tracer.record(self.now, event, Some(l), at, packet);
+            self.record_event(event, Some(l), at, id);
         }
         match enqueued {
             Enqueued::Dropped => self.pool.release(id),
@@ -693,7 +725,7 @@ impl Engine {
         }
     }
 
-    fn endpoint_timer(&mut self, id: EndpointId, time: Time) {
+    fn endpoint_timer<const RECORDING: bool>(&mut self, id: EndpointId, time: Time) {
         let slot = &mut self.slots[id as usize];
         if slot.armed != time {
             return; // superseded by an earlier entry that already fired
@@ -702,7 +734,7 @@ impl Engine {
         let Some(endpoint) = slot.endpoint.as_mut() else { return };
         if endpoint.next_wakeup() <= time {
             endpoint.on_timer(time, &mut self.outbox);
-            self.flush(id);
+            self.flush::<RECORDING>(id);
         } else {
             self.rearm(id);
         }
@@ -710,7 +742,7 @@ impl Engine {
 
     /// Stamps and routes what endpoint `id` just sent, re-arms its timer, and
     /// reclaims its connection if both ends are done.
-    fn flush(&mut self, id: EndpointId) {
+    fn flush<const RECORDING: bool>(&mut self, id: EndpointId) {
         let mut packets = std::mem::take(&mut self.outbox.packets);
         let slot = &self.slots[id as usize];
         let (node, peer_node, peer, flow) = (slot.node, slot.peer_node, slot.peer, slot.flow);
@@ -721,15 +753,16 @@ impl Engine {
             packet.flow = flow;
             self.totals.packets_sent += 1;
             let id = self.pool.insert(packet);
-            self.forward(id, node);
+            self.forward::<RECORDING>(id, node);
         }
         self.outbox.packets = packets;
         self.rearm(id);
         if self.slots[id as usize].reclaimable {
-            self.close_if_done(flow);
+            self.close_if_done::<RECORDING>(flow);
         }
     }
 
+    #[inline]
     fn rearm(&mut self, id: EndpointId) {
         let slot = &mut self.slots[id as usize];
         let Some(endpoint) = slot.endpoint.as_ref() else { return };
@@ -742,7 +775,7 @@ impl Engine {
     }
 
     /// Reclaims an agent's connection once both endpoints are closed.
-    fn close_if_done(&mut self, flow: FlowId) {
+    fn close_if_done<const RECORDING: bool>(&mut self, flow: FlowId) {
         let Some(c) = self.live.get(&flow) else { return };
         let Some(owner) = c.owner else { return };
         let closed = |id: EndpointId| self.slots[id as usize].endpoint.as_ref().is_none_or(|e| e.is_closed());
@@ -763,25 +796,29 @@ impl Engine {
         self.totals.connections_closed += 1;
         if let Some(record) = record {
             self.transfers.push(record);
-            self.with_agent(owner, |agent, now, actions, _| agent.on_closed(now, &record, actions));
+            self.with_agent::<RECORDING>(owner, |agent, now, actions, _| {
+                agent.on_closed(now, &record, actions)
+            });
         }
     }
 
-    fn agent_timer(&mut self, id: AgentId, time: Time) {
+    fn agent_timer<const RECORDING: bool>(&mut self, id: AgentId, time: Time) {
         let slot = &mut self.agents[id as usize];
         if slot.armed != time {
             return;
         }
         slot.armed = NEVER;
         if slot.agent.next_wakeup() <= time {
-            self.with_agent(id, |agent, now, actions, connections| agent.on_timer(now, connections, actions));
+            self.with_agent::<RECORDING>(id, |agent, now, actions, connections| {
+                agent.on_timer(now, connections, actions)
+            });
         } else {
             self.rearm_agent(id);
         }
     }
 
     /// Runs `act` on agent `id`, then carries out what it asked for.
-    fn with_agent(
+    fn with_agent<const RECORDING: bool>(
         &mut self,
         id: AgentId,
         act: impl FnOnce(&mut dyn Agent, Time, &mut Actions, &Connections),
@@ -806,7 +843,7 @@ impl Engine {
             if let Some(refused) = refused {
                 self.agents[id as usize].agent.on_refused(flow, refused);
             }
-            self.flush(sender);
+            self.flush::<RECORDING>(sender);
         }
         self.rearm_agent(id);
     }
@@ -865,9 +902,14 @@ impl Engine {
                     m.put("drops", s.drops as f64);
                     m.put("losses", s.losses as f64);
                     m.put("delivered", s.delivered as f64);
-                    m.put("departed_bytes", link.departed_bytes() as f64);
-                    for (name, bytes) in DEPARTED_BY_KIND.iter().zip(s.departed_bytes) {
+                    let Some(departures) = link.departures() else { continue };
+                    m.put("departed_bytes", departures.total() as f64);
+                    for (name, bytes) in DEPARTED_BY_KIND.iter().zip(departures.by_kind) {
                         m.put(name, bytes as f64);
+                    }
+                    for &(flow, series) in &watch.per_flow {
+                        let value = departures.by_flow.get(flow as usize).copied().unwrap_or(0) as f64;
+                        sink.rows.push(MetricRow { time: now, series, value });
                     }
                 }
             }
@@ -882,8 +924,9 @@ impl Engine {
         for watch in &observation.watches {
             if let Source::Link(id) = watch.source {
                 let departures = watch.metrics.iter().any(|(name, _)| name.starts_with("departed_bytes"));
-                if let (true, Some(link)) = (departures, self.net.links.get_mut(id as usize)) {
-                    link.count_departures();
+                let flows = watch.per_flow.iter().map(|&(flow, _)| flow as usize + 1).max().unwrap_or(0);
+                if let (true, Some(link)) = (departures || flows > 0, self.net.links.get_mut(id as usize)) {
+                    link.count_departures(flows);
                 }
             }
         }

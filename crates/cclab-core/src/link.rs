@@ -10,7 +10,7 @@
 use crate::pool::PacketId;
 use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::rng::RngStream;
-use crate::stats::{LinkStats, MeasurementWindow};
+use crate::stats::{Departures, LinkStats, MeasurementWindow};
 use cclab_wire::time::{serialization_time, Time};
 use cclab_wire::Packet;
 use serde::Serialize;
@@ -59,10 +59,10 @@ pub struct Link {
     /// link have one of a few sizes, and this saves a 64-bit division per hop.
     last_serialization: (u32, Time),
     pub stats: LinkStats,
-    /// Whether an observation reads this link's departures. Counting on every
-    /// link cost 3.4 % of bench-p1's instructions (reading the packet's kind
-    /// in the pool, about eleven per hop); testing this flag costs 0.9 %.
-    counting_departures: bool,
+    /// Departures, counted only when an observation reads them: counting on
+    /// every link cost 3.4 % of bench-p1's instructions (reading the packet's
+    /// kind in the pool, about eleven per hop).
+    departures: Option<Box<Departures>>,
 }
 
 /// The event key `(arrival, seq)` of the packet at the head of a link's delay line.
@@ -80,7 +80,7 @@ impl Link {
             loss_rng,
             last_serialization: (0, 0),
             stats: LinkStats::default(),
-            counting_departures: false,
+            departures: None,
         }
     }
 
@@ -186,27 +186,28 @@ impl Link {
         Some((head.packet, !lost, next))
     }
 
-    /// Makes this link count its departures (before the run: an observation
-    /// reads them). Counts start from zero when this is called.
-    pub fn count_departures(&mut self) {
-        self.counting_departures = true;
+    /// Makes this link count its departures, per kind and for flows
+    /// `0..flows` each (before the run: an observation reads them). Counts
+    /// start from zero when first called.
+    pub fn count_departures(&mut self, flows: usize) {
+        let departures = self.departures.get_or_insert_with(Box::default);
+        if departures.by_flow.len() < flows {
+            departures.by_flow.resize(flows, 0);
+        }
     }
 
-    /// Whether departures are counted (see [`Link::count_departures`]).
+    /// The departures counted so far, if this link counts them (see [`Link::count_departures`]).
     #[inline]
-    pub fn counting_departures(&self) -> bool {
-        self.counting_departures
+    pub fn departures(&self) -> Option<&Departures> {
+        self.departures.as_deref()
     }
 
-    /// Counts `packet`'s transmission (its arrival event fired, lost or not).
+    /// Counts `packet`'s transmission (its arrival event fired, lost or not), if this link counts.
     #[inline]
     pub fn count_departure(&mut self, packet: &Packet) {
-        self.stats.departed_bytes[packet.traffic_kind().index()] += packet.wire_bytes as u64;
-    }
-
-    /// Wire bytes transmitted so far, all kinds together.
-    pub fn departed_bytes(&self) -> u64 {
-        self.stats.departed_bytes.iter().sum()
+        if let Some(departures) = self.departures.as_mut() {
+            departures.count(packet);
+        }
     }
 
     /// Packets admitted but not yet at the far end (waiting, in transmission or propagating).
@@ -330,47 +331,58 @@ mod tests {
         Packet::new(Header::Tcp(TcpHeader::new(kind)), bytes)
     }
 
-    /// Offers a mixed stream to a small buffer and drains part of it: departed
-    /// bytes per kind sum to the total, and departed = offered - dropped -
-    /// still in the link, in bytes, at every step.
+    /// Offers a mixed stream of three flows to a small buffer and drains part
+    /// of it: departed bytes per kind sum to the total, departed = offered -
+    /// dropped - still in the link, in bytes, at every step, and each counted
+    /// flow gets exactly its own bytes (flow 2 is beyond the counted flows).
     #[test]
-    fn departed_bytes_by_kind_sum_to_the_total_and_conserve_bytes() {
+    fn departed_bytes_by_kind_and_flow_conserve_bytes() {
         let mut l = link(BufferLimit::Packets(3));
-        let packets = [tcp(TcpKind::Data, 1040), tcp(TcpKind::Ack, 40), pkt(1028), pkt(200)];
+        l.count_departures(2);
+        let mut packets = [tcp(TcpKind::Data, 1040), tcp(TcpKind::Ack, 40), pkt(1028), pkt(200)];
+        for (i, p) in packets.iter_mut().enumerate() {
+            p.flow = (i % 3) as u32;
+        }
         let (mut offered, mut dropped) = (0u64, 0u64);
         let mut in_link: VecDeque<u64> = VecDeque::new();
         let mut by_kind = [0u64; TrafficKind::COUNT];
+        let mut by_flow = [0u64; 3];
+        let mut admitted = Vec::new();
         for (seq, p) in packets.iter().cycle().take(40).enumerate() {
             offered += p.wire_bytes as u64;
             match l.enqueue(0, p, 0, seq as u64, &ALL) {
                 Enqueued::Dropped => dropped += p.wire_bytes as u64,
-                Enqueued::Admitted(_) => in_link.push_back(p.wire_bytes as u64),
+                Enqueued::Admitted(_) => {
+                    in_link.push_back(p.wire_bytes as u64);
+                    admitted.push(*p);
+                }
             }
         }
         assert!(dropped > 0, "the buffer must overflow for this test to mean anything");
-        let admitted: Vec<Packet> = {
-            // Replay which packets were admitted, in order, to count their kinds.
-            let mut m = link(BufferLimit::Packets(3));
-            packets
-                .iter()
-                .cycle()
-                .take(40)
-                .enumerate()
-                .filter(|(seq, p)| matches!(m.enqueue(0, p, 0, *seq as u64, &ALL), Enqueued::Admitted(_)))
-                .map(|(_, p)| *p)
-                .collect()
-        };
         for p in &admitted {
             let Some((_, _, _)) = l.pop_arrival(millis(100), &ALL) else { panic!("admitted packet missing") };
             l.count_departure(p);
             by_kind[p.traffic_kind().index()] += p.wire_bytes as u64;
+            by_flow[p.flow as usize] += p.wire_bytes as u64;
             in_link.pop_front();
             let queued: u64 = in_link.iter().sum();
-            assert_eq!(l.departed_bytes(), offered - dropped - queued);
-            assert_eq!(l.stats.departed_bytes.iter().sum::<u64>(), l.departed_bytes());
+            let Some(d) = l.departures() else { panic!("departures not counted") };
+            assert_eq!(d.total(), offered - dropped - queued);
         }
-        assert_eq!(l.stats.departed_bytes, by_kind);
+        let Some(d) = l.departures() else { panic!("departures not counted") };
+        assert_eq!(d.by_kind, by_kind);
+        assert_eq!(d.by_flow, by_flow[..2]);
         assert_eq!(l.in_flight(), 0);
         assert!(by_kind.iter().take(3).all(|&b| b > 0), "{by_kind:?}");
+        assert!(by_flow.iter().all(|&b| b > 0), "{by_flow:?}");
+    }
+
+    #[test]
+    fn a_link_that_is_not_observed_counts_nothing() {
+        let mut l = link(BufferLimit::Unlimited);
+        l.enqueue(0, &pkt(100), 0, 1, &ALL);
+        l.pop_arrival(millis(100), &ALL);
+        l.count_departure(&pkt(100));
+        assert!(l.departures().is_none());
     }
 }

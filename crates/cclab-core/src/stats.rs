@@ -3,7 +3,7 @@
 //! Nothing here allocates per packet.
 
 use cclab_wire::time::{overlap, Time};
-use cclab_wire::{EndpointId, LinkId, MetricDesc, TrafficKind};
+use cclab_wire::{EndpointId, FlowId, LinkId, MetricDesc, TrafficKind};
 use serde::Serialize;
 
 /// Statistics cover `[start, end)`: the warm-up is excluded.
@@ -44,12 +44,6 @@ pub struct LinkStats {
     pub losses: u64,
     /// Handed to the node at the far end.
     pub delivered: u64,
-    /// Wire bytes transmitted so far, per [`cclab_wire::TrafficKind`]
-    /// (random losses included: they used the link). Counted when the packet
-    /// reaches the far end, the event the engine has anyway, so a count at
-    /// time `t` covers the transmissions that ended by `t - delay`.
-    pub departed_bytes: [u64; TrafficKind::COUNT],
-
     pub window_arrivals: u64,
     pub window_drops: u64,
     pub window_losses: u64,
@@ -62,6 +56,34 @@ pub struct LinkStats {
     pub queue_byte_time: u128,
     pub queue_max_packets: u64,
     pub queue_max_bytes: u64,
+}
+
+/// Wire bytes a link transmitted so far (random losses included: they used
+/// the link), per [`TrafficKind`] and per flow. Counted when the packet
+/// reaches the far end, the event the engine has anyway, so a count at time
+/// `t` covers the transmissions that ended by `t - delay`. Kept only by links
+/// whose departures are observed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Departures {
+    pub by_kind: [u64; TrafficKind::COUNT],
+    /// Indexed by flow id; flows beyond its end (none observed) are not counted.
+    pub by_flow: Vec<u64>,
+}
+
+impl Departures {
+    #[inline]
+    pub fn count(&mut self, packet: &cclab_wire::Packet) {
+        let bytes = packet.wire_bytes as u64;
+        self.by_kind[packet.traffic_kind().index()] += bytes;
+        if let Some(flow) = self.by_flow.get_mut(packet.flow as usize) {
+            *flow += bytes;
+        }
+    }
+
+    /// All kinds together.
+    pub fn total(&self) -> u64 {
+        self.by_kind.iter().sum()
+    }
 }
 
 /// What publishes a series: an endpoint (a flow's sender) or a link direction.
@@ -79,6 +101,8 @@ pub struct Watch {
     pub metrics: Vec<(String, u32)>,
     /// The series of the engine's own `bytes_delivered`, if wanted.
     pub(crate) delivered: Option<u32>,
+    /// For a link: the flows whose departures it records, each with its series.
+    pub per_flow: Vec<(FlowId, u32)>,
     /// What the source published at each position of its last sample, and
     /// what it was recorded as (see [`Learned`]).
     pub(crate) learned: Vec<Learned>,
@@ -87,7 +111,7 @@ pub struct Watch {
 impl Watch {
     pub fn new(source: Source, metrics: Vec<(String, u32)>) -> Self {
         let delivered = metrics.iter().find(|(n, _)| n == "bytes_delivered").map(|&(_, id)| id);
-        Self { source, metrics, delivered, learned: Vec::new() }
+        Self { source, metrics, delivered, per_flow: Vec::new(), learned: Vec::new() }
     }
 }
 
@@ -154,11 +178,19 @@ pub const LINK_METRICS: &[MetricDesc] = &[
     MetricDesc { name: "departed_bytes.tcp_ack", unit: "bytes", meaning: "departed_bytes of pure TCP ACKs" },
     MetricDesc { name: "departed_bytes.udp", unit: "bytes", meaning: "departed_bytes of UDP datagrams" },
     MetricDesc { name: "departed_bytes.udt", unit: "bytes", meaning: "departed_bytes of UDT packets" },
+    MetricDesc {
+        name: DEPARTED_PER_FLOW,
+        unit: "bytes",
+        meaning: "departed_bytes of each flow: one series per long-lived flow, named by its flow_id",
+    },
 ];
 
 /// The name of the per-kind departure metric of each [`TrafficKind`], by its index.
 pub const DEPARTED_BY_KIND: [&str; TrafficKind::COUNT] =
     ["departed_bytes.tcp_data", "departed_bytes.tcp_ack", "departed_bytes.udp", "departed_bytes.udt"];
+
+/// The link metric recorded once per flow (its series carry the flow's id).
+pub const DEPARTED_PER_FLOW: &str = "departed_bytes.flow";
 
 /// The link metrics `run.sample` records (the queue; the counters are opt-in).
 pub const LINK_DEFAULT_METRICS: &[&str] = &["queue_packets", "queue_bytes"];

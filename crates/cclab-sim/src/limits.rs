@@ -18,11 +18,15 @@ use crate::error::ScenarioError;
 use crate::observe;
 use crate::scenario::{Scenario, Start, Topology};
 use crate::sources::AppSpec;
-use cclab_core::stats::LINK_METRICS;
+use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
 use serde::Serialize;
 
 /// The limit when neither `--memory-limit`, `memory_limit=` nor
-/// `CCLAB_MEMORY_LIMIT` sets one: 4 GB.
+/// `CCLAB_MEMORY_LIMIT` sets one: 4 GB, or half the machine's physical memory
+/// if that is less. Capped rather than a fraction alone, so that a scenario is
+/// accepted or refused alike on every machine with 8 GB or more (a sweep
+/// spread over a cluster behaves as it did on the laptop that planned it),
+/// while a small machine is still protected from swapping.
 pub const DEFAULT_MEMORY_LIMIT: u64 = 4_000_000_000;
 /// The environment variable that sets the limit: a size (`"16GB"`) or `"unlimited"`.
 pub const MEMORY_LIMIT_ENV: &str = "CCLAB_MEMORY_LIMIT";
@@ -74,7 +78,29 @@ pub enum MemoryLimit {
 
 impl Default for MemoryLimit {
     fn default() -> Self {
-        MemoryLimit::Bytes(DEFAULT_MEMORY_LIMIT)
+        MemoryLimit::Bytes(default_limit(physical_memory()))
+    }
+}
+
+/// The default limit on a machine with `physical` bytes of memory (if known).
+pub fn default_limit(physical: Option<u64>) -> u64 {
+    physical.map_or(DEFAULT_MEMORY_LIMIT, |bytes| DEFAULT_MEMORY_LIMIT.min(bytes / 2))
+}
+
+/// The machine's physical memory (`MemTotal` of `/proc/meminfo`), where it can be read.
+fn physical_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem_total(&meminfo)
+}
+
+/// `MemTotal` in bytes from the text of `/proc/meminfo` (`MemTotal:   24576000 kB`).
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let mut fields = line.split_whitespace().skip(1);
+    let value: u64 = fields.next()?.parse().ok()?;
+    match fields.next() {
+        Some("kB") => value.checked_mul(1024),
+        _ => None,
     }
 }
 
@@ -291,8 +317,12 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     }
     for (i, o) in scenario.observe.iter().enumerate() {
         let samples = scenario.run.duration / o.every.max(1) + 1;
-        let link_metrics =
-            LINK_METRICS.iter().filter(|d| o.metrics.iter().any(|m| m == d.name)).count() as u64;
+        let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
+        let link_metrics = LINK_METRICS
+            .iter()
+            .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
+            .count() as u64
+            + if per_flow { long_lived_flows(scenario) } else { 0 };
         let mut series = times(o.links.len() as u64, link_metrics);
         for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
             let metrics =
@@ -413,8 +443,23 @@ pub fn check(scenario: &Scenario, limit: MemoryLimit) -> Result<MemoryEstimate, 
     ))
 }
 
+/// Flow instances with one long-lived connection (those with a time series each).
+fn long_lived_flows(scenario: &Scenario) -> u64 {
+    scenario.flows.iter().filter(|f| observe::observable(f)).map(|f| f.count as u64).sum()
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_default_limit_is_4_gb_or_half_the_machine_if_that_is_less() {
+        assert_eq!(super::mem_total("MemFree: 1 kB\nMemTotal:       24576000 kB\n"), Some(24_576_000 * 1024));
+        assert_eq!(super::mem_total("MemTotal: 12 MB\n"), None);
+        assert_eq!(super::mem_total(""), None);
+        assert_eq!(super::default_limit(Some(24_000_000_000)), 4_000_000_000);
+        assert_eq!(super::default_limit(Some(6_000_000_000)), 3_000_000_000);
+        assert_eq!(super::default_limit(None), 4_000_000_000);
+    }
+
     use super::*;
 
     #[test]

@@ -14,7 +14,7 @@ use crate::protocols;
 use crate::reader::Section;
 use crate::scenario::{Direction, FlowGroup, Topology};
 use crate::sources::AppSpec;
-use cclab_core::stats::{FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
+use cclab_core::stats::{DEPARTED_PER_FLOW, FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
 use cclab_transport::registry;
 use cclab_wire::metrics::glob;
 use cclab_wire::{MetricDesc, Time};
@@ -347,21 +347,33 @@ pub fn plan(
         }
         let wanted: Vec<(String, &'static str)> = LINK_METRICS
             .iter()
-            .filter(|d| o.metrics.iter().any(|m| m == d.name))
+            .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
             .map(|d| (d.name.to_string(), d.unit))
             .collect();
+        let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
         for (id, name) in link_names.iter().enumerate() {
-            if !wanted.is_empty() && o.links.iter().any(|l| l == name) {
-                watches.push(watch(
-                    Source::Link(id as u32),
-                    name,
-                    None,
-                    None,
-                    wanted.clone(),
-                    &selection,
-                    o.every,
-                ));
+            if (wanted.is_empty() && !per_flow) || !o.links.iter().any(|l| l == name) {
+                continue;
             }
+            let mut link =
+                watch(Source::Link(id as u32), name, None, None, wanted.clone(), &selection, o.every);
+            if per_flow {
+                // One series per long-lived flow, whether or not its route crosses this link.
+                for f in flows.iter().filter(|f| f.sender.is_some() && observable(&scenario.flows[f.group])) {
+                    let wanted = vec![(DEPARTED_PER_FLOW.to_string(), "bytes")];
+                    let one = watch(
+                        Source::Link(id as u32),
+                        name,
+                        None,
+                        Some(f.flow_id),
+                        wanted,
+                        &selection,
+                        o.every,
+                    );
+                    link.per_flow.extend(one.metrics.iter().map(|&(_, series)| (f.flow_id, series)));
+                }
+            }
+            watches.push(link);
         }
         observations.push(Observation { every: o.every, watches });
     }

@@ -221,7 +221,7 @@ fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
             if s.selection != "run.sample" {
                 return Column::None;
             }
-            match s.flow_id {
+            match s.flow_id.filter(|_| s.kind == "flow") {
                 Some(flow) => FLOW_COLUMNS.iter().position(|c| *c == s.metric).map(|c| Column::Flow(flow, c)),
                 None => {
                     let link = *first_of_link.entry(s.component.as_str()).or_insert(id as u32);

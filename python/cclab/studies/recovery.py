@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cclab.api import run
-from cclab.plot import Intervals, sequence
+from cclab.plot import Intervals, acks_received, segments_sent, sequence, time_sequence
 from cclab.plot import sweep as sweep_plot
 from cclab.studies.base import Study, StudyContext
 from cclab.sweep import SweepResult, aggregate, derive_seed
@@ -31,8 +31,18 @@ BOTTLENECK_KEY = "topology.links[0].rate"
 ALL_LINKS_KEY = "topology.links[*].rate"
 #: The paper's 1000-byte packets carry 960 bytes of payload behind a 40-byte header.
 PACKET_PAYLOAD = 960
+#: Every link's DropTail limit in recovery.toml (ns-2's default).
+BUFFER_PACKETS = 50
 FORWARD, REVERSE = "r0->r1", "r1->r0"
 GROUP = ["recovery", "speed"]
+
+#: The flow whose sequence numbers Figs. 9-11 show, and the loss episode they zoom into: the
+#: flow's first packet dropped after the start-up phase, from a little before it to
+#: EPISODE_SPAN_S later (long enough for a timeout and the slow start after it). The packet
+#: trace covers TRACE_SPAN_S from EPISODE_AFTER_S: the run's memory guard estimates a trace
+#: from link rates, and a window keeps that estimate (not the trace, which is small) below 4 GB.
+SEQUENCE_FLOW = "ftp0"
+EPISODE_AFTER_S, EPISODE_BEFORE_S, EPISODE_SPAN_S, TRACE_SPAN_S = 2.0, 0.05, 0.6, 1.5
 
 #: What the paper states (its figures did not survive the text conversion).
 PAPER_TABLE3 = {"newreno": 512, "sack": 612, "tahoe": 830}
@@ -66,6 +76,81 @@ def per_run(result: SweepResult, speed_key: str) -> pl.DataFrame:
         *keys, (pl.col("throughput_bps") / 1e6).alias("ack_path_mbps")
     )
     return totals.join(forward, on=keys).join(reverse, on=keys)
+
+
+def loss_episode(trace: pl.DataFrame, variant: str) -> dict[str, Any]:
+    """The window Figs. 9-11 show for one variant, and what its trace says happened in it:
+    the flow's packets dropped, its retransmissions, and how long until the cumulative
+    ACK passed everything sent before the first drop (the end of loss recovery)."""
+    import polars as pl
+
+    data = trace.filter(pl.col("kind") == "data")
+    drops = data.filter((pl.col("event") == "drop") & (pl.col("time_s") >= EPISODE_AFTER_S))
+    if drops.height == 0:
+        raise RuntimeError(f"{variant}: flow {SEQUENCE_FLOW} lost nothing after {EPISODE_AFTER_S} s")
+    first = float(drops["time_s"][0])
+    start = max(first - EPISODE_BEFORE_S, EPISODE_AFTER_S)
+    end = min(start + EPISODE_SPAN_S, EPISODE_AFTER_S + TRACE_SPAN_S)
+    sent = segments_sent(trace)
+    inside = (pl.col("time_s") >= start) & (pl.col("time_s") <= end)
+    outstanding = int(sent.filter(pl.col("time_s") <= first)["end"].max())  # type: ignore[arg-type]
+    acks = acks_received(trace)
+    recovered = acks.filter((pl.col("time_s") > first) & (pl.col("ack") >= outstanding))
+    done = float(recovered["time_s"][0]) if recovered.height else end
+    retransmitted = sent.filter(pl.col("retx") & (pl.col("time_s") > first))
+    repaired = float(retransmitted["time_s"][0]) if retransmitted.height else None
+    during = sent.filter(~pl.col("retx") & (pl.col("time_s") > (repaired or done)) & (pl.col("time_s") < done))
+    return {
+        "recovery": variant,
+        "start_s": start,
+        "end_s": end,
+        "first_drop_s": first,
+        "drops": drops.filter(inside).height,
+        "retransmissions": sent.filter(inside & pl.col("retx")).height,
+        "new_segments": sent.filter(inside & ~pl.col("retx")).height,
+        "retransmitted_after_s": repaired - first if repaired is not None else None,
+        "recovered_after_s": done - first if recovered.height else None,
+        "new_during_recovery": during.height,
+    }
+
+
+def _episode_table(episodes: list[dict[str, Any]]) -> str:
+    lines = ["| variant | window (s) | packets dropped | retransmissions | new segments sent | first drop to "
+             "its retransmission | to the end of recovery | new segments sent in between |",
+             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+
+    def ms(value: float | None) -> str:
+        return "not in the trace" if value is None else f"{value * 1000:.0f} ms"
+
+    for e in episodes:
+        lines.append(f"| {e['recovery']} | {e['start_s']:.3f}-{e['end_s']:.3f} | {e['drops']} | "
+                     f"{e['retransmissions']} | {e['new_segments']} | {ms(e['retransmitted_after_s'])} | "
+                     f"{ms(e['recovered_after_s'])} | {e['new_during_recovery']} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def _episodes_text(episodes: list[dict[str, Any]], speed: str) -> str:
+    def span(key: str) -> str:
+        values = [e[key] * 1000 for e in episodes if e[key] is not None]
+        return f"{min(values):.0f}-{max(values):.0f}" if values else "(none in the trace)"
+
+    rate_bps = float(speed.removesuffix("Mbps")) * 1e6
+    single = all(e["retransmissions"] == 1 for e in episodes)
+    first = (
+        "In each window the first loss is a single segment dropped at the full bottleneck queue, repaired by "
+        "one fast retransmission (a later drop in a window starts the next episode)."
+        if single
+        else "The windows hold more than one retransmission for some variants (table above)."
+    )
+    return EPISODES.format(
+        first=first,
+        retx_range=span("retransmitted_after_s"),
+        rec_range=span("recovered_after_s"),
+        speed=speed,
+        queue_ms=BUFFER_PACKETS * (PACKET_PAYLOAD + 40) * 8 / rate_bps * 1000,
+        during=", ".join(f"{e['recovery']} {e['new_during_recovery']}" for e in episodes),
+        after=EPISODE_AFTER_S,
+    )
 
 
 METRICS = ["goodput_mbps", "bottleneck_mbps", "util", "ack_path_mbps", "retransmits", "timeouts", "jain",
@@ -140,13 +225,24 @@ class RecoveryStudy(Study):
         figures["fig8"] = ctx.figure(self._fairness_figure(per_flow, fair_speed), "fig8_fairness")
         seq_speed = speeds[0]
         seed = derive_seed(scenario.validate()["run"]["seed"], 0)
+        sampled, episodes = [], []
         for variant, number in (("newreno", 9), ("sack", 10), ("tahoe", 11)):
-            traced = scenario.with_(**{VARIANT_KEY: variant, BOTTLENECK_KEY: seq_speed, "run.sample": "20ms"})
-            series = run(traced, seed=seed).timeseries.filter(pl.col("name") == "ftp0")
-            title = f"Fig. {number}: sequence number, {variant} (flow ftp0, {seq_speed}, replication 0)"
-            fig = sequence(series, segment_bytes=PACKET_PAYLOAD, title=title)
-            figures[f"fig{number}"] = ctx.figure(fig, f"fig{number}_{variant}_sequence")
-        ctx.report(self._report(ctx, summary, equal_summary, figures, speeds, fair_speed, seq_speed))
+            traced = scenario.with_(**{VARIANT_KEY: variant, BOTTLENECK_KEY: seq_speed, "run.sample": "20ms",
+                                       "trace": [{"flows": [SEQUENCE_FLOW], "from": f"{EPISODE_AFTER_S}s",
+                                                  "to": f"{EPISODE_AFTER_S + TRACE_SPAN_S}s"}]})  # fmt: skip
+            result = run(traced, seed=seed)
+            sampled.append(result.timeseries.filter(pl.col("name") == SEQUENCE_FLOW).with_columns(name=pl.lit(variant)))
+            episode = loss_episode(result.trace, variant)
+            episodes.append(episode)
+            title = (f"Fig. {number}: {variant}, flow {SEQUENCE_FLOW} at {seq_speed} (replication 0), "
+                     f"its first loss after {EPISODE_AFTER_S:g} s")  # fmt: skip
+            fig = time_sequence(result, SEQUENCE_FLOW, episode["start_s"], episode["end_s"], title=title)
+            figures[f"fig{number}"] = ctx.figure(fig, f"fig{number}_{variant}_time_sequence")
+        overview = sequence(pl.concat(sampled), segment_bytes=PACKET_PAYLOAD,
+                            title=f"Sequence number of flow {SEQUENCE_FLOW} over the run at {seq_speed}")  # fmt: skip
+        figures["fig9_11_overview"] = ctx.figure(overview, "fig9_11_sequence_overview")
+        ctx.table(pl.DataFrame(episodes), "loss_episodes")
+        ctx.report(self._report(ctx, summary, equal_summary, figures, speeds, fair_speed, seq_speed, episodes))
 
     def _fairness_figure(self, per_flow: pl.DataFrame, speed: str) -> Any:
         import polars as pl
@@ -179,7 +275,8 @@ class RecoveryStudy(Study):
         return fig
 
     def _report(self, ctx: StudyContext, summary: pl.DataFrame, equal: pl.DataFrame, figures: dict[str, str],
-                speeds: list[str], fair_speed: str, seq_speed: str) -> str:  # fmt: skip
+                speeds: list[str], fair_speed: str, seq_speed: str,
+                episodes: list[dict[str, Any]]) -> str:  # fmt: skip
         top = speeds[-1]
         seq = _rows(summary, seq_speed)
         table3 = [
@@ -254,12 +351,27 @@ class RecoveryStudy(Study):
             f"![Fig. 8]({figures['fig8']})",
             _table(summary, [("jain", "Jain's index", 3)]),
             "## Sequence numbers (paper Figs. 9-11 and Table 3)",
-            f"Sequence number of flow ftp0 against time at {seq_speed} (replication 0). Table 3 of the paper gives "
-            "the sequence number reached at the end of the 10 s run; it does not say at which speed or for which "
-            f"flow. Its values match a share of a {seq_speed} bottleneck best, so we compare there.",
+            "The paper plots the sequence number of one flow against time for each variant over the whole run. "
+            f"At that scale (ours: flow {SEQUENCE_FLOW} at {seq_speed}, replication 0, sampled every 20 ms) "
+            "the lines show each variant's progress but no single loss or retransmission:",
+            f"![Figs. 9-11 overview]({figures['fig9_11_overview']})",
+            "How each variant recovers is visible only packet by packet. Figs. 9-11 below are time-sequence "
+            f"graphs drawn from a packet trace of {SEQUENCE_FLOW}: every segment sent (a bar from its first to "
+            "its last byte; a diamond marks a retransmission), the cumulative ACK the sender received (step "
+            "line), the SACK blocks of those ACKs, and every packet of the flow dropped (X, with the link). "
+            "Each shows the same rule's "
+            f"window: the flow's first drop after {EPISODE_AFTER_S:g} s, from {EPISODE_BEFORE_S * 1000:.0f} ms "
+            f"before it to {EPISODE_SPAN_S * 1000:.0f} ms later.",
             f"![Fig. 9]({figures['fig9']})",
             f"![Fig. 10]({figures['fig10']})",
             f"![Fig. 11]({figures['fig11']})",
+            "What the traces record in those windows (`tables/loss_episodes.csv`; recovery ends when the "
+            "cumulative ACK passes everything sent before the first drop):",
+            _episode_table(episodes),
+            _episodes_text(episodes, seq_speed),
+            "Table 3 of the paper gives the sequence number reached at the end of the 10 s run; it does not say "
+            f"at which speed or for which flow. Its values match a share of a {seq_speed} bottleneck best, so we "
+            "compare there, with the mean over the six flows and the replications:",
             "\n".join(table3),
             f"Ours at {seq_speed}: {_ranking(summary, 'seq_mean', seq_speed)} (paper: tahoe > sack > newreno).",
             "## Sensitivity: every link at the swept speed",
@@ -330,6 +442,25 @@ The sensitivity sweep shows how strongly the reconstruction matters: with
 every link at the bottleneck speed, Jain's index at {low} drops to
 {equal_jain} (against {main_jain} with 100 Mbit/s access links), because one
 flow locks the others out of the bottleneck queue.
+"""
+
+EPISODES = """\
+{first} With one loss to repair the three variants take similar times: {retx_range} ms from the drop to its
+retransmission and {rec_range} ms to the end of recovery. Most of that is the
+queue: at {speed} a full 50-packet buffer holds {queue_ms:.0f} ms of data, and the
+duplicate ACKs that trigger the retransmission come back behind it; how soon
+they arrive also depends on how many segments the flow sent after the lost
+one in the same flight. What differs is the sending around the
+retransmission. New segments sent between the retransmission and the end of
+recovery: {during}. Tahoe, which restarts from a window of one segment,
+then doubles its bursts each round trip (slow start, the growing bars after
+its retransmission in Fig. 11); NewReno and SACK continue from half their
+window, and SACK's bars during recovery are the segments its pipe estimate
+lets it send as SACK blocks report segments out of the network (Fig. 10).
+The variants differ most when several segments of one window are lost, as
+NewReno then repairs one loss per round trip and SACK several; we show the
+first loss after {after:g} s as it came rather than searching the trace for a
+more telling episode.
 """
 
 DIFFERENCES = """\
