@@ -153,6 +153,24 @@ def test_observe_sections_record_long_metrics_with_their_series_known_beforehand
     assert res.timeseries.height == 2 * 4 and res.queues["queue_pkts"].dtype == pl.Int64
 
 
+def test_on_change_keeps_exactly_the_samples_whose_value_changed() -> None:
+    scn = cclab.load(DUMBBELL).to_dict()
+    scn["run"] |= {"duration": "2s", "warmup": "0s"}
+    every = {"flows": ["bulk"], "links": ["left->right"], "metrics": ["cwnd", "drops", "departed_bytes.flow"],
+             "every": "1ms"}  # fmt: skip
+    scn["observe"] = [every, every | {"on_change": True}]
+    res = cclab.run(scn)
+    assert res.config["observe"][1]["on_change"] is True and res.config["observe"][0]["on_change"] is False
+    keys = ["kind", "component", "instance", "flow_id", "metric"]
+    full = res.metrics.filter(pl.col("selection") == "observe[0]")
+    changed = res.metrics.filter(pl.col("selection") == "observe[1]")
+    # The first sample of a series, then each one that differs from the one before it.
+    expected = full.filter(pl.col("value").ne_missing(pl.col("value").shift(1).over(keys)))
+    assert changed.drop("selection").sort([*keys, "time_s"]).equals(expected.drop("selection").sort([*keys, "time_s"]))
+    assert 0 < changed.height < full.height / 2, (changed.height, full.height)
+    assert set(changed["metric"]) == {"cwnd", "drops", "departed_bytes.flow"}
+
+
 def test_observe_alone_leaves_the_wide_views_empty_and_typed() -> None:
     scn = cclab.load(DUMBBELL).to_dict()
     scn["run"] |= {"duration": "1s", "warmup": "0s"}

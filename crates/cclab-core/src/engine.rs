@@ -25,7 +25,7 @@ use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool};
 use crate::stats::{
-    Learned, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, DEPARTED_BY_KIND,
+    Learned, MeasurementWindow, MetricRow, Observation, RowWriter, Source, TimeSeries, DEPARTED_BY_KIND,
 };
 use crate::trace::{DropCause, TraceEvent, Tracer};
 use cclab_wire::{
@@ -864,13 +864,14 @@ impl Engine {
         let now = self.now;
         let Self { observations, slots, net, series, .. } = self;
         let Some(observation) = observations.get_mut(o as usize) else { return };
-        for watch in &mut observation.watches {
+        let Observation { watches, on_change, last, every } = observation;
+        for watch in watches.iter_mut() {
             let mut sink = Selected {
                 now,
                 wanted: &watch.metrics,
                 learned: &mut watch.learned,
                 at: 0,
-                rows: &mut series.rows,
+                rows: RowWriter { rows: &mut series.rows, last: on_change.then_some(&mut *last) },
             };
             match watch.source {
                 Source::Endpoint(id) => {
@@ -914,7 +915,7 @@ impl Engine {
                 }
             }
         }
-        let every = observation.every;
+        let every = *every;
         self.push(now + every, Target::Sample(o));
     }
 
@@ -942,7 +943,7 @@ struct Selected<'a> {
     learned: &'a mut Vec<Learned>,
     /// Position of the next published value in this sample.
     at: usize,
-    rows: &'a mut Vec<MetricRow>,
+    rows: RowWriter<'a>,
 }
 
 impl MetricSink for Selected<'_> {
@@ -988,7 +989,8 @@ mod selected_tests {
     fn a_source_that_changes_its_order_still_maps_each_name_to_its_series() {
         let wanted = vec![("cwnd".to_string(), 7), ("cc.mode".to_string(), 9)];
         let (mut learned, mut rows) = (Vec::new(), Vec::new());
-        let mut sink = Selected { now: 5, wanted: &wanted, learned: &mut learned, at: 0, rows: &mut rows };
+        let rows_out = RowWriter { rows: &mut rows, last: None };
+        let mut sink = Selected { now: 5, wanted: &wanted, learned: &mut learned, at: 0, rows: rows_out };
         publish(&mut sink, &[("", "cwnd"), ("", "rtt"), ("cc.", "mode")]);
         publish(&mut sink, &[("", "cwnd"), ("", "rtt"), ("cc.", "mode")]);
         publish(&mut sink, &[("cc.", "mode"), ("", "cwnd")]);

@@ -132,6 +132,43 @@ pub(crate) struct Learned {
 pub struct Observation {
     pub every: Time,
     pub watches: Vec<Watch>,
+    /// Record a value only when it differs from the last one recorded of its
+    /// series (the first is always recorded): a step-like metric such as
+    /// cwnd then costs a row per change, not per sample.
+    pub on_change: bool,
+    /// The bits of the last value recorded of each series (by series id), when on change.
+    pub(crate) last: Vec<Option<u64>>,
+}
+
+impl Observation {
+    pub fn new(every: Time, watches: Vec<Watch>) -> Self {
+        Self { every, watches, on_change: false, last: Vec::new() }
+    }
+}
+
+/// Where an observation's values go: all of them, or (`last` given) those
+/// that differ from the last value recorded of their series.
+pub(crate) struct RowWriter<'a> {
+    pub rows: &'a mut Vec<MetricRow>,
+    pub last: Option<&'a mut Vec<Option<u64>>>,
+}
+
+impl RowWriter<'_> {
+    #[inline]
+    pub fn push(&mut self, row: MetricRow) {
+        if let Some(last) = self.last.as_deref_mut() {
+            let at = row.series as usize;
+            if last.len() <= at {
+                last.resize(at + 1, None);
+            }
+            let bits = Some(row.value.to_bits());
+            if last[at] == bits {
+                return;
+            }
+            last[at] = bits;
+        }
+        self.rows.push(row);
+    }
 }
 
 /// One value of one series: the long format every time series is kept in.

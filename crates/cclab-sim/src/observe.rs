@@ -37,6 +37,8 @@ pub struct Observe {
     pub metrics: Vec<String>,
     #[serde(serialize_with = "as_secs")]
     pub every: Time,
+    /// Record a value only when it differs from the series' last recorded one.
+    pub on_change: bool,
 }
 
 /// A metric a flow of this group publishes, with its full name (`cc.estimate`).
@@ -185,6 +187,7 @@ pub fn parse_observe(
         return Err(s.error("metrics", "must name at least one metric (\"*\" for all)"));
     }
     let every = s.positive_duration("every")?.ok_or_else(|| s.error("every", "is required"))?;
+    let on_change = s.bool("on_change")?.unwrap_or(false);
     let base = s.path().to_string();
     s.finish()?;
 
@@ -225,7 +228,7 @@ pub fn parse_observe(
     }
     let available: Vec<&str> = available.iter().map(String::as_str).collect();
     let metrics = select(&base, "metrics", "metric", &metric_patterns, &available)?;
-    Ok(Observe { flows: chosen_flows, links: chosen_links, metrics, every })
+    Ok(Observe { flows: chosen_flows, links: chosen_links, metrics, every, on_change })
 }
 
 #[cfg(test)]
@@ -316,7 +319,7 @@ pub fn plan(
             let wanted = default_link_metrics().map(|d| (d.name.to_string(), d.unit)).collect();
             watches.push(watch(Source::Link(id as u32), name, None, None, wanted, "run.sample", every));
         }
-        observations.push(Observation { every, watches });
+        observations.push(Observation::new(every, watches));
     }
     for (i, o) in scenario.observe.iter().enumerate() {
         let selection = format!("observe[{i}]");
@@ -375,7 +378,9 @@ pub fn plan(
             }
             watches.push(link);
         }
-        observations.push(Observation { every: o.every, watches });
+        let mut observation = Observation::new(o.every, watches);
+        observation.on_change = o.on_change;
+        observations.push(observation);
     }
     (observations, series)
 }

@@ -312,7 +312,7 @@ pub fn to_toml(s: &Scenario) -> String {
     for f in flows {
         flow(&mut w, f, dumbbell);
     }
-    for Observe { flows, links, metrics, every } in observe {
+    for Observe { flows, links, metrics, every, on_change } in observe {
         let list = |names: &[String]| Value::Array(names.iter().map(|n| string(n.as_str())).collect());
         w.header("[[observe]]");
         if !flows.is_empty() {
@@ -323,6 +323,9 @@ pub fn to_toml(s: &Scenario) -> String {
         }
         w.value("metrics", list(metrics));
         w.string("every", duration(*every));
+        if *on_change {
+            w.value("on_change", Value::Boolean(true));
+        }
     }
     for t in traces {
         w.header("[[trace]]");

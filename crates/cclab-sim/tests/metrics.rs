@@ -137,6 +137,7 @@ fn the_resolved_scenario_lists_every_recorded_name_and_reads_back_the_same() {
             links: vec![],
             metrics: vec!["seq_sent".into(), "packets_sent".into(), "bytes_sent".into()],
             every: millis(50),
+            on_change: false,
         }]
     );
     let written = resolved::to_toml(&scenario);
@@ -224,7 +225,7 @@ fn a_test_only_congestion_control_publishes_its_own_metric_into_the_time_series(
     let mut names: Vec<String> = ESTIMATING_METRICS.iter().map(|d| format!("cc.{}", d.name)).collect();
     names.push("cwnd".into());
     let metrics = names.iter().enumerate().map(|(i, n)| (n.clone(), i as u32)).collect();
-    engine.observe(Observation { every, watches: vec![Watch::new(Source::Endpoint(snd), metrics)] });
+    engine.observe(Observation::new(every, vec![Watch::new(Source::Endpoint(snd), metrics)]));
     sim.series = names
         .iter()
         .map(|n| SeriesInfo {
@@ -238,8 +239,13 @@ fn a_test_only_congestion_control_publishes_its_own_metric_into_the_time_series(
             every_s: 0.1,
         })
         .collect();
-    sim.scenario.observe =
-        vec![Observe { flows: vec!["bulk".into()], links: vec![], metrics: names.clone(), every }];
+    sim.scenario.observe = vec![Observe {
+        flows: vec!["bulk".into()],
+        links: vec![],
+        metrics: names.clone(),
+        every,
+        on_change: false,
+    }];
     sim.flows[0].sender = Some(snd);
     sim.flows[0].receiver = Some(rcv);
     sim.engine = engine;
