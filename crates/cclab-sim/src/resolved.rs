@@ -240,6 +240,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
             limited_transmit,
             timestamps,
             ecn,
+            ssthresh_basis,
         } = t;
         w.value("mss", Value::Integer(i64::from(*mss)));
         w.value("header", Value::Integer(i64::from(*header)));
@@ -261,6 +262,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.value("limited_transmit", Value::Boolean(*limited_transmit));
         w.value("timestamps", Value::Boolean(*timestamps));
         w.value("ecn", Value::Boolean(*ecn));
+        w.string("ssthresh_basis", ssthresh_basis.name());
     }
 }
 

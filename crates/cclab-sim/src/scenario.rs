@@ -15,6 +15,7 @@ use crate::reader::Section;
 use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
 use cclab_core::queue;
+use cclab_transport::cc::SsthreshBasis;
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
 use cclab_wire::time::millis;
@@ -162,6 +163,12 @@ pub struct TcpOptions {
     pub limited_transmit: bool,
     pub timestamps: bool,
     pub ecn: bool,
+    #[serde(serialize_with = "as_basis_name")]
+    pub ssthresh_basis: SsthreshBasis,
+}
+
+fn as_basis_name<S: Serializer>(b: &SsthreshBasis, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(b.name())
 }
 
 /// The algorithms of a TCP flow group, each with its resolved parameters.
@@ -224,6 +231,7 @@ impl FlowGroup {
             delayed_ack: t.delayed_ack,
             delack_timeout: t.delack_timeout,
             ecn: t.ecn,
+            ssthresh_basis: t.ssthresh_basis,
             app,
             start,
         })
@@ -630,6 +638,19 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
         limited_transmit: s.bool("limited_transmit")?.unwrap_or(false),
         timestamps: s.bool("timestamps")?.unwrap_or(true),
         ecn: s.bool("ecn")?.unwrap_or(false),
+        ssthresh_basis: match s.string("ssthresh_basis")? {
+            None => SsthreshBasis::default(),
+            Some(name) => SsthreshBasis::from_name(name).ok_or_else(|| {
+                s.error(
+                    "ssthresh_basis",
+                    format!(
+                        "unknown basis \"{name}\"{} (one of {})",
+                        suggestion(name, SsthreshBasis::NAMES),
+                        SsthreshBasis::NAMES.join(", ")
+                    ),
+                )
+            })?,
+        },
     })
 }
 
@@ -719,6 +740,7 @@ const TCP_KEYS: &[&str] = &[
     "limited_transmit",
     "timestamps",
     "ecn",
+    "ssthresh_basis",
 ];
 
 /// A congestion control that computes its own sending rate overrides the

@@ -135,6 +135,9 @@ pub struct CongestionEvent {
     pub mark: MarkStatus,
     /// FlightSize in segments when the event happened (limited-transmit segments excluded, RFC 5681 §3.2).
     pub flight: u64,
+    /// The window a multiplicative decrease applies to, in segments, as the
+    /// flow's [`SsthreshBasis`] chooses: FlightSize (the default), the pipe, or cwnd.
+    pub basis: f64,
     pub srtt: Time,
     pub min_rtt: Time,
     pub mss: u32,
@@ -142,7 +145,55 @@ pub struct CongestionEvent {
 
 impl CongestionEvent {
     pub fn new(now: Time, kind: EventKind, flight: u64, mss: u32) -> Self {
-        Self { now, kind, mark: MarkStatus::Unknown, flight, srtt: 0, min_rtt: 0, mss }
+        Self { now, kind, mark: MarkStatus::Unknown, flight, basis: flight as f64, srtt: 0, min_rtt: 0, mss }
+    }
+}
+
+/// Which window a multiplicative decrease is taken from (a flow's `ssthresh_basis`).
+///
+/// Implementations disagree, and the disagreement alone changes how two flows
+/// split a link: RFC 5681 eq. (4) halves FlightSize, ns-3 (`TcpSocketBase`
+/// calls `GetSsThresh(tcb, BytesInFlight())`) halves the RFC 6675 pipe, which
+/// leaves out SACKed segments and those deemed lost, and Linux and ns-2 reduce
+/// the congestion window (`tcp_reno_ssthresh` and the high-speed modules read
+/// `snd_cwnd`; ns-2's `slowdown()` reads `windowd()`, cwnd capped by the
+/// receiver window). With SACK, many segments are SACKed by the time a loss
+/// is detected, so the pipe is the smallest of the three; cwnd is the largest
+/// when the sender is window-limited.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SsthreshBasis {
+    /// RFC 5681 §3.2: outstanding data, `snd_max - snd_una`, without
+    /// segments sent by limited transmit.
+    #[default]
+    FlightSize,
+    /// ns-3: FlightSize less SACKed segments and those RFC 6675 IsLost deems
+    /// lost. Exactly RFC 6675's SetPipe when a fast retransmit is detected (no
+    /// retransmission of an earlier episode is then outstanding); at a timeout
+    /// in recovery the retransmissions still in flight are not counted.
+    Pipe,
+    /// Linux and ns-2: the congestion window, capped by the receiver window
+    /// (ns-2's `windowd()`).
+    Cwnd,
+}
+
+impl SsthreshBasis {
+    pub const NAMES: [&'static str; 3] = ["flight", "pipe", "cwnd"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "flight" => Some(Self::FlightSize),
+            "pipe" => Some(Self::Pipe),
+            "cwnd" => Some(Self::Cwnd),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::FlightSize => "flight",
+            Self::Pipe => "pipe",
+            Self::Cwnd => "cwnd",
+        }
     }
 }
 

@@ -5,7 +5,8 @@
 //!   acknowledged; in segments `cwnd += min(acked, 1)`.
 //! - Congestion avoidance: `cwnd += SMSS*SMSS/cwnd` per ACK (RFC 5681 eq. 3), i.e.
 //!   `cwnd += 1/cwnd` in segments: about one segment per RTT without delayed ACKs.
-//! - Loss: `ssthresh = max(FlightSize / 2, 2*SMSS)` (eq. 4); the window after a
+//! - Loss: `ssthresh = max(FlightSize / 2, 2*SMSS)` (eq. 4), or half the pipe or
+//!   cwnd if the flow's `ssthresh_basis` says so; the window after a
 //!   fast retransmit is ssthresh (recovery then adds its own inflation), after a
 //!   timeout the loss window of one segment (§3.1).
 //! - A congestion mark (ECN-Echo) is answered like a loss, without a
@@ -45,9 +46,10 @@ impl Reno {
         }
     }
 
-    /// RFC 5681 eq. (4).
-    pub fn halved_flight(flight: u64) -> f64 {
-        (flight as f64 / 2.0).max(2.0)
+    /// RFC 5681 eq. (4), applied to the event's basis (FlightSize unless the
+    /// flow chose another).
+    pub fn halved(basis: f64) -> f64 {
+        (basis / 2.0).max(2.0)
     }
 }
 
@@ -66,7 +68,7 @@ impl CongestionControl for Reno {
     /// window of one segment (§3.1), otherwise the new ssthresh (§3.2 step 2,
     /// RFC 3168 §6.1.2 for a mark).
     fn on_congestion(&mut self, _w: &Window, event: &CongestionEvent) -> Response {
-        let ssthresh = Self::halved_flight(event.flight);
+        let ssthresh = Self::halved(event.basis);
         let cwnd = if event.kind == EventKind::Timeout { 1.0 } else { ssthresh };
         Response::Reduce { ssthresh, cwnd }
     }

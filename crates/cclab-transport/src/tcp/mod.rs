@@ -18,6 +18,7 @@ pub mod timers;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
+use crate::cc::SsthreshBasis;
 use cclab_wire::time::{millis, secs};
 use cclab_wire::Time;
 
@@ -66,6 +67,8 @@ pub struct TcpConfig {
     /// The connection reports congestion marks (RFC 3168): the sender marks its
     /// packets ECN-capable and reacts to echoed marks.
     pub ecn: bool,
+    /// The window a congestion event's multiplicative decrease applies to.
+    pub ssthresh_basis: SsthreshBasis,
     pub app: App,
     pub start: Time,
 }
@@ -103,6 +106,7 @@ impl Default for TcpConfig {
             delayed_ack: false,
             delack_timeout: millis(200),
             ecn: false,
+            ssthresh_basis: SsthreshBasis::FlightSize,
             app: App::Bulk,
             start: 0,
         }

@@ -41,13 +41,15 @@
 //! retransmitted (Karn's algorithm).
 
 use super::rate::{DeliveryRate, RateSample};
+use super::recovery::sack::Sack;
 use super::recovery::{AckInfo, LossRecovery, Outcome, Recover, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::timers::{Timer, Timers};
 use super::{App, TcpConfig};
 use crate::cc::{
-    AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, Window,
+    AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, SsthreshBasis,
+    Window,
 };
 use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::time::to_secs_f64;
@@ -106,6 +108,14 @@ impl SenderState {
         self.snd_max - self.snd_una
     }
 
+    /// Outstanding segments neither SACKed nor deemed lost by RFC 6675 IsLost
+    /// (SetPipe without the retransmissions it would add back).
+    pub fn pipe_without_retransmissions(&self) -> u64 {
+        let lost_below = Sack::lost_bound(self).clamp(self.snd_una, self.snd_max);
+        let lost = (lost_below - self.snd_una) - self.scoreboard.sacked_in(self.snd_una, lost_below);
+        self.flight_size() - self.scoreboard.sacked_count() - lost
+    }
+
     pub fn segment_exists(&self, seg: u64) -> bool {
         self.total_segments.is_none_or(|t| seg < t)
     }
@@ -119,12 +129,23 @@ impl SenderState {
     }
 
     /// The event congestion control is asked about.
-    pub fn congestion_event(&self, now: Time, kind: EventKind, mark: MarkStatus) -> CongestionEvent {
+    pub fn congestion_event(
+        &self,
+        now: Time,
+        kind: EventKind,
+        mark: MarkStatus,
+        basis: SsthreshBasis,
+    ) -> CongestionEvent {
         let flight = match kind {
             EventKind::FastRetransmit => self.flight_size().saturating_sub(self.limited_transmit_sent),
             EventKind::Timeout | EventKind::Mark => self.flight_size(),
         };
         let mut event = CongestionEvent::new(now, kind, flight, self.mss);
+        event.basis = match basis {
+            SsthreshBasis::FlightSize => flight as f64,
+            SsthreshBasis::Pipe => self.pipe_without_retransmissions() as f64,
+            SsthreshBasis::Cwnd => self.window.cwnd.min(self.rwnd as f64),
+        };
         event.mark = mark;
         event.srtt = self.rtt.srtt();
         event.min_rtt = self.rtt.min_rtt();
@@ -189,6 +210,7 @@ pub struct TcpSender {
     timestamps: bool,
     sack: bool,
     ecn: bool,
+    ssthresh_basis: SsthreshBasis,
     start: Time,
     started: bool,
     timers: Timers,
@@ -253,6 +275,7 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             sack: cfg.sack,
             ecn: cfg.ecn,
+            ssthresh_basis: cfg.ssthresh_basis,
             start: cfg.start,
             started: false,
             timers,
@@ -411,7 +434,8 @@ impl TcpSender {
                 self.state.window.cwnd
             } else {
                 let mark = self.mark_status(h.ece);
-                let event = self.state.congestion_event(now, EventKind::FastRetransmit, mark);
+                let event =
+                    self.state.congestion_event(now, EventKind::FastRetransmit, mark, self.ssthresh_basis);
                 self.respond(&event)
             };
             let entry = self.recovery.enter(&self.state, window);
@@ -421,7 +445,8 @@ impl TcpSender {
             && !self.recovery.in_recovery()
             && self.ecn_recover.covered_by(self.state.snd_una)
         {
-            let event = self.state.congestion_event(now, EventKind::Mark, MarkStatus::Marked);
+            let event =
+                self.state.congestion_event(now, EventKind::Mark, MarkStatus::Marked, self.ssthresh_basis);
             let window = self.respond(&event);
             self.state.window.cwnd = window;
         }
@@ -485,7 +510,12 @@ impl TcpSender {
         let loss_window = if repeated {
             1.0
         } else {
-            let event = self.state.congestion_event(now, EventKind::Timeout, MarkStatus::Unknown);
+            let event = self.state.congestion_event(
+                now,
+                EventKind::Timeout,
+                MarkStatus::Unknown,
+                self.ssthresh_basis,
+            );
             let ssthresh_before = self.state.window.ssthresh;
             let window = self.respond(&event);
             if self.recovery.in_loss_episode(&self.state) {

@@ -615,3 +615,37 @@ fn the_receiver_closes_once_everything_up_to_fin_is_acknowledged() {
     assert_eq!(out.packets.len(), 1);
     assert!(r.is_closed());
 }
+
+// ---------------------------------------------------------------- ssthresh basis
+
+/// The window a fast retransmit halves, for each `ssthresh_basis`: an
+/// application-limited transfer of 8 segments under a cwnd of 10 loses
+/// segment 0, and three ACKs SACK segments 1-3. FlightSize is 8 (RFC 5681);
+/// the pipe leaves out the 3 SACKed segments and the one IsLost deems lost,
+/// 4 (ns-3); cwnd is 10, or the receiver's advertised window of 9 when that
+/// is smaller (Linux; ns-2's windowd()).
+#[test]
+fn ssthresh_halves_flight_size_pipe_or_cwnd_as_the_flow_chooses() {
+    use crate::cc::SsthreshBasis;
+    for (basis, advertised, expected) in [
+        (SsthreshBasis::FlightSize, None, 4.0),
+        (SsthreshBasis::Pipe, None, 2.0),
+        (SsthreshBasis::Cwnd, None, 5.0),
+        (SsthreshBasis::Cwnd, Some(9), 4.5),
+    ] {
+        let cfg =
+            TcpConfig { app: App::Transfer { bytes: 8 * MSS }, ssthresh_basis: basis, ..config(10, true) };
+        let mut s = sender("sack", &cfg);
+        assert_eq!(start(&mut s), (0..8).collect::<Vec<_>>());
+        let mut sent = Vec::new();
+        for (i, top) in [2, 3, 4].into_iter().enumerate() {
+            let mut a = ack_packet(0, 0, &[(1, top)]);
+            if let (Some(w), cclab_wire::Header::Tcp(h)) = (advertised, &mut a.header) {
+                h.window = w * MSS;
+            }
+            sent = feed(&mut s, 100 + i as Time, &a);
+        }
+        assert_eq!(sent, vec![0], "{basis:?}: fast retransmit");
+        assert_eq!(ssthresh(&s), expected, "{basis:?} {advertised:?}");
+    }
+}
