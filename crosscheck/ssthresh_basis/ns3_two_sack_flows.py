@@ -1,0 +1,132 @@
+"""ns-3 3.44 side of the ssthresh-basis cross-check (run by hand, not in CI).
+
+Two TCP NewReno flows with SACK and timestamps share a 100 Mbit/s, 10 ms
+DropTail bottleneck (250 packets waiting, traffic control removed); flow 0 has
+a 40 ms base RTT and starts at 0 s, flow 1 an 80 ms base RTT and starts at
+1 s. Access links run at 1 Gbit/s with the delays cclab's dumbbell gives the
+same RTTs. ns-3 is set to what cclab's scenario `two_sack_flows.toml` says:
+1000-byte segments, initial window 4, an ACK for every segment, classic (not
+PRR) recovery, limited transmit on, min RTO 1 s. Prints one JSON line: each
+flow's goodput over 0-20 s and the ssthresh after each of its first congestion
+events.
+
+    python3 -m venv v && . v/bin/activate && pip install ns3==3.44.post0
+    python3 crosscheck/ssthresh_basis/ns3_two_sack_flows.py
+"""
+
+import json
+import sys
+
+from ns import ns
+
+import cppyy
+
+DURATION_S = 20.0
+RTTS_MS = (40, 80)
+STARTS_S = (0.0, 1.0)
+BOTTLENECK_DELAY_MS = 10
+BUFFER_PACKETS = 250
+SEGMENT = 1000
+
+# Trace sinks must be C++ callables; each records (time, ssthresh) per flow.
+cppyy.cppdef(
+    """
+    #include <vector>
+    #include <utility>
+    namespace crosscheck {
+    std::vector<std::vector<std::pair<double, uint32_t>>> ssthresh(2);
+    void Record0(uint32_t, uint32_t v) { ssthresh[0].push_back({ns3::Simulator::Now().GetSeconds(), v}); }
+    void Record1(uint32_t, uint32_t v) { ssthresh[1].push_back({ns3::Simulator::Now().GetSeconds(), v}); }
+    void Connect(uint32_t node, int flow) {
+        std::string path = "/NodeList/" + std::to_string(node) +
+                           "/$ns3::TcpL4Protocol/SocketList/0/SlowStartThreshold";
+        if (flow == 0) ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&Record0));
+        else ns3::Config::ConnectWithoutContext(path, ns3::MakeCallback(&Record1));
+    }
+    void ScheduleConnect(double at, uint32_t node, int flow) {
+        ns3::Simulator::Schedule(ns3::Seconds(at), &Connect, node, flow);
+    }
+    }
+    """
+)
+
+
+def main() -> None:
+    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
+    ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
+    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
+    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
+    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
+    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
+    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
+    ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
+    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+
+    # Nodes: 0, 1 senders; 2, 3 routers; 4, 5 receivers.
+    nodes = ns.NodeContainer()
+    nodes.Create(6)
+    stack = ns.InternetStackHelper()
+    stack.Install(nodes)
+    tc = ns.TrafficControlHelper()
+    address = ns.Ipv4AddressHelper()
+
+    def link(a: int, b: int, rate: str, delay_ms: float, queue: str) -> ns.NetDeviceContainer:
+        p2p = ns.PointToPointHelper()
+        p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))
+        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(queue))
+        pair = ns.NodeContainer()
+        pair.Add(nodes.Get(a))
+        pair.Add(nodes.Get(b))
+        return p2p.Install(pair)
+
+    access = lambda rtt_ms: (rtt_ms / 2 - BOTTLENECK_DELAY_MS) / 2  # noqa: E731
+    receivers = []
+    subnet = 1
+    for flow, rtt in enumerate(RTTS_MS):
+        for a, b in ((flow, 2), (3, 4 + flow)):
+            devices = link(a, b, "1Gbps", access(rtt), "100000p")
+            address.SetBase(ns.Ipv4Address(f"10.{subnet}.0.0"), ns.Ipv4Mask("255.255.255.0"))
+            interfaces = address.Assign(devices)
+            tc.Uninstall(devices)  # after Assign, which installs the default queue disc
+            subnet += 1
+            if b == 4 + flow:
+                receivers.append(interfaces.GetAddress(1))
+    devices = link(2, 3, "100Mbps", BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p")
+    address.SetBase(ns.Ipv4Address("10.99.0.0"), ns.Ipv4Mask("255.255.255.0"))
+    address.Assign(devices)
+    tc.Uninstall(devices)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+
+    sinks = []
+    for flow, start in enumerate(STARTS_S):
+        port = 5000 + flow
+        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+        apps = sink.Install(nodes.Get(4 + flow))
+        apps.Start(ns.Seconds(0.0))
+        sinks.append(apps.Get(0))
+        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(receivers[flow], port).ConvertTo())
+        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
+        sender = bulk.Install(nodes.Get(flow))
+        sender.Start(ns.Seconds(start))
+        cppyy.gbl.crosscheck.ScheduleConnect(start + 1e-6, flow, flow)
+
+    ns.Simulator.Stop(ns.Seconds(DURATION_S))
+    ns.Simulator.Run()
+    result = {"simulator": "ns-3 3.44", "duration_s": DURATION_S, "flows": []}
+    for flow, sink in enumerate(sinks):
+        received = cppyy.gbl.ns3.DynamicCast[cppyy.gbl.ns3.PacketSink](sink).GetTotalRx()
+        events = [(round(t, 6), v / SEGMENT) for t, v in cppyy.gbl.crosscheck.ssthresh[flow]]
+        result["flows"].append(
+            {"rtt_ms": RTTS_MS[flow], "start_s": STARTS_S[flow], "bytes": int(received), "ssthresh": events[:6]}
+        )
+    ns.Simulator.Destroy()
+    json.dump(result, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()
