@@ -220,6 +220,11 @@ NEW_BAD_INPUTS = [
     ('cc = "reno"', 'cc = "reno"\nmin_rto = "0s"\nclock_granularity = "0s"', "flows[0].min_rto:"),
     ('cc = "reno"', 'cc = "reno"\nmax_rto = "1ns"', "flows[0].max_rto: 1ns is under 1ms"),
     ('delay = "10ms"', 'delay = "1.5.3ms"', "topology.bottleneck.delay:"),
+    (
+        'cc = "reno"',
+        'cc = "reno"\nssthresh_basis = "pipes"',
+        'flows[0].ssthresh_basis: unknown basis "pipes"; did you mean "pipe"? (one of flight, pipe, cwnd)',
+    ),
 ]
 
 
