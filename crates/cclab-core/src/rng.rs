@@ -6,6 +6,7 @@
 //! - the same seed and component name give the same draws on every machine;
 //! - adding or removing one component never shifts the draws of another.
 
+use cclab_wire::random::SplitMix64;
 use rand_chacha::ChaCha8Rng;
 use rand_core::{Rng, SeedableRng};
 
@@ -16,9 +17,9 @@ pub struct RngStream {
 impl RngStream {
     pub fn new(run_seed: u64, component: &str) -> Self {
         let mut key = [0u8; 32];
-        let mut state = run_seed;
+        let mut expand = SplitMix64::new(run_seed);
         for chunk in key.chunks_exact_mut(8) {
-            chunk.copy_from_slice(&splitmix64(&mut state).to_le_bytes());
+            chunk.copy_from_slice(&expand.next_u64().to_le_bytes());
         }
         let mut inner = ChaCha8Rng::from_seed(key);
         inner.set_stream(fnv1a64(component.as_bytes()));
@@ -57,14 +58,6 @@ impl RngStream {
             }
         }
     }
-}
-
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// FNV-1a: a fixed, documented hash so stream ids never depend on the Rust version.

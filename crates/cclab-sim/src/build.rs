@@ -258,22 +258,26 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
             size,
             start: p.start,
         };
+        // Each connection's send overhead draws from its own seed, so adding a
+        // flow never shifts another's draws.
+        let mut overhead_seeds = RngStream::new(seed, &format!("flow:{}:{}:overhead", group.name, p.index));
         let (sender, receiver) = match (group.protocol(), group.app) {
             (Protocol::Tcp, AppSpec::Bulk) => {
-                let (s, r) =
-                    tcp_endpoints(group, p.start, App::Bulk).map_err(|m| ScenarioError::at(&key, m))?;
+                let (s, r) = tcp_endpoints(group, p.start, App::Bulk, overhead_seeds.next_u64())
+                    .map_err(|m| ScenarioError::at(&key, m))?;
                 let (_, s, r) = engine.connect(flow_id, open(s, r, None));
                 (Some(s), Some(r))
             }
             (Protocol::Tcp, AppSpec::Transfer { size }) => {
                 let app = App::Transfer { bytes: size };
-                let (s, r) = tcp_endpoints(group, p.start, app).map_err(|m| ScenarioError::at(&key, m))?;
+                let (s, r) = tcp_endpoints(group, p.start, app, overhead_seeds.next_u64())
+                    .map_err(|m| ScenarioError::at(&key, m))?;
                 let (_, s, r) = engine.connect(flow_id, open(s, r, Some(size)));
                 (Some(s), Some(r))
             }
             (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
                 // Fails here, before the run, if the algorithms cannot be built.
-                tcp_endpoints(group, p.start, App::Stream).map_err(|m| ScenarioError::at(&key, m))?;
+                tcp_endpoints(group, p.start, App::Stream, 0).map_err(|m| ScenarioError::at(&key, m))?;
                 let template = group.clone();
                 let plan = ArrivalPlan {
                     rate,
@@ -285,7 +289,9 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                     stream: format!("flow:{}:{}", group.name, p.index),
                     seed,
                 };
-                let factory = Box::new(move |start| tcp_endpoints(&template, start, App::Stream));
+                let factory = Box::new(move |start| {
+                    tcp_endpoints(&template, start, App::Stream, overhead_seeds.next_u64())
+                });
                 engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
                 (None, None)
             }
@@ -332,9 +338,16 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms
-/// built from their descriptors and the group's resolved parameters.
-pub fn tcp_endpoints(group: &FlowGroup, start: Time, app: App) -> Result<EndpointPair, String> {
-    let (Some(a), Some(cfg)) = (group.algorithms.as_ref(), group.tcp_config(start, app)) else {
+/// built from their descriptors and the group's resolved parameters;
+/// `overhead_seed` seeds the sender's send-overhead draws.
+pub fn tcp_endpoints(
+    group: &FlowGroup,
+    start: Time,
+    app: App,
+    overhead_seed: u64,
+) -> Result<EndpointPair, String> {
+    let (Some(a), Some(cfg)) = (group.algorithms.as_ref(), group.tcp_config(start, app, overhead_seed))
+    else {
         return Err("not a TCP flow".into());
     };
     let missing = |what: &str, name: &str| format!("{what} \"{name}\" is not registered");

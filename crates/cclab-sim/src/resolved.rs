@@ -241,6 +241,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
             timestamps,
             ecn,
             ssthresh_basis,
+            send_overhead,
         } = t;
         w.value("mss", Value::Integer(i64::from(*mss)));
         w.value("header", Value::Integer(i64::from(*header)));
@@ -263,6 +264,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.value("timestamps", Value::Boolean(*timestamps));
         w.value("ecn", Value::Boolean(*ecn));
         w.string("ssthresh_basis", ssthresh_basis.name());
+        w.string("send_overhead", duration(*send_overhead));
     }
 }
 

@@ -165,6 +165,8 @@ pub struct TcpOptions {
     pub ecn: bool,
     #[serde(serialize_with = "as_basis_name")]
     pub ssthresh_basis: SsthreshBasis,
+    #[serde(serialize_with = "as_secs")]
+    pub send_overhead: Time,
 }
 
 fn as_basis_name<S: Serializer>(b: &SsthreshBasis, s: S) -> Result<S::Ok, S::Error> {
@@ -210,8 +212,9 @@ impl FlowGroup {
         protocols::find(&self.protocol).map_or(Protocol::Tcp, |d| d.build)
     }
 
-    /// The TCP configuration of one instance starting at `start` with this application.
-    pub fn tcp_config(&self, start: Time, app: App) -> Option<TcpConfig> {
+    /// The TCP configuration of one connection starting at `start` with this
+    /// application; `overhead_seed` seeds its send-overhead draws.
+    pub fn tcp_config(&self, start: Time, app: App, overhead_seed: u64) -> Option<TcpConfig> {
         let t = self.tcp.as_ref()?;
         let sack = self.algorithms.as_ref().is_some_and(|a| a.recovery == "sack");
         Some(TcpConfig {
@@ -232,6 +235,8 @@ impl FlowGroup {
             delack_timeout: t.delack_timeout,
             ecn: t.ecn,
             ssthresh_basis: t.ssthresh_basis,
+            send_overhead: t.send_overhead,
+            send_overhead_seed: overhead_seed,
             app,
             start,
         })
@@ -651,6 +656,7 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
                 )
             })?,
         },
+        send_overhead: s.duration("send_overhead")?.unwrap_or(0),
     })
 }
 
@@ -741,6 +747,7 @@ const TCP_KEYS: &[&str] = &[
     "timestamps",
     "ecn",
     "ssthresh_basis",
+    "send_overhead",
 ];
 
 /// A congestion control that computes its own sending rate overrides the

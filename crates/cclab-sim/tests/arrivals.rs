@@ -206,7 +206,7 @@ fn a_source_that_cannot_open_connections_is_reported_at_its_app_key() {
         if built > 3 {
             return Err("no endpoints left".to_string());
         }
-        tcp_endpoints(&group, start, App::Stream)
+        tcp_endpoints(&group, start, App::Stream, 0)
     });
     engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
     engine.reserve_flows(1);

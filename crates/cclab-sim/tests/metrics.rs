@@ -201,7 +201,7 @@ fn a_test_only_congestion_control_publishes_its_own_metric_into_the_time_series(
     let (from, to) = (net.node_id("bulk[0].snd").unwrap(), net.node_id("bulk[0].rcv").unwrap());
     let mut engine = Engine::new(net, window);
     let bucket = engine.add_bucket();
-    let cfg = sim.scenario.flows[0].tcp_config(0, App::Bulk).unwrap();
+    let cfg = sim.scenario.flows[0].tcp_config(0, App::Bulk, 0).unwrap();
     let sender = TcpSender::new(
         &cfg,
         Box::new(EstimatingReno::default()),

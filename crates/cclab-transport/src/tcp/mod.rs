@@ -69,6 +69,14 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// The window a congestion event's multiplicative decrease applies to.
     pub ssthresh_basis: SsthreshBasis,
+    /// ns-2's `overhead_`: when the window lets data out, the sender first
+    /// waits a uniform random time in [0, send_overhead), then sends all the
+    /// window allows; 0 sends at once. It breaks the phase effects of
+    /// deterministic DropTail simulations (Floyd and Jacobson 1992).
+    pub send_overhead: Time,
+    /// Seeds the send-overhead draws; the driver takes it from the run's
+    /// random stream named after the connection.
+    pub send_overhead_seed: u64,
     pub app: App,
     pub start: Time,
 }
@@ -107,6 +115,8 @@ impl Default for TcpConfig {
             delack_timeout: millis(200),
             ecn: false,
             ssthresh_basis: SsthreshBasis::FlightSize,
+            send_overhead: 0,
+            send_overhead_seed: 0,
             app: App::Bulk,
             start: 0,
         }

@@ -713,24 +713,16 @@ mod tests {
 #[cfg(test)]
 mod differential {
     use super::{linear, Scoreboard, WORD};
+    use cclab_wire::random::SplitMix64;
 
-    /// SplitMix64: deterministic, and no extra crate for a test.
-    struct Rng(u64);
+    struct Rng(SplitMix64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
         fn below(&mut self, n: u64) -> u64 {
             if n == 0 {
                 0
             } else {
-                self.next() % n
+                self.0.next_u64() % n
             }
         }
 
@@ -808,7 +800,7 @@ mod differential {
     /// returns how many answers were compared, how many query ranges wrapped
     /// around the ring, and the largest window reached.
     fn run(seed: u64, ops: u64, max_window: u64) -> (u64, u64, u64) {
-        let mut rng = Rng(seed);
+        let mut rng = Rng(SplitMix64::new(seed));
         let mut new = Scoreboard::default();
         let mut old = linear::Scoreboard::default();
         let mut target = 0;

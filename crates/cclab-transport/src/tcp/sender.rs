@@ -52,6 +52,7 @@ use crate::cc::{
     Window,
 };
 use crate::pacing::{gap_at_rate, Departure, Pacer};
+use cclab_wire::random::SplitMix64;
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Control, ControlRefused, Counters, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet,
@@ -216,6 +217,11 @@ pub struct TcpSender {
     timers: Timers,
     /// The pacer or congestion control's rate holds the next packet until then.
     next_send_at: Time,
+    /// ns-2's `overhead_` (see [`TcpConfig::send_overhead`]): its maximum and the draws.
+    send_overhead: Option<(Time, SplitMix64)>,
+    /// When the data the window let out may leave, once the overhead was drawn
+    /// for it; cleared when the window has nothing more to send.
+    overhead_release: Option<Time>,
     /// A segment to retransmit now, whatever the window.
     force_retransmit: Option<u64>,
     /// The segment the last timeout retransmitted.
@@ -280,6 +286,9 @@ impl TcpSender {
             started: false,
             timers,
             next_send_at: 0,
+            send_overhead: (cfg.send_overhead > 0)
+                .then(|| (cfg.send_overhead, SplitMix64::new(cfg.send_overhead_seed))),
+            overhead_release: None,
             force_retransmit: None,
             timer_retransmitted: None,
             ecn_recover: Recover::default(),
@@ -551,11 +560,21 @@ impl TcpSender {
                         Some(tx) => tx,
                         None => {
                             self.check_app_limited();
+                            if self.overhead_release.is_some_and(|at| at <= now) {
+                                self.overhead_release = None;
+                            }
                             break;
                         }
                     }
                 }
             };
+            // ns-2 sends a fast retransmission at once (output(), not send_much()).
+            if let (None, Some((max, draws))) = (forced, self.send_overhead.as_mut()) {
+                let release = *self
+                    .overhead_release
+                    .get_or_insert_with(|| now + (draws.next_f64() * *max as f64) as Time);
+                self.next_send_at = self.next_send_at.max(release);
+            }
             if now < self.next_send_at {
                 self.timers.set(Timer::Pacing, self.next_send_at);
                 break;

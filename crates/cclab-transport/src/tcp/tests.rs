@@ -649,3 +649,46 @@ fn ssthresh_halves_flight_size_pipe_or_cwnd_as_the_flow_chooses() {
         assert_eq!(ssthresh(&s), expected, "{basis:?} {advertised:?}");
     }
 }
+
+// ---------------------------------------------------------------- send overhead
+
+/// ns-2's `overhead_` (TcpAgent::send_much): when the window lets data out,
+/// the sender waits a uniform random time below `send_overhead`, then sends
+/// everything the window allows back to back; ACKs arriving meanwhile add
+/// to that burst and draw nothing. A fast retransmission leaves at once.
+#[test]
+fn send_overhead_delays_each_burst_by_a_random_time_below_its_maximum() {
+    let overhead = millis(10);
+    let delays = |seed: u64| -> Vec<Time> {
+        let cfg = TcpConfig { send_overhead: overhead, send_overhead_seed: seed, ..config(4, true) };
+        let mut s = sender("sack", &cfg);
+        assert!(start(&mut s).is_empty(), "the first burst waits for its overhead");
+        let first = s.next_wakeup();
+        assert!(first < overhead);
+        let mut out = Outbox::default();
+        s.on_timer(first, &mut out);
+        assert_eq!(segs(&out.packets), vec![0, 1, 2, 3], "then the whole window leaves");
+        // Two ACKs 1 ms apart: the second joins the burst the first started.
+        assert!(ack(&mut s, millis(100), 1, &[]).is_empty());
+        let release = s.next_wakeup();
+        assert!((millis(100)..millis(110)).contains(&release));
+        assert!(ack(&mut s, millis(100) + 1, 2, &[]).is_empty());
+        assert_eq!(s.next_wakeup(), release);
+        let mut out = Outbox::default();
+        s.on_timer(release, &mut out);
+        assert_eq!(segs(&out.packets), vec![4, 5, 6, 7], "cwnd 6 after two slow-start ACKs");
+        vec![first, release - millis(100)]
+    };
+    assert_eq!(delays(1), delays(1), "the same seed gives the same delays");
+    assert_ne!(delays(1), delays(2), "another seed, other delays");
+
+    // Segment 0 lost: the third duplicate ACK retransmits it at once.
+    let cfg = TcpConfig { send_overhead: overhead, send_overhead_seed: 3, ..config(4, true) };
+    let mut s = sender("sack", &cfg);
+    start(&mut s);
+    let mut out = Outbox::default();
+    s.on_timer(s.next_wakeup(), &mut out);
+    ack(&mut s, millis(100), 0, &[(1, 2)]);
+    ack(&mut s, millis(101), 0, &[(1, 3)]);
+    assert_eq!(ack(&mut s, millis(102), 0, &[(1, 4)]), vec![0]);
+}
