@@ -7,6 +7,9 @@
 
 use cclab_sim::results::TimeSeries;
 use cclab_sim::run_toml;
+use common::{finish, simulation, tiles};
+
+mod common;
 
 /// Wire bytes per packet (MSS 1000 + 40 bytes of headers).
 const PACKET: f64 = 1040.0;
@@ -215,4 +218,56 @@ fn bic_losses_are_one_binary_search_apart_and_the_link_stays_busy() {
         linux.utilization
     );
     assert!(linux.losses.len() >= 3 && linux.utilization > 0.99 && linux.timeouts == 0);
+}
+
+/// Both algorithms, in each variant, with every loss recovery and with and
+/// without delayed ACKs: transfers under random loss in both directions
+/// deliver every byte once and in order, finish, and conserve packets (the
+/// invariants test, with these congestion controls).
+#[test]
+fn transfers_with_bic_and_cubic_deliver_every_byte_once() {
+    let size = 300_000u64 + 777;
+    for (cc, params) in
+        [("bic", ""), ("bic", "constants = \"linux\""), ("cubic", ""), ("cubic", "reno_friendly = false")]
+    {
+        for recovery in ["tahoe", "reno", "newreno", "sack"] {
+            let mut retransmits = 0;
+            for seed in 1..=2u64 {
+                let text = format!(
+                    r#"
+[run]
+duration = "120s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "20pkts"
+loss = 0.02
+reverse_loss = 0.01
+[[flows]]
+count = 3
+recovery = "{recovery}"
+cc = "{cc}"
+cc_params = {{ {params} }}
+rtt = "60ms"
+start = "0s..2s"
+delayed_ack = {delayed}
+app = {{ kind = "transfer", size = "{size}B" }}
+"#,
+                    delayed = seed % 2 == 0
+                );
+                let mut sim = simulation(&text, seed);
+                sim.record_deliveries();
+                let r = finish(&mut sim);
+                for f in &sim.flows {
+                    let log = sim.deliveries(f).unwrap();
+                    assert!(tiles(log, size), "{cc} {params} {recovery} seed {seed} flow {}", f.flow_id);
+                    assert!(sim.sender(f).unwrap().is_finished(), "{cc} {params} {recovery} seed {seed}");
+                }
+                retransmits += r.flows.iter().filter_map(|f| f.count("retransmits")).sum::<u64>();
+            }
+            assert!(retransmits > 0, "{cc} {params} {recovery}: recovery was exercised");
+        }
+    }
 }
