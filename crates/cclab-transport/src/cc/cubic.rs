@@ -19,7 +19,8 @@
 //!   mark: ssthresh = beta x flight_size, here `event.basis` (FlightSize by
 //!   default; pipe or cwnd if the flow's `ssthresh_basis` says so, cwnd
 //!   being what Linux and §4.6's "some implementations" use), at least two
-//!   segments; cwnd = ssthresh; cwnd_prior = cwnd before the reduction.
+//!   segments; cwnd = beta x basis, at least two segments after a loss and
+//!   one after a mark; cwnd_prior = cwnd before the reduction.
 //! - §4.7, fast convergence: W_max = cwnd (1 + beta) / 2 if cwnd is below the
 //!   previous W_max, else W_max = cwnd.
 //! - §4.8, timeout: cwnd is the loss window of one segment (RFC 5681) and
@@ -220,7 +221,8 @@ impl CongestionControl for Cubic {
 
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
         let c = self.config;
-        let ssthresh = (c.beta * event.basis).max(2.0);
+        let reduced = c.beta * event.basis;
+        let ssthresh = reduced.max(2.0);
         self.cwnd_prior = w.cwnd;
         self.epoch = None;
         if event.kind == EventKind::Timeout {
@@ -230,7 +232,8 @@ impl CongestionControl for Cubic {
         self.w_max =
             if c.fast_convergence && w.cwnd < self.w_max { w.cwnd * (1.0 + c.beta) / 2.0 } else { w.cwnd };
         self.restart = false;
-        Response::Reduce { ssthresh, cwnd: ssthresh }
+        let cwnd = if event.kind == EventKind::Mark { reduced.max(1.0) } else { ssthresh };
+        Response::Reduce { ssthresh, cwnd }
     }
 
     fn metrics(&self, out: &mut Metrics<'_>) {
@@ -376,7 +379,7 @@ mod tests {
 
     /// §4.6: ssthresh = beta x the basis (FlightSize here, smaller than
     /// cwnd), at least 2; W_max and cwnd_prior are cwnd before the reduction;
-    /// a mark reduces like a loss.
+    /// a mark reduces like a loss, but cwnd may go down to one segment.
     #[test]
     fn the_decrease_keeps_beta_of_the_basis() {
         let mut c = Cubic::new(Config::default());
@@ -387,8 +390,16 @@ mod tests {
         );
         assert_eq!((c.w_max(), c.cwnd_prior), (100.0, 100.0));
         assert_eq!(
-            c.on_congestion(&w, &event(EventKind::Mark, 2.0)),
+            c.on_congestion(&w, &event(EventKind::Mark, 40.0)),
+            Response::Reduce { ssthresh: 28.0, cwnd: 28.0 }
+        );
+        assert_eq!(
+            c.on_congestion(&w, &event(EventKind::FastRetransmit, 2.0)),
             Response::Reduce { ssthresh: 2.0, cwnd: 2.0 }
+        );
+        assert_eq!(
+            c.on_congestion(&w, &event(EventKind::Mark, 1.0)),
+            Response::Reduce { ssthresh: 2.0, cwnd: 1.0 }
         );
     }
 
