@@ -19,7 +19,7 @@ use cclab_transport::cc::SsthreshBasis;
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
 use cclab_wire::time::millis;
-use cclab_wire::{Info, ParamType, ParamValue, Params, Role, Time};
+use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 
 pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
@@ -777,6 +777,14 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
     let (pacing, pacing_params) =
         algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
     check_pacing(cc, pacing).map_err(|m| s.error("pacing", m))?;
+    // Constraints between parameters (BI-TCP's smin <= smax) are the
+    // builder's to check; building once here reports them at their key.
+    let at = |params_key: &str, e: ParamError| {
+        ScenarioError::at(format!("{}.{}", s.key_path(params_key), e.name), e.problem)
+    };
+    (cc.build.build)(&cc_params).map_err(|e| at("cc_params", e))?;
+    (recovery.build)(&recovery_params).map_err(|e| at("recovery_params", e))?;
+    (pacing.build)(&pacing_params).map_err(|e| at("pacing_params", e))?;
     let options = parse_tcp_options(s)?;
     check_timers(s, &options)?;
     if options.delack_timeout >= millis(500) {

@@ -234,6 +234,33 @@ fn algorithm_parameters_are_checked_against_the_algorithm() {
     );
 }
 
+/// BI-TCP and CUBIC parameters outside their ranges name the key and the
+/// range; BI-TCP's smin above smax is rejected by its builder at validation,
+/// at the key of smin.
+#[test]
+fn bic_and_cubic_parameters_are_range_checked() {
+    let cc = |name: &str, params: &str| {
+        BASE.replace("cc = \"reno\"", &format!("cc = \"{name}\"\ncc_params = {{ {params} }}"))
+    };
+    validate_toml(
+        &cc("bic", "smax = 16, smin = 0.5, beta = 0.2, low_window = 38, constants = \"linux\""),
+        "t",
+    )
+    .unwrap();
+    validate_toml(&cc("cubic", "c = 0.1, beta = 0.5, fast_convergence = false, reno_friendly = false"), "t")
+        .unwrap();
+    expect(
+        &cc("bic", "smax = -1"),
+        "flows[0].cc_params.smax",
+        "-1 is out of range [0.000001, 1000000] segments",
+    );
+    expect(&cc("bic", "beta = 1"), "flows[0].cc_params.beta", "1 is out of range [0.001, 0.999]");
+    expect(&cc("bic", "smin = 40"), "flows[0].cc_params.smin", "must be at most smax");
+    expect(&cc("bic", "constants = \"ns3\""), "flows[0].cc_params.constants", "is not one of paper, linux");
+    expect(&cc("cubic", "c = 0"), "flows[0].cc_params.c", "0 is out of range [0.001, 1000] segments/s^3");
+    expect(&cc("cubic", "beta = 0"), "flows[0].cc_params.beta", "0 is out of range [0.01, 0.99]");
+}
+
 /// A UDP flow to add to [`BASE`] as `flows[1]`.
 const UDP: &str = r#"
 [[flows]]

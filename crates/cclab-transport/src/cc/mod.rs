@@ -31,6 +31,8 @@
 //! Fields may be added to [`AckSample`] and [`CongestionEvent`] for later
 //! algorithms without changing the trait.
 
+pub mod bic;
+pub mod cubic;
 pub mod reno;
 
 use crate::tcp::rate::RateSample;
