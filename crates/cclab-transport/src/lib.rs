@@ -11,4 +11,6 @@ pub mod cc;
 pub mod pacing;
 pub mod registry;
 pub mod tcp;
+#[cfg(test)]
+mod test_rng;
 pub mod udp;

@@ -31,7 +31,9 @@
 //! Fields may be added to [`AckSample`] and [`CongestionEvent`] for later
 //! algorithms without changing the trait.
 
+pub mod highspeed;
 pub mod reno;
+pub mod scalable;
 
 use crate::tcp::rate::RateSample;
 use cclab_wire::{Metrics, Time};
