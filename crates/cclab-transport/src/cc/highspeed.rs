@@ -56,7 +56,13 @@
 //!   decrease applies to (FlightSize, pipe or cwnd as the flow's
 //!   `ssthresh_basis` says), so `w = (1 - b(w)) w` holds for one w. ns-2 reads
 //!   b at `cwnd_` and applies it to `windowd()`; with `ssthresh_basis = "cwnd"`
-//!   the two agree.
+//!   the two agree. The basis is capped at cwnd: when loss recoveries follow
+//!   each other (a slow-start overshoot under random loss), FlightSize at the
+//!   next event still counts SACKed data above the holes and can exceed cwnd
+//!   by more than 1/(1 - b), and `(1 - b) FlightSize` would then *raise* the
+//!   window at every event (seen in a 1 Gbit/s run with loss 1e-4: cwnd grew
+//!   to 600 000 segments through chained recoveries). Halving tolerates a
+//!   FlightSize up to twice cwnd, which is why Reno does not need the cap.
 //! - **Timeouts and slow start.** ns-2's `slowdown()` uses plain halving when
 //!   the sender was in slow start (`cwnd_ < ssthresh_`), after a timeout
 //!   (`timeout()` sets `last_cwnd_action_ = CWND_ACTION_TIMEOUT` before calling
@@ -317,14 +323,15 @@ impl CongestionControl for HighSpeed {
     }
 
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
+        let basis = event.basis.min(w.cwnd);
         if event.kind == EventKind::Timeout {
-            return Response::Reduce { ssthresh: Reno::halved(event.basis), cwnd: 1.0 };
+            return Response::Reduce { ssthresh: Reno::halved(basis), cwnd: 1.0 };
         }
         let ssthresh = if w.in_slow_start() {
-            Reno::halved(event.basis)
+            Reno::halved(basis)
         } else {
-            let (_, b) = self.params_at(event.basis);
-            ((1.0 - b) * event.basis).max(2.0)
+            let (_, b) = self.params_at(basis);
+            ((1.0 - b) * basis).max(2.0)
         };
         Response::Reduce { ssthresh, cwnd: ssthresh }
     }
@@ -581,6 +588,17 @@ mod tests {
         // A congestion mark is answered the same way.
         let mark = h.on_congestion(&s, &event(EventKind::Mark, 1000.0));
         assert!(matches!(mark, Response::Reduce { ssthresh, .. } if (ssthresh - 670.0).abs() < 1e-9));
+    }
+
+    /// A decrease never raises the window: the basis is capped at cwnd
+    /// (module header), here a FlightSize of twice cwnd after chained recoveries.
+    #[test]
+    fn a_flight_above_cwnd_still_decreases_the_window() {
+        let mut h = hs(ResponseKind::Table);
+        assert_eq!(
+            h.on_congestion(&ca(1000.0), &event(EventKind::FastRetransmit, 2000.0)),
+            Response::Reduce { ssthresh: 670.0, cwnd: 670.0 }
+        );
     }
 
     /// ns-2 slowdown(): a timeout halves (ssthresh from halfwin) and cwnd

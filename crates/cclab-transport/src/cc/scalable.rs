@@ -28,7 +28,9 @@
 //!   states the rule and as [`Reno::increase`] and `highspeed` count.
 //! - **The decrease applies to the event's basis** (FlightSize, pipe or cwnd
 //!   as the flow's `ssthresh_basis` chooses) and the legacy-window test is
-//!   made on it too.
+//!   made on it too. The basis is capped at cwnd, for the reason `highspeed`
+//!   gives: after chained recoveries FlightSize can exceed cwnd by more than
+//!   1/(1 - b), and a decrease of 1/8 from it would raise the window.
 //! - **Timeouts**: ssthresh by the same rule as a loss (Linux's `tcp_enter_loss`
 //!   asks the algorithm's `ssthresh`), cwnd the loss window of one segment
 //!   (RFC 5681 §3.1); the Linux counter restarts (`snd_cwnd_cnt = 0`).
@@ -176,8 +178,8 @@ impl CongestionControl for Scalable {
         }
     }
 
-    fn on_congestion(&mut self, _w: &Window, event: &CongestionEvent) -> Response {
-        let ssthresh = self.decreased(event.basis);
+    fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
+        let ssthresh = self.decreased(event.basis.min(w.cwnd));
         if event.kind == EventKind::Timeout {
             self.count = 0.0;
             return Response::Reduce { ssthresh, cwnd: 1.0 };
@@ -264,6 +266,11 @@ mod tests {
         assert_eq!(
             s.on_congestion(&w, &event(EventKind::Timeout, 800.0)),
             Response::Reduce { ssthresh: 700.0, cwnd: 1.0 }
+        );
+        // A FlightSize above cwnd (chained recoveries) is capped at cwnd.
+        assert_eq!(
+            s.on_congestion(&ca(800.0), &event(EventKind::FastRetransmit, 1600.0)),
+            Response::Reduce { ssthresh: 700.0, cwnd: 700.0 }
         );
     }
 
