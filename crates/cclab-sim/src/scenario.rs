@@ -759,6 +759,10 @@ pub fn check_pacing(cc: &CcDescriptor, pacing: &PacingDescriptor) -> Result<(), 
 fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioError> {
     let (cc, cc_params) =
         algorithm(s, "cc", "cc_params", registry::CONGESTION_CONTROLS, Role::CongestionControl, "reno")?;
+    // A constraint between parameters (highspeed's low_window < high_window)
+    // is the builder's to check; building once here names the key.
+    (cc.build.build)(&cc_params)
+        .map_err(|e| Section::empty(s.key_path("cc_params")).error(&e.name, e.problem))?;
     let (recovery, recovery_params) = algorithm(
         s,
         "recovery",

@@ -80,6 +80,8 @@ use super::reno::Reno;
 use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::{Descriptor, MetricDesc, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 pub const DESCRIPTOR: CcDescriptor = Descriptor {
     name: "highspeed",
@@ -218,8 +220,9 @@ pub struct HighSpeed {
     config: Config,
     kind: ResponseKind,
     p: LossRate,
-    /// Empty unless `kind` is `Table`.
-    rows: Vec<Row>,
+    /// Empty unless `kind` is `Table`; the RFC's own table is generated once
+    /// per process, since every flow at the defaults shares it.
+    rows: Cow<'static, [Row]>,
     /// cwnd after the last ACK, for publishing a(w) and b(w).
     last_cwnd: f64,
 }
@@ -246,9 +249,14 @@ impl HighSpeed {
             ResponseKind::Table if config.is_rfc_response() => LossRate { c: 1.0 / 12.8, e: 1.2 },
             _ => LossRate::unrounded(&config, low_p),
         };
-        let mut hs = Self { config, kind, p, rows: Vec::new(), last_cwnd: 0.0 };
+        let mut hs = Self { config, kind, p, rows: Cow::Borrowed(&[]), last_cwnd: 0.0 };
         if kind == ResponseKind::Table {
-            hs.rows = hs.generate_table();
+            static RFC_ROWS: OnceLock<Vec<Row>> = OnceLock::new();
+            hs.rows = if config == Config::RFC {
+                Cow::Borrowed(RFC_ROWS.get_or_init(|| hs.generate_table()).as_slice())
+            } else {
+                Cow::Owned(hs.generate_table())
+            };
         }
         Ok(hs)
     }
@@ -270,7 +278,7 @@ impl HighSpeed {
     fn generate_table(&self) -> Vec<Row> {
         let low = self.config.low_window;
         let mut rows = vec![Row { w: low, a: 1.0, b: 0.5 }];
-        let last = (self.config.high_window * (100_000.0 / 83_000.0)).ceil() - 1.0;
+        let last = self.top();
         let mut old_a = 1.0;
         let mut w = low;
         while w <= last {
@@ -283,6 +291,14 @@ impl HighSpeed {
             w += 1.0;
         }
         rows
+    }
+
+    /// The largest window the response function is evaluated at: Appendix B's
+    /// generator stops at 99999 for High_Window 83000, scaled here with
+    /// High_Window. Above it a(w) and b(w) stay at their values there, as the
+    /// table's last row does; unbounded, b(w) would turn negative near 2.6e6.
+    fn top(&self) -> f64 {
+        (self.config.high_window * 100_000.0 / 83_000.0).ceil() - 1.0
     }
 
     /// The table's rows (empty unless `response = "table"`).
@@ -300,7 +316,10 @@ impl HighSpeed {
                 let i = self.rows.partition_point(|r| r.w < w).min(self.rows.len() - 1);
                 (self.rows[i].a, self.rows[i].b)
             }
-            ResponseKind::Formula | ResponseKind::Ns2 => (self.a_formula(w).max(1.0), self.b_formula(w)),
+            ResponseKind::Formula | ResponseKind::Ns2 => {
+                let w = w.min(self.top());
+                (self.a_formula(w).max(1.0), self.b_formula(w))
+            }
         }
     }
 }
@@ -497,6 +516,9 @@ mod tests {
         // b(High_Window) = High_Decrease exactly; a(w) floored at 1 just above Low_Window.
         assert!((h.params_at(83000.0).1 - 0.1).abs() < 1e-12);
         assert_eq!(h.params_at(38.5).0, 1.0);
+        // Beyond the generator's bound (99999) a and b hold their values there.
+        assert_eq!(h.params_at(1e8), h.params_at(99_999.0));
+        assert!(h.params_at(1e8).1 > 0.08);
     }
 
     /// ns-2 tcp.cc: low_p = 1.5/Low_Window^2 makes a(Low_Window) = 1 and p(High_Window) = High_P.
@@ -595,9 +617,9 @@ mod tests {
     #[test]
     fn a_flight_above_cwnd_still_decreases_the_window() {
         let mut h = hs(ResponseKind::Table);
-        assert_eq!(
-            h.on_congestion(&ca(1000.0), &event(EventKind::FastRetransmit, 2000.0)),
-            Response::Reduce { ssthresh: 670.0, cwnd: 670.0 }
+        let cut = h.on_congestion(&ca(1000.0), &event(EventKind::FastRetransmit, 2000.0));
+        assert!(
+            matches!(cut, Response::Reduce { ssthresh, cwnd } if (ssthresh - 670.0).abs() < 1e-9 && cwnd == ssthresh)
         );
     }
 
