@@ -777,8 +777,9 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
     let (pacing, pacing_params) =
         algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
     check_pacing(cc, pacing).map_err(|m| s.error("pacing", m))?;
-    // Constraints between parameters (BI-TCP's smin <= smax) are the
-    // builder's to check; building once here reports them at their key.
+    // Constraints between parameters (BI-TCP's smin <= smax, HighSpeed's
+    // low_window < high_window) are the builder's to check; building once
+    // here reports them at their key.
     let at = |params_key: &str, e: ParamError| {
         ScenarioError::at(format!("{}.{}", s.key_path(params_key), e.name), e.problem)
     };

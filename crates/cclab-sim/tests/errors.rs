@@ -224,6 +224,34 @@ fn algorithm_parameters_are_checked_against_the_algorithm() {
         "flows[0].cc_params.beta",
         "reno has no parameter \"beta\" (it has: none)",
     );
+    // Ranges come from the descriptor; constraints between parameters from the builder.
+    let highspeed = |params: &str| with(params).replace("cc = \"reno\"", "cc = \"highspeed\"");
+    validate_toml(&highspeed("cc_params = { low_window = 31, response = \"formula\" }"), "t").unwrap();
+    expect(
+        &highspeed("cc_params = { high_decrease = 0.6 }"),
+        "flows[0].cc_params.high_decrease",
+        "0.6 is out of range [0, 0.5]",
+    );
+    expect(
+        &highspeed("cc_params = { high_decrease = 0.5 }"),
+        "flows[0].cc_params.high_decrease",
+        "must lie strictly between 0 and 0.5",
+    );
+    expect(
+        &highspeed("cc_params = { low_window = 5000, high_window = 4000 }"),
+        "flows[0].cc_params.high_window",
+        "must be larger than low_window",
+    );
+    expect(
+        &highspeed("cc_params = { high_p = 0.01 }"),
+        "flows[0].cc_params.high_p",
+        "must be below Standard TCP's loss rate at low_window",
+    );
+    expect(
+        &with("cc = \"scalable\"\ncc_params = { b = 0.9 }").replace("cc = \"reno\"\n", ""),
+        "flows[0].cc_params.b",
+        "0.9 is out of range [0.01, 0.5]",
+    );
     let newreno = with("recovery_params = { full_ack = \"ssthresh\" }")
         .replace("recovery = \"sack\"", "recovery = \"newreno\"");
     validate_toml(&newreno, "t").unwrap();

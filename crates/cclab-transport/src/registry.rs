@@ -22,8 +22,13 @@ pub type RecoveryDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn LossRecov
 /// `Ok(None)` is "no pacing".
 pub type PacingDescriptor = Descriptor<fn(&Params) -> Result<Option<Box<dyn Pacer>>, ParamError>>;
 
-pub const CONGESTION_CONTROLS: &[CcDescriptor] =
-    &[cc::reno::DESCRIPTOR, cc::bic::DESCRIPTOR, cc::cubic::DESCRIPTOR];
+pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
+    cc::reno::DESCRIPTOR,
+    cc::highspeed::DESCRIPTOR,
+    cc::scalable::DESCRIPTOR,
+    cc::bic::DESCRIPTOR,
+    cc::cubic::DESCRIPTOR,
+];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
     &[tahoe::DESCRIPTOR, reno::DESCRIPTOR, newreno::DESCRIPTOR, sack::DESCRIPTOR];

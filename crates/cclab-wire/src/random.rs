@@ -27,6 +27,14 @@ impl SplitMix64 {
     pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+
+    /// Trials up to and including the first success of a sequence of
+    /// Bernoulli(p) trials, by inverse transform: the same law as drawing each
+    /// trial in turn, in one draw.
+    pub fn geometric(&mut self, p: f64) -> u64 {
+        let unit = 1.0 - self.next_f64(); // (0, 1]: its logarithm is finite
+        (unit.ln() / (-p).ln_1p()).floor() as u64 + 1
+    }
 }
 
 #[cfg(test)]
@@ -40,6 +48,15 @@ mod tests {
         let mut r = SplitMix64::new(1234567);
         assert_eq!(r.next_u64(), 6457827717110365317);
         assert_eq!(r.next_u64(), 3203168211198807973);
+    }
+
+    #[test]
+    fn geometric_draws_have_mean_one_over_p() {
+        let mut r = SplitMix64::new(5);
+        let n = 100_000;
+        let mean = (0..n).map(|_| r.geometric(0.01) as f64).sum::<f64>() / n as f64;
+        // sd of the mean: sqrt((1-p)/p^2 / n) = 0.31; allow 5 sd.
+        assert!((mean - 100.0).abs() < 1.6, "{mean}");
     }
 
     #[test]

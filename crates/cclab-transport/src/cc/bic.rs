@@ -326,6 +326,7 @@ impl CongestionControl for Bic {
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
         let c = self.config;
         self.round_left = 0.0;
+        let basis = event.basis_within_cwnd(w);
         let ssthresh = match &mut self.rules {
             Rules::Paper => {
                 self.w_max = if w.cwnd < self.w_max && c.fast_convergence {
@@ -333,17 +334,17 @@ impl CongestionControl for Bic {
                 } else {
                     w.cwnd
                 };
-                if event.basis <= c.low_window {
-                    Reno::halved(event.basis)
+                if basis <= c.low_window {
+                    Reno::halved(basis)
                 } else {
-                    ((1.0 - c.beta) * event.basis).max(2.0)
+                    ((1.0 - c.beta) * basis).max(2.0)
                 }
             }
             Rules::Linux { delayed_ack } => {
                 let whole = |x: f64| x.floor().max(0.0) as u64;
                 let (last_max, ssthresh) = Self::linux_loss(
                     whole(w.cwnd),
-                    whole(event.basis),
+                    whole(basis),
                     self.w_max as u64,
                     c.low_window as u64,
                     c.fast_convergence,
@@ -506,7 +507,8 @@ mod tests {
         b.on_ack(&mut w, &ack());
         assert_eq!(w.cwnd, 14.0 + 1.0 / 14.0);
         assert_eq!(b.on_congestion(&w, &loss(14.0)), Response::Reduce { ssthresh: 7.0, cwnd: 7.0 });
-        assert_eq!(b.on_congestion(&w, &loss(16.0)), Response::Reduce { ssthresh: 14.0, cwnd: 14.0 });
+        // A basis above cwnd is capped at it (CongestionEvent::basis_within_cwnd).
+        assert_eq!(b.on_congestion(&w, &loss(16.0)), Response::Reduce { ssthresh: 7.0, cwnd: 7.0 });
         let mut b = paper_at(1000.0);
         let mut w = Window { cwnd: 14.5, ssthresh: 2.0 };
         b.on_ack(&mut w, &ack());

@@ -221,7 +221,7 @@ impl CongestionControl for Cubic {
 
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
         let c = self.config;
-        let reduced = c.beta * event.basis;
+        let reduced = c.beta * event.basis_within_cwnd(w);
         let ssthresh = reduced.max(2.0);
         self.cwnd_prior = w.cwnd;
         self.epoch = None;

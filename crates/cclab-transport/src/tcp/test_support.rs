@@ -75,15 +75,10 @@ pub(super) fn ssthresh(s: &TcpSender) -> f64 {
 /// many times that segment has been sent (1 for the first transmission).
 pub(super) type DropRule = Box<dyn FnMut(u64, u32) -> bool>;
 
-/// Drops `percent` % of data transmissions, reproducibly for a seed (xorshift).
+/// Drops `percent` % of data transmissions, reproducibly for a seed.
 pub(super) fn random_loss(seed: u64, percent: u64) -> DropRule {
-    let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    Box::new(move |_seg, _n| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state % 100 < percent
-    })
+    let mut rng = cclab_wire::random::SplitMix64::new(seed);
+    Box::new(move |_seg, _n| rng.next_u64() % 100 < percent)
 }
 
 /// Sender and receiver joined by a fixed-delay path that drops chosen data
