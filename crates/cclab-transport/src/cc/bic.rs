@@ -507,8 +507,10 @@ mod tests {
         b.on_ack(&mut w, &ack());
         assert_eq!(w.cwnd, 14.0 + 1.0 / 14.0);
         assert_eq!(b.on_congestion(&w, &loss(14.0)), Response::Reduce { ssthresh: 7.0, cwnd: 7.0 });
-        // A basis above cwnd is capped at it (CongestionEvent::basis_within_cwnd).
-        assert_eq!(b.on_congestion(&w, &loss(16.0)), Response::Reduce { ssthresh: 7.0, cwnd: 7.0 });
+        // A basis above cwnd (now just above the low window) is capped at it
+        // (CongestionEvent::basis_within_cwnd), and BI-TCP's decrease applies.
+        let kept = 0.875 * w.cwnd;
+        assert_eq!(b.on_congestion(&w, &loss(16.0)), Response::Reduce { ssthresh: kept, cwnd: kept });
         let mut b = paper_at(1000.0);
         let mut w = Window { cwnd: 14.5, ssthresh: 2.0 };
         b.on_ack(&mut w, &ack());
