@@ -206,7 +206,12 @@ impl FlowGroup {
     /// The TCP configuration of one instance starting at `start` with this application.
     pub fn tcp_config(&self, start: Time, app: App) -> Option<TcpConfig> {
         let t = self.tcp.as_ref()?;
-        let sack = self.algorithms.as_ref().is_some_and(|a| a.recovery == "sack");
+        // The recovery's descriptor says whether it reads SACK blocks; the receiver sends them only then.
+        let sack = self
+            .algorithms
+            .as_ref()
+            .and_then(|a| registry::loss_recovery(&a.recovery))
+            .is_some_and(|d| d.build.uses_sack);
         Some(TcpConfig {
             mss: t.mss,
             header_bytes: t.header,
