@@ -591,8 +591,9 @@ paper's Tahoe > NewReno > SACK in goodput (`sack` {paper_sack}). `sack1` and
 {retransmits}. For both SACK variants retransmissions match drops within
 {gap:.1f} %, so neither resends data that had arrived: a difference in
 retransmissions is a difference in drops. Its rules differ from RFC 6675
-(module header of `sack1.rs`): it enters only on the third duplicate ACK, counts pipe as the flight less three at entry, one less per
-ACK and two less per partial ACK (never recomputed from the scoreboard),
+(module header of `sack1.rs`): it enters only on the third duplicate ACK,
+counts pipe as the flight less three at entry, one less per ACK and two
+less per partial ACK (never recomputed from the scoreboard),
 retransmits every hole below the highest SACK before new data, has no rescue
 retransmission and forgets SACK information at every cumulative ACK outside
 recovery. Which of these, if any, costs packets here we have not traced.
