@@ -66,8 +66,11 @@
 //!
 //! Not modelled: `partial_ack_` true (two segments sent on each partial ACK),
 //! `numdupacksFrac_` (off by default), ECN's own entry path (the sender answers
-//! marks), and ns-2's `pipe_` decrement for ACKs older than `snd_una` (the
-//! sender drops them before recovery sees them).
+//! marks), `bugfix_ss_`'s fast retransmit after a timeout when only the first
+//! segment was acknowledged, the back-off reset (`t_backoff_ = 1`) on a partial
+//! ACK (the sender restarts the timer with its current RTO), and ns-2's
+//! `pipe_` decrement for ACKs older than `snd_una` (the sender drops them
+//! before recovery sees them).
 
 use super::{
     fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover, Transmission, TxKind,
