@@ -137,12 +137,12 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
         assert (out / link).is_file(), link
     summary = pl.read_csv(out / "tables" / "summary.csv")
-    assert summary.height == 3 * 2
+    assert summary.height == 4 * 2
     # Figs. 9-11 are time-sequence graphs of one loss episode each, from a packet trace.
-    for number, variant in ((9, "newreno"), (10, "sack"), (11, "tahoe")):
+    for number, variant in ((9, "newreno"), (10, "sack"), ("10b", "sack1"), (11, "tahoe")):
         assert (out / "figures" / f"fig{number}_{variant}_time_sequence.png").is_file()
     episodes = pl.read_csv(out / "tables" / "loss_episodes.csv")
-    assert episodes["recovery"].to_list() == ["newreno", "sack", "tahoe"]
+    assert episodes["recovery"].to_list() == ["newreno", "sack", "sack1", "tahoe"]
     assert (episodes["drops"] >= 1).all() and (episodes["retransmissions"] >= 1).all()
     assert (episodes["first_drop_s"] >= 2.0).all()
     assert (episodes["recovered_after_s"] > episodes["retransmitted_after_s"]).all()

@@ -358,7 +358,7 @@ pub fn tcp_endpoints(
     let sender = TcpSender::new(
         &cfg,
         (cc.build.build)(&a.cc_params).map_err(|e| format!("cc {e}"))?,
-        (recovery.build)(&a.recovery_params).map_err(|e| format!("recovery {e}"))?,
+        (recovery.build.build)(&a.recovery_params).map_err(|e| format!("recovery {e}"))?,
         (pacing.build)(&a.pacing_params).map_err(|e| format!("pacing {e}"))?,
     );
     Ok((Box::new(sender), Box::new(TcpReceiver::new(&cfg))))

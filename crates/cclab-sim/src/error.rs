@@ -68,7 +68,11 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .into_iter()
         .map(|c| (strsim::normalized_damerau_levenshtein(&word.to_lowercase(), &c.to_lowercase()), c))
         .filter(|&(score, _)| score >= 0.5)
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        // Ties go to the name listed first ("sackk" is as close to "sack1" as to "sack").
+        .fold(None, |best: Option<(f64, &str)>, (score, c)| match best {
+            Some((b, _)) if b >= score => best,
+            _ => Some((score, c)),
+        })
         .map(|(_, c)| c)
 }
 
@@ -85,6 +89,7 @@ mod tests {
     fn suggests_the_closest_name() {
         assert_eq!(closest("hstpc", ["highspeed", "hstcp", "reno"]), Some("hstcp"));
         assert_eq!(closest("sackk", ["tahoe", "reno", "newreno", "sack"]), Some("sack"));
+        assert_eq!(closest("sackk", ["tahoe", "reno", "newreno", "sack", "sack1"]), Some("sack"));
         assert_eq!(closest("zzzzzz", ["reno", "sack"]), None);
     }
 }

@@ -216,7 +216,12 @@ impl FlowGroup {
     /// application; `overhead_seed` seeds its send-overhead draws.
     pub fn tcp_config(&self, start: Time, app: App, overhead_seed: u64) -> Option<TcpConfig> {
         let t = self.tcp.as_ref()?;
-        let sack = self.algorithms.as_ref().is_some_and(|a| a.recovery == "sack");
+        // The recovery's descriptor says whether it reads SACK blocks; the receiver sends them only then.
+        let sack = self
+            .algorithms
+            .as_ref()
+            .and_then(|a| registry::loss_recovery(&a.recovery))
+            .is_some_and(|d| d.build.uses_sack);
         Some(TcpConfig {
             mss: t.mss,
             header_bytes: t.header,
@@ -784,7 +789,7 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
         ScenarioError::at(format!("{}.{}", s.key_path(params_key), e.name), e.problem)
     };
     (cc.build.build)(&cc_params).map_err(|e| at("cc_params", e))?;
-    (recovery.build)(&recovery_params).map_err(|e| at("recovery_params", e))?;
+    (recovery.build.build)(&recovery_params).map_err(|e| at("recovery_params", e))?;
     (pacing.build)(&pacing_params).map_err(|e| at("pacing_params", e))?;
     let options = parse_tcp_options(s)?;
     check_timers(s, &options)?;

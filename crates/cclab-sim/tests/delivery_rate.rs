@@ -116,7 +116,7 @@ fn only_segments_sent_after_the_application_ran_out_give_app_limited_samples() {
     assert!((ratio - 1.0).abs() <= 0.02);
 
     let mut marked = 0;
-    for recovery in ["sack", "newreno"] {
+    for recovery in ["sack", "sack1", "newreno"] {
         for seed in 1..=10 {
             let flow =
                 format!("recovery = \"{recovery}\"\napp = {{ kind = \"transfer\", size = \"100KB\" }}");

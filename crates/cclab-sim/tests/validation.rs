@@ -26,7 +26,7 @@ rtt = "100ms"
     )
 }
 
-/// A single NewReno or SACK flow on an uncongested 10 Mbit/s, 100 ms path with
+/// A single NewReno or SACK (RFC 6675 or ns-2 Sack1) flow on an uncongested 10 Mbit/s, 100 ms path with
 /// Bernoulli loss lands between 0.8x PFTK (which assumes correlated losses and
 /// charges timeouts, so it undershoots) and 1.2x Mathis with C = 1.31 (no
 /// timeouts, so it overshoots). The 20 % margins cover the models' own
@@ -35,7 +35,7 @@ rtt = "100ms"
 #[test]
 fn random_loss_throughput_lies_between_padhye_and_mathis() {
     let mut report = Vec::new();
-    for recovery in ["newreno", "sack"] {
+    for recovery in ["newreno", "sack", "sack1"] {
         for p in [0.001, 0.01] {
             let text = random_loss_flow(recovery, p, 3000);
             let scn = parse(&text, "v").unwrap();
@@ -80,7 +80,9 @@ fn random_loss_throughput_lies_between_padhye_and_mathis() {
 /// loss and spends its slow start below the BDP, so it gets a looser bound.
 #[test]
 fn a_single_loss_free_flow_fills_a_bdp_buffered_bottleneck() {
-    for (recovery, bound) in [("reno", 0.95), ("newreno", 0.95), ("sack", 0.95), ("tahoe", 0.90)] {
+    for (recovery, bound) in
+        [("reno", 0.95), ("newreno", 0.95), ("sack", 0.95), ("sack1", 0.95), ("tahoe", 0.90)]
+    {
         for rate in ["10Mbps", "100Mbps"] {
             let text = format!(
                 r#"

@@ -5,7 +5,7 @@
 
 use crate::cc::{self, CongestionControl};
 use crate::pacing::{self, Pacer};
-use crate::tcp::recovery::{newreno, reno, sack, tahoe, LossRecovery};
+use crate::tcp::recovery::{newreno, reno, sack, sack1, tahoe, LossRecovery};
 use cclab_wire::{Descriptor, Info, ParamError, Params};
 
 /// How to build a congestion control, and whether it paces itself.
@@ -18,7 +18,16 @@ pub struct CcBuilder {
 }
 
 pub type CcDescriptor = Descriptor<CcBuilder>;
-pub type RecoveryDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn LossRecovery>, ParamError>>;
+/// How to build a loss recovery, and whether it reads SACK blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct RecoveryBuilder {
+    pub build: fn(&Params) -> Result<Box<dyn LossRecovery>, ParamError>,
+    /// The recovery reads the scoreboard, so the receiver must send SACK
+    /// blocks (RFC 2018); without them it would never see a duplicate ACK.
+    pub uses_sack: bool,
+}
+
+pub type RecoveryDescriptor = Descriptor<RecoveryBuilder>;
 /// `Ok(None)` is "no pacing".
 pub type PacingDescriptor = Descriptor<fn(&Params) -> Result<Option<Box<dyn Pacer>>, ParamError>>;
 
@@ -31,7 +40,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
 ];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
-    &[tahoe::DESCRIPTOR, reno::DESCRIPTOR, newreno::DESCRIPTOR, sack::DESCRIPTOR];
+    &[tahoe::DESCRIPTOR, reno::DESCRIPTOR, newreno::DESCRIPTOR, sack::DESCRIPTOR, sack1::DESCRIPTOR];
 
 pub const PACINGS: &[PacingDescriptor] = &[pacing::NONE, pacing::RTT, pacing::LINUX];
 
@@ -74,7 +83,7 @@ pub mod defaults {
 
     pub fn loss_recovery(name: &str) -> Result<Box<dyn LossRecovery>, ParamError> {
         let d = super::loss_recovery(name).ok_or(unknown(name))?;
-        (d.build)(&params(d)?)
+        (d.build.build)(&params(d)?)
     }
 
     pub fn pacing(name: &str) -> Result<Option<Box<dyn Pacer>>, ParamError> {

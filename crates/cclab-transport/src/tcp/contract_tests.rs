@@ -181,8 +181,11 @@ const BANDWIDTH_WINDOW: f64 = 6.0;
 /// t = 0, so RTTmin = 5 ms (later ACKs echo 0 too and only sample longer RTTs).
 /// cwnd opens to 11 and 10, 11 go out.
 fn start_with_rtt_min_5ms(cfg: &TcpConfig) -> TcpSender {
+    start_with_rtt_min_5ms_using(if cfg.sack { "sack" } else { "newreno" }, cfg)
+}
+
+fn start_with_rtt_min_5ms_using(recovery: &str, cfg: &TcpConfig) -> TcpSender {
     let cc = FixedBandwidthEstimate { bytes_per_sec: ESTIMATE };
-    let recovery = if cfg.sack { "sack" } else { "newreno" };
     let mut s = sender_with(Box::new(cc), recovery, cfg);
     start(&mut s);
     assert_eq!(feed(&mut s, millis(5), &ack_packet(1, 0, &[])), vec![10, 11]);
@@ -218,6 +221,18 @@ fn sack_recovery_starts_from_the_window_from_the_estimate() {
     let sent = ack(&mut s, millis(8), 1, &[(2, 5)]);
     // cwnd = min(11, 6) = 6 with no inflation; pipe = 7 not SACKed + 1 retransmitted = 8 > 6.
     assert_eq!(sent, vec![1]);
+    assert_eq!((ssthresh(&s), cwnd(&s)), (BANDWIDTH_WINDOW, BANDWIDTH_WINDOW));
+}
+
+/// ns-2 Sack1 takes the window congestion control returns as it is: no
+/// inflation, and pipe (flight 11 - 3 = 8) above it holds everything but the
+/// retransmission.
+#[test]
+fn sack1_recovery_starts_from_the_window_from_the_estimate() {
+    let mut s = start_with_rtt_min_5ms_using("sack1", &config(10, true));
+    ack(&mut s, millis(6), 1, &[(2, 3)]);
+    ack(&mut s, millis(7), 1, &[(2, 4)]);
+    assert_eq!(ack(&mut s, millis(8), 1, &[(2, 5)]), vec![1]);
     assert_eq!((ssthresh(&s), cwnd(&s)), (BANDWIDTH_WINDOW, BANDWIDTH_WINDOW));
 }
 
@@ -297,6 +312,21 @@ fn sack_entry_window_does_not_touch_a_window_congestion_control_owns() {
     assert_eq!(ack(&mut s, 103, 1, &[(2, 5)]), vec![1, 13, 14, 15]);
     assert_eq!((ssthresh(&s), cwnd(&s)), (4.0, OWNED_CWND));
     assert!(s.recovery().in_recovery());
+}
+
+#[test]
+fn sack1_entry_window_does_not_touch_a_window_congestion_control_owns() {
+    let mut s = sender_with(Box::new(ConstantWindowOwner), "sack1", &config(10, true));
+    start(&mut s);
+    assert_eq!(ack(&mut s, 100, 1, &[]), vec![10, 11, 12]);
+    ack(&mut s, 101, 1, &[(2, 3)]);
+    ack(&mut s, 102, 1, &[(2, 4)]);
+    // Entry sends only the retransmission (ns-2 calls no send_much on that ACK).
+    assert_eq!(ack(&mut s, 103, 1, &[(2, 5)]), vec![1]);
+    assert_eq!((ssthresh(&s), cwnd(&s)), (4.0, OWNED_CWND));
+    // Next ACK: pipe = flight 12 - 3 - 1 = 8 against the owned cwnd 12: four new segments.
+    assert_eq!(ack(&mut s, 104, 1, &[(2, 6)]), vec![13, 14, 15, 16]);
+    assert_eq!(cwnd(&s), OWNED_CWND);
 }
 
 // ---------------------------------------------------------------- 4. ECN (RFC 3168 §6.1.2), Reno and NewReno

@@ -449,6 +449,9 @@ impl TcpSender {
             };
             let entry = self.recovery.enter(&self.state, window);
             self.apply(now, entry);
+            if entry.restart_timer {
+                self.timers.set(Timer::Retransmission, now + self.state.rtt.rto());
+            }
         } else if self.ecn
             && h.ece
             && !self.recovery.in_recovery()

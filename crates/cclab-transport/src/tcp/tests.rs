@@ -13,7 +13,7 @@ fn recovery_with(name: &str, param: &str, value: ParamValue) -> Box<dyn recovery
     let d = registry::loss_recovery(name).unwrap();
     let mut params: Params = d.info().defaults().unwrap();
     params.insert(param, value);
-    (d.build)(&params).unwrap()
+    (d.build.build)(&params).unwrap()
 }
 
 // ---------------------------------------------------------------- Tahoe
@@ -343,8 +343,9 @@ fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
     let lost = [30u64, 33, 36];
     let drop = move |seg: u64, n: u32| n == 1 && lost.contains(&seg);
     let mut results = Vec::new();
-    for recovery in ["reno", "newreno", "sack"] {
-        let mut path = Path::new(recovery, &patient_transfer(200 * MSS, recovery == "sack"), Box::new(drop));
+    for recovery in ["reno", "newreno", "sack", "sack1"] {
+        let sack = recovery.starts_with("sack");
+        let mut path = Path::new(recovery, &patient_transfer(200 * MSS, sack), Box::new(drop));
         path.run(secs(30));
         assert!(path.delivered_exactly_once_in_order(200 * MSS), "{recovery}");
         let c = &path.sender;
@@ -355,14 +356,21 @@ fn three_losses_in_one_window_cost_newreno_and_sack_no_timeout_but_reno_one() {
     assert_eq!(results[2].1, 0, "sack: {results:?}");
     assert_eq!(results[2].3, 3, "sack retransmits exactly the three lost segments: {results:?}");
     assert!(results[0].1 >= 1 || results[0].2 >= 2, "reno: {results:?}");
+    assert_eq!(results[3].1, 0, "sack1: {results:?}");
+    assert_eq!(
+        (results[3].2, results[3].3),
+        (1, 3),
+        "sack1: one episode, the three lost segments: {results:?}"
+    );
 }
 
 #[test]
 fn every_variant_delivers_a_transfer_exactly_once_under_heavy_loss() {
-    for recovery in ["tahoe", "reno", "newreno", "sack"] {
+    for d in registry::LOSS_RECOVERIES {
+        let (recovery, sack) = (d.name, d.build.uses_sack);
         for seed in 1..6u64 {
             let drop = random_loss(seed, 10);
-            let mut path = Path::new(recovery, &transfer(300 * MSS + 123, recovery == "sack"), drop);
+            let mut path = Path::new(recovery, &transfer(300 * MSS + 123, sack), drop);
             path.run(secs(600));
             assert!(
                 path.delivered_exactly_once_in_order(300 * MSS + 123),

@@ -1,7 +1,8 @@
 //! Loss recovery: what a TCP sender transmits next, and how it shapes cwnd
 //! between detecting a loss and recovering from it.
 //!
-//! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`].
+//! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`],
+//! [`sack1`].
 //! Loss recovery reads the sender's state ([`SenderState`]) and answers with
 //! what should happen ([`Outcome`]); it never changes the sender itself. The
 //! sender, on each ACK, first updates the scoreboard, `snd_una` and
@@ -18,6 +19,7 @@
 pub mod newreno;
 pub mod reno;
 pub mod sack;
+pub mod sack1;
 pub mod tahoe;
 
 use super::sender::SenderState;
@@ -69,6 +71,8 @@ pub struct AckInfo {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Outcome {
     /// Restart the retransmission timer (RFC 6298 §5.3) because of this ACK.
+    /// From `enter`, restart it although nothing new was acknowledged (ns-2
+    /// Sack1 does at fast retransmit).
     pub restart_timer: bool,
     /// A loss was detected: ask congestion control, then call `enter`.
     pub loss_detected: bool,

@@ -23,7 +23,7 @@ use super::{
     fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
     Transmission,
 };
-use crate::registry::RecoveryDescriptor;
+use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
 
@@ -44,7 +44,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
                   (option 2)",
     }],
     metrics: super::METRICS,
-    build,
+    build: RecoveryBuilder { build, uses_sack: false },
 };
 
 fn build(params: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {

@@ -12,7 +12,7 @@
 use super::{
     fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Transmission,
 };
-use crate::registry::RecoveryDescriptor;
+use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
@@ -23,7 +23,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
     source: "RFC 5681 §3.2",
     parameters: &[],
     metrics: super::METRICS,
-    build,
+    build: RecoveryBuilder { build, uses_sack: false },
 };
 
 fn build(_: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {

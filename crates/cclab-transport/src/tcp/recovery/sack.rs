@@ -32,7 +32,7 @@
 //!   cleared (RFC 2018 §5) and go-back-N resends what is not SACKed again.
 
 use super::{next_in_window, AckInfo, LossRecovery, Outcome, Recover, Transmission, TxKind};
-use crate::registry::RecoveryDescriptor;
+use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
@@ -76,7 +76,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
         },
     ],
     metrics: SACK_METRICS,
-    build,
+    build: RecoveryBuilder { build, uses_sack: true },
 };
 
 fn build(params: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {

@@ -13,7 +13,7 @@ use super::{
     limited_transmit_allowance, next_in_window, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
     Transmission,
 };
-use crate::registry::RecoveryDescriptor;
+use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
@@ -24,7 +24,7 @@ pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
     source: "Jacobson, SIGCOMM 1988; RFC 5681 without §3.2 fast recovery; ns-2 Tahoe with bug_fix_",
     parameters: &[],
     metrics: super::METRICS,
-    build,
+    build: RecoveryBuilder { build, uses_sack: false },
 };
 
 fn build(_: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {
