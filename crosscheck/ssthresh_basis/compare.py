@@ -24,7 +24,7 @@ def ours(basis: str) -> dict:
         row = res.flows.filter(res.flows["name"] == name).row(0, named=True)
         m = res.metrics
         changes = m.filter((m["component"] == name) & (m["metric"] == "ssthresh")).sort("time_s")
-        events = [(round(t, 6), v) for t, v in zip(changes["time_s"], changes["value"]) if v < 1e8]
+        events = [(round(t, 6), v) for t, v in zip(changes["time_s"], changes["value"], strict=True) if v < 1e8]
         flows.append({"bytes": int(row["bytes_delivered"]), "ssthresh": events[:5]})
     return {"flows": flows}
 
@@ -38,7 +38,9 @@ def main() -> None:
     ns3 = json.loads((HERE / "ns3_result.json").read_text())
     ns3["flows"] = [{**f, "ssthresh": [e for e in f["ssthresh"] if e[1] < 1e6]} for f in ns3["flows"]]
     rows = [("ns-3 3.44 (pipe)", ns3)] + [(f"cclab {b}", ours(b)) for b in ("flight", "pipe", "cwnd")]
-    print(f"{'run':<18} {'rtt40 MB':>9} {'rtt80 MB':>9} {'rtt40 share':>11}  first ssthresh (s, segments) rtt40 | rtt80")
+    print(
+        f"{'run':<18} {'rtt40 MB':>9} {'rtt80 MB':>9} {'rtt40 share':>11}  first ssthresh (s, segments) rtt40 | rtt80"
+    )
     for label, r in rows:
         f0, f1 = r["flows"]
         print(

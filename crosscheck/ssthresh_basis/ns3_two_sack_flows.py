@@ -17,9 +17,8 @@ events.
 import json
 import sys
 
-from ns import ns
-
 import cppyy
+from ns import ns
 
 DURATION_S = 20.0
 RTTS_MS = (40, 80)
@@ -53,7 +52,9 @@ cppyy.cppdef(
 
 def main() -> None:
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
-    ns.Config.SetDefault("ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery")))
+    ns.Config.SetDefault(
+        "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
+    )
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
     ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
@@ -103,7 +104,9 @@ def main() -> None:
     sinks = []
     for flow, start in enumerate(STARTS_S):
         port = 5000 + flow
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+        sink = ns.PacketSinkHelper(
+            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+        )
         apps = sink.Install(nodes.Get(4 + flow))
         apps.Start(ns.Seconds(0.0))
         sinks.append(apps.Get(0))
