@@ -315,7 +315,13 @@ impl CongestionControl for Bic {
                 }
                 let whole = w.cwnd.floor().max(1.0) as u64;
                 let cnt = Self::linux_cnt(whole, self.w_max as u64, c.low_window as u64);
-                let cnt = Self::linux_scaled_cnt(cnt, *delayed_ack);
+                // bictcp_update() returns before the delayed-ACK scaling at or
+                // below low_window: there it is plain Reno.
+                let cnt = if whole <= c.low_window as u64 {
+                    cnt
+                } else {
+                    Self::linux_scaled_cnt(cnt, *delayed_ack)
+                };
                 // tcp_cong_avoid_ai(): one segment per cnt acknowledged segments.
                 self.increment = whole as f64 / cnt as f64;
                 w.cwnd += ack.acked as f64 / cnt as f64;
@@ -535,6 +541,19 @@ mod tests {
 
     /// algorithms.md §3.2, Linux tcp_bic.c cnt: (cwnd, last_max) -> cnt with
     /// delayed_ack 16 (one segment per ACK) and 32 (two).
+    #[test]
+    fn linux_rules_at_or_below_the_low_window_are_reno() {
+        // Linux bictcp_update(): `if (cwnd <= low_window) { ca->cnt = cwnd; return; }`
+        // comes before the delayed-ACK scaling: +1 per 14 segments at cwnd 14,
+        // where the scaled count (224 / 32 = 7) would give +2.
+        let mut b = Bic::linux(Config::default());
+        let mut w = Window { cwnd: 14.0, ssthresh: 2.0 };
+        for _ in 0..7 {
+            b.on_ack(&mut w, &ack());
+        }
+        assert!((w.cwnd - 14.5).abs() < 1e-9, "{}", w.cwnd);
+    }
+
     #[test]
     fn linux_cnt_test_vectors() {
         for (cwnd, last_max, one, two) in

@@ -180,8 +180,10 @@ impl CongestionControl for Scalable {
 
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
         let ssthresh = self.decreased(event.basis_within_cwnd(w));
+        // Linux zeroes snd_cwnd_cnt at every reduction: tcp_init_cwnd_reduction()
+        // (fast recovery, ECN) and tcp_enter_loss() (timeout).
+        self.count = 0.0;
         if event.kind == EventKind::Timeout {
-            self.count = 0.0;
             return Response::Reduce { ssthresh, cwnd: 1.0 };
         }
         Response::Reduce { ssthresh, cwnd: ssthresh }
@@ -303,5 +305,8 @@ mod tests {
             s.on_congestion(&w, &event(EventKind::FastRetransmit, 16.0)),
             Response::Reduce { ssthresh: 14.0, cwnd: 14.0 }
         );
+        // Every reduction zeroes the counter (tcp_init_cwnd_reduction), so no
+        // credit from before the loss hastens the first increase after it.
+        assert_eq!(s.count, 0.0);
     }
 }
