@@ -43,7 +43,7 @@
 //! `fast_convergence` do.
 
 use super::reno::Reno;
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
@@ -285,7 +285,7 @@ impl CongestionControl for Bic {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        if ack.phase != AckPhase::Open || ack.ece || ack.acked == 0 {
+        if !ack.opens_window() {
             return;
         }
         let c = self.config;
@@ -377,6 +377,7 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::AckPhase;
 
     fn ack() -> AckSample {
         let mut a = AckSample::new(0, 1000);

@@ -33,7 +33,7 @@
 //!   §4.9's undo of spurious congestion events is not implemented.
 
 use super::reno::Reno;
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
@@ -194,7 +194,7 @@ impl CongestionControl for Cubic {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        if ack.phase != AckPhase::Open || ack.ece || ack.acked == 0 {
+        if !ack.opens_window() {
             return;
         }
         if w.in_slow_start() {
@@ -247,6 +247,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::AckPhase;
     use cclab_wire::time::millis;
 
     const SEC: f64 = 1e9;

@@ -91,6 +91,12 @@ pub struct AckSample {
 }
 
 impl AckSample {
+    /// The window may grow on this ACK: it acknowledges new data outside loss
+    /// recovery and echoes no congestion mark (RFC 5681 §3.1, RFC 3168 §6.1.2).
+    pub fn opens_window(&self) -> bool {
+        self.phase == AckPhase::Open && !self.ece && self.acked > 0
+    }
+
     pub fn new(now: Time, mss: u32) -> Self {
         Self {
             now,

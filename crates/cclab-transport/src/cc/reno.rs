@@ -12,7 +12,7 @@
 //! - A congestion mark (ECN-Echo) is answered like a loss, without a
 //!   retransmission, and an ACK echoing a mark does not grow cwnd (RFC 3168 §6.1.2).
 
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
@@ -59,7 +59,7 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        if ack.phase == AckPhase::Open && !ack.ece {
+        if ack.opens_window() {
             Self::increase(w, ack.acked);
         }
     }
@@ -77,6 +77,7 @@ impl CongestionControl for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::AckPhase;
     use crate::cc::EventKind;
 
     fn ack(acked: u64, phase: AckPhase) -> AckSample {

@@ -38,7 +38,7 @@
 //!   not grow the window, as Reno (RFC 3168 §6.1.2).
 
 use super::reno::Reno;
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
 
@@ -164,7 +164,7 @@ impl CongestionControl for Scalable {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        if ack.phase != AckPhase::Open || ack.ece || ack.acked == 0 {
+        if !ack.opens_window() {
             return;
         }
         if w.in_slow_start() {
