@@ -109,12 +109,11 @@ impl SenderState {
         self.snd_max - self.snd_una
     }
 
-    /// Outstanding segments neither SACKed nor deemed lost by RFC 6675 IsLost
-    /// (SetPipe without the retransmissions it would add back).
+    /// Outstanding segments neither SACKed nor deemed lost by RFC 6675 IsLost:
+    /// SetPipe without the retransmissions it adds back.
     pub fn pipe_without_retransmissions(&self) -> u64 {
-        let lost_below = Sack::lost_bound(self).clamp(self.snd_una, self.snd_max);
-        let lost = (lost_below - self.snd_una) - self.scoreboard.sacked_in(self.snd_una, lost_below);
-        self.flight_size() - self.scoreboard.sacked_count() - lost
+        let not_lost_from = Sack::lost_bound(self).clamp(self.snd_una, self.snd_max);
+        (self.snd_max - not_lost_from) - self.scoreboard.sacked_in(not_lost_from, self.snd_max)
     }
 
     pub fn segment_exists(&self, seg: u64) -> bool {

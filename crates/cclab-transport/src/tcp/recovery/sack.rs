@@ -137,8 +137,7 @@ impl Sack {
 
     fn set_pipe(&mut self, s: &SenderState) {
         let (una, max) = (s.snd_una, s.snd_max);
-        let not_lost_from = Self::lost_bound(s).clamp(una, max);
-        let in_network = (max - not_lost_from) - s.scoreboard.sacked_in(not_lost_from, max);
+        let in_network = s.pipe_without_retransmissions();
         let retransmitted_to = self.high_rxt.clamp(una, max);
         let retransmitted = (retransmitted_to - una) - s.scoreboard.sacked_in(una, retransmitted_to);
         self.pipe = in_network + retransmitted;
