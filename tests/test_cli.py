@@ -225,6 +225,7 @@ NEW_BAD_INPUTS = [
         'cc = "reno"\nssthresh_basis = "pipes"',
         'flows[0].ssthresh_basis: unknown basis "pipes"; did you mean "pipe"? (one of flight, pipe, cwnd)',
     ),
+    ('cc = "reno"', 'cc = "reno"\nsend_overhead = "-1ms"', 'flows[0].send_overhead: "-1ms" is negative'),
 ]
 
 
