@@ -5,9 +5,8 @@
 //! window after a reduction (0.7 or 0.875 of W_max = BDP + buffer) is more
 //! than one BDP.
 
-use cclab_sim::results::TimeSeries;
 use cclab_sim::run_toml;
-use common::lossy_transfers;
+use common::{lossy_transfers, series};
 
 mod common;
 
@@ -45,13 +44,6 @@ on_change = true
     )
 }
 
-/// (time, value) of one observed series.
-fn series(ts: &TimeSeries, metric: &str) -> Vec<(f64, f64)> {
-    let Some(id) = ts.series.iter().position(|s| s.metric == metric) else { return Vec::new() };
-    let m = &ts.metrics;
-    (0..m.series.len()).filter(|&i| m.series[i] as usize == id).map(|i| (m.time_s[i], m.value[i])).collect()
-}
-
 struct Cycle {
     /// When each loss recovery began, from 20 s on (after slow start's overshoot).
     losses: Vec<f64>,
@@ -65,8 +57,8 @@ struct Cycle {
 fn cycle(cc: &str, params: &str, flow: &str, duration: u32) -> Cycle {
     let r = run_toml(&scenario(cc, params, flow, duration), "t", Some(1)).unwrap_or_else(|e| panic!("{e}"));
     let ts = r.timeseries.as_ref().expect("observed");
-    let recovery = series(ts, "recovery.in_recovery");
-    let w_max = series(ts, "cc.w_max");
+    let recovery = series(ts, "f", "recovery.in_recovery");
+    let w_max = series(ts, "f", "cc.w_max");
     let losses: Vec<f64> =
         recovery.iter().filter(|(t, v)| *v == 1.0 && *t >= 20.0).map(|(t, _)| *t).collect();
     let after = |t: f64| w_max.iter().take_while(|(s, _)| *s <= t + 1e-9).last().map_or(0.0, |(_, v)| *v);

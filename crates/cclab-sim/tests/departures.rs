@@ -1,6 +1,8 @@
 //! Link departures by traffic kind (issue 8, item 2): the counters a study
 //! needs to compute the available bandwidth a flow could have used.
 
+mod common;
+
 use cclab_sim::results::TimeSeries;
 use cclab_sim::run_toml;
 
@@ -32,11 +34,9 @@ every = "500ms"
 
 /// `(time_s, value)` of one series of the bottleneck.
 fn series(ts: &TimeSeries, metric: &str) -> Vec<(f64, f64)> {
-    let Some(id) = ts.series.iter().position(|s| s.component == "left->right" && s.metric == metric) else {
-        panic!("no series {metric}");
-    };
-    let m = &ts.metrics;
-    (0..m.series.len()).filter(|&i| m.series[i] as usize == id).map(|i| (m.time_s[i], m.value[i])).collect()
+    let points = common::series(ts, "left->right", metric);
+    assert!(!points.is_empty(), "no series {metric}");
+    points
 }
 
 /// Mean rate in bit/s of a cumulative byte counter between `from` and `to` seconds.

@@ -47,11 +47,7 @@ fn timeseries(text: &str) -> TimeSeries {
 
 /// The values of one series, by component, instance (flows) and metric.
 fn values(ts: &TimeSeries, component: &str, metric: &str) -> Vec<f64> {
-    let Some(id) = ts.series.iter().position(|s| s.component == component && s.metric == metric) else {
-        return Vec::new();
-    };
-    let m = &ts.metrics;
-    (0..m.series.len()).filter(|&i| m.series[i] as usize == id).map(|i| m.value[i]).collect()
+    common::series(ts, component, metric).into_iter().map(|(_, v)| v).collect()
 }
 
 #[test]

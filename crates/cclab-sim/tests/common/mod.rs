@@ -2,6 +2,7 @@
 //! uses only some of them, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+use cclab_sim::results::TimeSeries;
 use cclab_sim::scenario::Topology;
 use cclab_sim::{build, parse, run_toml, RunResult, Simulation};
 use serde_json::Value;
@@ -90,4 +91,14 @@ app = {{ kind = "transfer", size = "{size}B" }}
         assert!(sim.sender(f).unwrap().is_finished(), "{case} seed {seed}");
     }
     r.flows.iter().filter_map(|f| f.count("retransmits")).sum()
+}
+
+/// `(time_s, value)` of one observed series, by component (flow group or link
+/// direction) and metric; empty if nothing recorded it.
+pub fn series(ts: &TimeSeries, component: &str, metric: &str) -> Vec<(f64, f64)> {
+    let Some(id) = ts.series.iter().position(|s| s.component == component && s.metric == metric) else {
+        return Vec::new();
+    };
+    let m = &ts.metrics;
+    (0..m.series.len()).filter(|&i| m.series[i] as usize == id).map(|i| (m.time_s[i], m.value[i])).collect()
 }
