@@ -152,3 +152,26 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     proc = cli("plot", str(out), "--kind", "sweep")
     assert proc.returncode == 0, proc.stderr
     assert sorted({Path(p).parent.name for p in proc.stdout.split()}) == ["equal_link_speeds", "main"]
+
+
+def test_reproduce_pacing_quick(tmp_path: Path) -> None:
+    out = tmp_path / "pacing"
+    proc = cli("reproduce", "pacing", "--quick", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = (out / "report.md").read_text()
+    for heading in ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects"):
+        assert heading in report, heading
+    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
+        assert (out / link).is_file(), link
+    table2 = pl.read_csv(out / "tables" / "table2.csv")
+    assert table2.height == 8  # eight variants at the quick plan's one speed
+    assert table2["efficiency_pct_mean"].min() > 80
+    # The kinds' shares and the overhead and idle parts make up the whole link.
+    fig5 = pl.read_csv(out / "tables" / "fig5_runs.csv")
+    parts = ["high-speed", "long-lived TCP", "small TCP", "web", "overhead", "unused"]
+    total = fig5.select(pl.sum_horizontal(parts)).to_series()
+    assert ((total - 1).abs() < 1e-9).all(), total
+    # Every variant has Fig. 4's ratio at both RTTs and both buffers, and with the send overhead.
+    fig4 = pl.read_csv(out / "tables" / "fig4.csv")
+    assert fig4.height == 8 * (2 * 2 + 2)
+    assert (fig4["ratio_of_means"] > 0).all()
