@@ -164,7 +164,7 @@ def test_reproduce_pacing_quick(tmp_path: Path) -> None:
     for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
         assert (out / link).is_file(), link
     table2 = pl.read_csv(out / "tables" / "table2.csv")
-    assert table2.height == 8  # eight variants at the quick plan's one speed
+    assert table2.height == 8 * 2  # eight variants at the quick plan's two speeds
     assert table2["efficiency_pct_mean"].min() > 80
     # The kinds' shares and the overhead and idle parts make up the whole link.
     fig5 = pl.read_csv(out / "tables" / "fig5_runs.csv")

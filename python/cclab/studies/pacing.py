@@ -84,6 +84,7 @@ PAPER_FIG4 = {"HSTCP": 140.0, "paced HSTCP": 70.0, "STCP": 2.2e9 / 6.84e6}
 class Plan:
     """What one sitting of the study runs: the quick plan exercises every table and figure cheaply."""
 
+    #: Link speeds of Table 2 and Fig. 5, the last being `top`, where Fig. 4 runs.
     speeds: list[str]
     top: str
     rtts: list[str]
@@ -93,7 +94,7 @@ class Plan:
 
 
 FULL = Plan(list(SPEEDS), TOP, RTTS, list(BUFFERS), "200s", "100s")
-QUICK = Plan(["20Mbps"], "100Mbps", ["40ms", "240ms"], ["100%bdp", "25%bdp"], "10s", "5s")
+QUICK = Plan(["20Mbps", "100Mbps"], "100Mbps", ["40ms", "240ms"], ["100%bdp", "25%bdp"], "10s", "5s")
 
 
 #: Fig. 5's long-lived TCP flows ("2 long-lived TCP, 25 small TCP, web traffic, 2 high-speed flows").
@@ -178,7 +179,7 @@ class PacingStudy(Study):
         top_reps = ctx.replications if ctx.quick else min(ctx.replications, TOP_REPLICATIONS)
 
         def reps(speed: str) -> int:
-            return top_reps if speed == TOP else ctx.replications
+            return top_reps if speed == plan.top else ctx.replications
 
         def variant_scenario(v: Variant, scenario: Scenario) -> Scenario:
             settings: dict[str, Any] = {}
@@ -189,25 +190,29 @@ class PacingStudy(Study):
 
         table2_runs, fig5_runs, fig4_runs = [], [], []
         fig5_base = forward_only(base, long_lived=FIG5_LONG_LIVED)
+        fig4_columns = {RTT2_KEY: "rtt2", BUFFER_KEY: "buffer"}
         for v in VARIANTS:
             scenario = variant_scenario(v, base)
             for speed in plan.speeds:
-                sweep = ctx.sweep(f"table2/{v.slug}/{speed}", scenario.with_(**{RATE_KEY: speed}), {},
-                                  replications=reps(speed))  # fmt: skip
-                table2_runs.append(per_run(sweep, v, {}).with_columns(speed=pl.lit(speed)))
+                if speed != plan.top:
+                    sweep = ctx.sweep(f"table2/{v.slug}/{speed}", scenario.with_(**{RATE_KEY: speed}), {},
+                                      replications=reps(speed))  # fmt: skip
+                    table2_runs.append(per_run(sweep, v, {}).with_columns(speed=pl.lit(speed)))
                 fig5 = ctx.sweep(f"fig5/{v.slug}/{speed}", variant_scenario(v, fig5_base).with_(**{RATE_KEY: speed}),
                                  {}, replications=reps(speed))  # fmt: skip
                 fig5_runs.append(per_run(fig5, v, {}).with_columns(speed=pl.lit(speed)))
             top = scenario.with_(**{RATE_KEY: plan.top})
             fig4 = ctx.sweep(f"fig4/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers},
                              replications=reps(plan.top))  # fmt: skip
-            fig4_runs.append(per_run(fig4, v, {RTT2_KEY: "rtt2", BUFFER_KEY: "buffer"})
-                             .with_columns(overhead_s=pl.lit("0")))  # fmt: skip
+            fig4_runs.append(per_run(fig4, v, fig4_columns).with_columns(overhead_s=pl.lit("0")))
+            # Table 2 at the top speed is Fig. 4's point with equal RTTs and a one-BDP buffer: the same runs.
+            same = per_run(fig4, v, fig4_columns).filter((pl.col("rtt2") == plan.rtts[0])
+                                                         & (pl.col("buffer") == plan.buffers[0]))  # fmt: skip
+            table2_runs.append(same.drop("rtt2", "buffer").with_columns(speed=pl.lit(plan.top)))
             remedied = ctx.sweep(f"fig4-overhead/{v.slug}", top.with_(**{OVERHEAD_KEY: overhead(plan.top)}),
                                  {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers[:1]},
                                  replications=reps(plan.top))  # fmt: skip
-            fig4_runs.append(per_run(remedied, v, {RTT2_KEY: "rtt2", BUFFER_KEY: "buffer"})
-                             .with_columns(overhead_s=pl.lit(overhead(plan.top))))  # fmt: skip
+            fig4_runs.append(per_run(remedied, v, fig4_columns).with_columns(overhead_s=pl.lit(overhead(plan.top))))
 
         table2 = pl.concat(table2_runs)
         fig5 = pl.concat(fig5_runs)
