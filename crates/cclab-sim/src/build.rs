@@ -7,7 +7,7 @@ use crate::error::ScenarioError;
 use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
-use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
+use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
@@ -75,11 +75,7 @@ impl PlannedFlow {
         sender_node: NodeId,
         receiver_node: NodeId,
     ) -> Self {
-        let start = match group.start {
-            Start::At(t) => t,
-            Start::Uniform(lo, hi) => RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index))
-                .uniform_inclusive(lo, hi),
-        };
+        let start = group.start.draw(|| RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)));
         Self { group: g, index, start, sender_node, receiver_node }
     }
 }
@@ -172,11 +168,14 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 reverse_loss: 0.0,
             };
             for (g, group) in scenario.flows.iter().enumerate() {
-                let rtt = group.rtt.unwrap_or(2 * d.bottleneck.delay);
-                // Two access links per direction share what the bottleneck leaves of rtt/2.
-                let spare = rtt / 2 - d.bottleneck.delay;
-                let (near, far) = (spare / 2, spare - spare / 2);
                 for k in 0..group.count {
+                    // A range is drawn from the instance's own stream, like a start range.
+                    let rtt = group.rtt.map_or(2 * d.bottleneck.delay, |r| {
+                        r.draw(|| RngStream::new(seed, &format!("flow:{}:{k}:rtt", group.name)))
+                    });
+                    // Two access links per direction share what the bottleneck leaves of rtt/2.
+                    let spare = rtt / 2 - d.bottleneck.delay;
+                    let (near, far) = (spare / 2, spare - spare / 2);
                     let key = format!("flows[{g}]");
                     let snd = node(&mut net, &format!("{}[{k}].snd", group.name), NodeKind::Host, &key)?;
                     let rcv = node(&mut net, &format!("{}[{k}].rcv", group.name), NodeKind::Host, &key)?;
