@@ -8,7 +8,9 @@ use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
 use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
-use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
+use crate::sources::agent::{EndpointPair, TransferOpener};
+use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
+use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::network::NodeKind;
@@ -75,7 +77,8 @@ impl PlannedFlow {
         sender_node: NodeId,
         receiver_node: NodeId,
     ) -> Self {
-        let start = group.start.draw(|| RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)));
+        let start =
+            group.start.draw(|| RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)));
         Self { group: g, index, start, sender_node, receiver_node }
     }
 }
@@ -275,23 +278,19 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 (Some(s), Some(r))
             }
             (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
-                // Fails here, before the run, if the algorithms cannot be built.
-                tcp_endpoints(group, p.start, App::Stream, 0).map_err(|m| ScenarioError::at(&key, m))?;
-                let template = group.clone();
-                let plan = ArrivalPlan {
-                    rate,
-                    sizes: size,
-                    start: p.start,
-                    from: p.sender_node,
-                    to: p.receiver_node,
-                    bucket,
-                    stream: format!("flow:{}:{}", group.name, p.index),
-                    seed,
-                };
-                let factory = Box::new(move |start| {
-                    tcp_endpoints(&template, start, App::Stream, overhead_seeds.next_u64())
-                });
-                engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
+                let opener = transfer_opener(group, p, bucket, overhead_seeds)
+                    .map_err(|m| ScenarioError::at(&key, m))?;
+                let stream = format!("flow:{}:{}", group.name, p.index);
+                let plan = ArrivalPlan { rate, sizes: size, start: p.start, stream, seed };
+                engine.add_agent(Box::new(ArrivalSource::new(plan, opener)));
+                (None, None)
+            }
+            (Protocol::Tcp, AppSpec::Web(spec)) => {
+                let opener = transfer_opener(group, p, bucket, overhead_seeds)
+                    .map_err(|m| ScenarioError::at(&key, m))?;
+                let stream = format!("flow:{}:{}", group.name, p.index);
+                let plan = WebPlan { spec, start: p.start, base_rtt, stream, seed };
+                engine.add_agent(Box::new(WebSource::new(plan, opener)));
                 (None, None)
             }
             (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
@@ -334,6 +333,23 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         sim.engine.set_tracer(tracer);
     }
     Ok(sim)
+}
+
+/// What a source that opens a connection per transfer opens them with: TCP
+/// connections of `group` between the instance's hosts, each with a send
+/// overhead seed of its own from `overhead_seeds`. Fails here, before the run,
+/// if the algorithms cannot be built.
+fn transfer_opener(
+    group: &FlowGroup,
+    p: &PlannedFlow,
+    bucket: BucketId,
+    mut overhead_seeds: RngStream,
+) -> Result<TransferOpener, String> {
+    tcp_endpoints(group, p.start, App::Stream, 0)?;
+    let template = group.clone();
+    let factory =
+        Box::new(move |start| tcp_endpoints(&template, start, App::Stream, overhead_seeds.next_u64()));
+    Ok(TransferOpener::new(p.sender_node, p.receiver_node, bucket, factory))
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms

@@ -17,7 +17,6 @@
 use crate::error::ScenarioError;
 use crate::observe;
 use crate::scenario::{Scenario, Start, Topology};
-use crate::sources::AppSpec;
 use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
 use serde::Serialize;
 
@@ -208,11 +207,12 @@ fn network_size(scenario: &Scenario) -> (u64, u64) {
     }
 }
 
-/// The transfers an `arrivals` group is expected to open: rate x the time from
-/// its earliest start to the end of the run, per instance.
+/// The transfers an `arrivals` or `web` group is expected to open: its mean
+/// transfers per second x the time from its earliest start to the end of the
+/// run, per instance.
 fn expected_transfers(scenario: &Scenario, group: usize) -> f64 {
     let f = &scenario.flows[group];
-    let AppSpec::Arrivals { rate, .. } = f.app else { return 0.0 };
+    let rate = f.app.transfers_per_second();
     let earliest = match f.start {
         Start::At(t) | Start::Uniform(t, _) => t,
     };
@@ -286,7 +286,7 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
                 bytes: times(segments, BYTES_PER_SEGMENT),
             });
         }
-        if let AppSpec::Arrivals { .. } = f.app {
+        if f.app.opens_connections() {
             let n = expected_transfers(scenario, i);
             parts.push(Part {
                 key: format!("flows[{i}].app"),

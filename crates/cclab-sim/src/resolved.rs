@@ -184,6 +184,24 @@ fn app(a: &AppSpec) -> String {
             entries.push(("rate".into(), string(format!("{per_second}/s"))));
             entries.push(("size".into(), string(distribution(d))));
         }
+        AppSpec::Web(w) => {
+            // The load as asked, when it was: the session rate follows from it again.
+            match w.load {
+                Some(l) => {
+                    entries.push(("load".into(), Value::Float(l.load)));
+                    entries.push(("load_of".into(), string(rate(l.of_bps))));
+                }
+                None => entries.push(("sessions".into(), string(format!("{}/s", w.sessions)))),
+            }
+            entries.push(("pages".into(), param(&ParamValue::Counts(w.pages))));
+            entries.push(("objects".into(), param(&ParamValue::Counts(w.objects))));
+            entries.push(("page_gap".into(), param(&ParamValue::Durations(w.page_gap))));
+            entries.push(("object_gap".into(), param(&ParamValue::Durations(w.object_gap))));
+            entries.push(("size".into(), string(distribution(w.size))));
+            if let Some(d) = w.request_delay {
+                entries.push(("request_delay".into(), string(duration(d))));
+            }
+        }
         AppSpec::Cbr { rate: bps, size: bytes, on, off } => {
             entries.push(("rate".into(), string(rate(bps))));
             entries.push(("size".into(), string(size(bytes))));

@@ -620,8 +620,9 @@ fn algorithm<B>(
     Ok((d, params))
 }
 
-/// `app = "bulk"` or `app = { kind = "...", parameters... }`.
-fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> {
+/// `app = "bulk"` or `app = { kind = "...", parameters... }`. A `load` given
+/// without `load_of` is a fraction of `bottleneck_bps` (a dumbbell's), if any.
+fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Result<AppSpec, ScenarioError> {
     let names = || sources::SOURCES.iter().filter(|d| d.build.protocol == protocol).map(|d| d.name);
     let example = if protocol == "udp" {
         "{ kind = \"cbr\", rate = \"10Mbps\" }"
@@ -667,6 +668,13 @@ fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> 
         }
         Some(_) => return Err(s.error("app", format!("expected \"bulk\" or a table like {example}"))),
     };
+    let mut params = params;
+    if let Some(bps) = bottleneck_bps {
+        let takes_load = descriptor.parameters.iter().any(|p| p.name == "load_of");
+        if takes_load && params.get("load").is_some() && params.get("load_of").is_none() {
+            params.insert("load_of", ParamValue::Rate(bps));
+        }
+    }
     (descriptor.build.build)(&params).map_err(|e| at.error(&e.name, e.problem))
 }
 
@@ -879,7 +887,11 @@ fn parse_flow(
             ));
         }
     }
-    let app = parse_app(&mut s, protocol)?;
+    let bottleneck_bps = match topology {
+        Topology::Dumbbell(d) => Some(d.bottleneck.rate_bps),
+        Topology::Graph(_) => None,
+    };
+    let app = parse_app(&mut s, protocol, bottleneck_bps)?;
     let (algorithms, tcp) = if protocol == "tcp" {
         if stop.is_some() {
             return Err(s.error(

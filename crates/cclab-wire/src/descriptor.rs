@@ -279,14 +279,22 @@ impl SizeDistribution {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Law {
     Constant(f64),
-    Exponential { mean: f64 },
+    Exponential {
+        mean: f64,
+    },
     /// Pareto (first kind): scale = mean (shape - 1) / shape, support from the scale.
-    Pareto { mean: f64, shape: f64 },
+    Pareto {
+        mean: f64,
+        shape: f64,
+    },
     /// Pareto of the second kind (Lomax), what ns-2's `RandomVariable/ParetoII`
     /// draws with `avg_` and `shape_` (ns-2 `tools/ranvar.cc`, `tools/random.h`):
     /// scale = mean (shape - 1), survival (1 + x / scale)^-shape, support from 0,
     /// so most draws are small and the mean comes from the tail.
-    Pareto2 { mean: f64, shape: f64 },
+    Pareto2 {
+        mean: f64,
+        shape: f64,
+    },
 }
 
 impl Law {
@@ -343,7 +351,9 @@ impl Law {
             Law::Constant(_) => 0.0,
             Law::Exponential { mean } => mean * (-from / mean).exp(),
             Law::Pareto { shape, .. } => from * self.survival(from) / (shape - 1.0),
-            Law::Pareto2 { mean, shape } => (mean * (shape - 1.0) + from) * self.survival(from) / (shape - 1.0),
+            Law::Pareto2 { mean, shape } => {
+                (mean * (shape - 1.0) + from) * self.survival(from) / (shape - 1.0)
+            }
         };
         1.0 + sum + tail
     }

@@ -206,9 +206,9 @@ pub fn count_distribution(s: &str) -> Result<Law, String> {
         return match number(t) {
             Ok(x) if x >= 1.0 => Ok(Law::Constant(x)),
             Ok(_) => Err(format!("\"{t}\" is under one")),
-            Err(e) => Err(format!(
-                "{e}; write a count like \"10\" or a distribution like \"exponential(mean=10)\""
-            )),
+            Err(e) => {
+                Err(format!("{e}; write a count like \"10\" or a distribution like \"exponential(mean=10)\""))
+            }
         };
     }
     law(t, number, 1.0, "at least one")
