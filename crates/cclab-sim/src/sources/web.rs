@@ -576,23 +576,25 @@ mod tests {
         loop {
             let step = web.steps.peek().map(|Reverse((t, _, _))| *t);
             let done = completions.first().map(|c| c.0);
-            match (step, done) {
-                (Some(t), d) if d.is_none_or(|d| t <= d) => {
-                    let Some(Reverse((t, _, step))) = web.steps.pop() else { break };
-                    if let Some((sess, _)) = web.run(t, step) {
-                        web.open.insert(flow, sess);
-                        opened.push(t);
-                        completions.push((t + 50_000_000, flow));
-                        completions.sort();
-                        flow += 1;
-                    }
-                }
-                (_, Some(d)) => {
-                    let (_, f) = completions.remove(0);
-                    let sess = web.open.remove(&f).expect("open");
-                    web.object_done(d, sess);
-                }
+            let take_step = match (step, done) {
+                (Some(t), Some(d)) => t <= d,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
                 (None, None) => break,
+            };
+            if take_step {
+                let Some(Reverse((t, _, step))) = web.steps.pop() else { break };
+                if let Some((sess, _)) = web.run(t, step) {
+                    web.open.insert(flow, sess);
+                    opened.push(t);
+                    completions.push((t + 50_000_000, flow));
+                    completions.sort();
+                    flow += 1;
+                }
+            } else {
+                let (d, f) = completions.remove(0);
+                let sess = web.open.remove(&f).expect("open");
+                web.object_done(d, sess);
             }
         }
         let ms = |t: Time| t as f64 / 1e6;
