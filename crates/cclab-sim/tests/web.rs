@@ -47,7 +47,8 @@ fn offered_load(r: &RunResult, from_s: f64, to_s: f64) -> f64 {
 
 /// Every object is one transfer: one connection each, every flow id once, and
 /// each finished transfer delivered its size exactly; all that started 10 s
-/// before the end finished.
+/// before the end finished, unless the link could not have carried them by
+/// then at half its rate.
 fn every_object_completes_once(r: &RunResult, end_s: f64) {
     let t = &r.transfers;
     assert_eq!(r.connections.opened as usize, t.len(), "one connection per object");
@@ -107,22 +108,30 @@ fn web_traffic_offers_the_load_it_is_asked_for() {
 }
 
 /// ns-2's defaults (web-traffic.tcl): ParetoII object sizes of mean 10 KB and
-/// shape 1.2 have infinite variance, so a minute's sample mean does not settle
-/// (it is checked within 50 %); their median, scale (2^(1/shape) - 1) with
-/// scale = mean (shape - 1) = 2000 B, is 1563.6 B, with standard error
-/// 1 / (2 f(median) sqrt(n)), about 2.8 % for 4500 objects: within 4 of them.
+/// shape 1.2 have infinite variance, so a minute's sample mean does not settle:
+/// over five seeds the offered load was 0.20 to 0.26 (the typical sample mean of
+/// such a tail lies below its mean) and, with seed 1, 1.58, one object of 197 MB
+/// (a draw beyond 1e-6 of the tail, among 5 600). So the load is not checked
+/// here; the median is: scale (2^(1/shape) - 1) with scale = mean (shape - 1) =
+/// 2000 B is 1563.6 B, with standard error 1 / (2 f(median) sqrt(n)), about
+/// 2.8 % for 4 500 objects: each seed within 4 of them.
 #[test]
 fn ns2_default_objects_have_the_pareto2_median() {
-    let mut sim = simulation(&web_alone("{ kind = \"web\", load = 0.3 }"), 1);
-    let r = finish(&mut sim);
-    let mut sizes: Vec<f64> = r.transfers.size_bytes.iter().map(|&b| b as f64).collect();
-    sizes.sort_by(f64::total_cmp);
-    let median = sizes[sizes.len() / 2];
-    let load = offered_load(&r, 20.0, 80.0);
-    eprintln!("{} objects, median {median} B (expected 1563.6), offered load {load:.3}", sizes.len());
-    assert!((median / 1563.6 - 1.0).abs() < 0.11, "median {median}");
-    assert!((load / 0.3 - 1.0).abs() < 0.5, "offered {load}");
-    every_object_completes_once(&r, 80.0);
+    for seed in 1..=5 {
+        let mut sim = simulation(&web_alone("{ kind = \"web\", load = 0.3 }"), seed);
+        let r = finish(&mut sim);
+        let mut sizes: Vec<f64> = r.transfers.size_bytes.iter().map(|&b| b as f64).collect();
+        sizes.sort_by(f64::total_cmp);
+        let median = sizes[sizes.len() / 2];
+        let load = offered_load(&r, 20.0, 80.0);
+        eprintln!(
+            "seed {seed}: {} objects, median {median} B (expected 1563.6), largest {} B, offered load {load:.3}",
+            sizes.len(),
+            sizes[sizes.len() - 1]
+        );
+        assert!((median / 1563.6 - 1.0).abs() < 0.11, "seed {seed}: median {median}");
+        every_object_completes_once(&r, 80.0);
+    }
 }
 
 /// RTT ranges are drawn per instance from the instance's own stream, and
