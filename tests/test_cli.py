@@ -160,7 +160,7 @@ BAD_INPUTS = [
     (
         'app = "bulk"',
         'app = { kind = "web", load = 0.3, size = "pareto2(mean=10KB, shape=0.9)" }',
-        "flows[0].app.size: \"pareto2(mean=10KB, shape=0.9)\": shape 0.9 must be above 1",
+        'flows[0].app.size: "pareto2(mean=10KB, shape=0.9)": shape 0.9 must be above 1',
     ),
     ('rtt = "40ms"', 'rtt = "200ms..20ms"', 'flows[0].rtt: range "200ms..20ms" ends before it starts'),
     ('rtt = "40ms"', 'rtt = "20ms...200ms"', 'flows[0].rtt: "20ms...200ms" is not a range'),

@@ -96,3 +96,19 @@ def test_bad_links_and_groups_are_named(mix: cclab.Result) -> None:
         mix.shares("web[0].snd->left")
     with pytest.raises(ValueError, match="unknown flow group 'smal'"):
         mix.shares(groups={"small": ["smal"]})
+
+
+def test_constant_sizes_counts_and_durations_cross_the_binding() -> None:
+    """A constant size, count or duration is a number in the resolved JSON (serde
+    could not tag a bare number inside the distribution's object)."""
+    scn = cclab.load("examples/dumbbell.toml").to_dict()
+    scn["flows"] = [
+        {"name": "a", "rtt": "40ms", "app": {"kind": "arrivals", "rate": "5/s", "size": "10KB"}},
+        {"name": "w", "rtt": "20ms..60ms", "app": {"kind": "web", "sessions": "1/s", "size": "5KB", "page_gap": "1s"}},
+    ]
+    resolved = cclab.Scenario.from_dict(scn).validate()
+    assert resolved["flows"][0]["app"]["size"] == {"kind": "constant", "bytes": 10000}
+    web = resolved["flows"][1]["app"]
+    assert web["pages"] == {"kind": "constant", "value": 10.0}
+    assert web["page_gap"] == {"kind": "constant", "value": 1.0}
+    assert resolved["flows"][1]["rtt"] == {"uniform": [0.02, 0.06]}

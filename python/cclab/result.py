@@ -343,7 +343,8 @@ class Result:
         for kind, members in kinds.items():
             unknown = [m for m in members if m not in names]
             if unknown:
-                raise ValueError(f"shares: kind {kind!r}: unknown flow group {unknown[0]!r} (one of {', '.join(names)})")
+                known = ", ".join(names)
+                raise ValueError(f"shares: kind {kind!r}: unknown flow group {unknown[0]!r} (one of {known})")
             mine = flows.filter(pl.col("name").is_in(members) & (pl.col("direction") == crossing))
             goodput = float(mine["goodput_bps"].sum()) if mine.height else 0.0
             rows.append((kind, goodput / rate, goodput))

@@ -82,7 +82,7 @@ fn distribution(d: SizeDistribution) -> String {
 /// A law written with `unit` after each value ("s" for durations, "" for counts).
 fn law(l: Law, unit: &str) -> String {
     match l {
-        Law::Constant(x) => format!("{x}{unit}"),
+        Law::Constant { value: x } => format!("{x}{unit}"),
         Law::Exponential { mean } => format!("exponential(mean={mean}{unit})"),
         Law::Pareto { mean, shape } => format!("pareto(mean={mean}{unit}, shape={shape})"),
         Law::Pareto2 { mean, shape } => format!("pareto2(mean={mean}{unit}, shape={shape})"),
@@ -122,7 +122,7 @@ fn param(v: &ParamValue) -> Value {
         ParamValue::PerSecond(x) => string(format!("{x}/s")),
         ParamValue::Distribution(d) => string(distribution(*d)),
         ParamValue::Durations(l) => string(law(*l, "s")),
-        ParamValue::Counts(Law::Constant(x)) => number(*x),
+        ParamValue::Counts(Law::Constant { value: x }) => number(*x),
         ParamValue::Counts(l) => string(law(*l, "")),
     }
 }

@@ -225,8 +225,7 @@ impl Parameter {
 }
 
 /// A distribution of sizes in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SizeDistribution {
     Constant(u64),
     Exponential {
@@ -243,6 +242,30 @@ pub enum SizeDistribution {
         mean: f64,
         shape: f64,
     },
+}
+
+/// How a [`SizeDistribution`] is written in JSON: serde cannot tag a newtype
+/// variant holding a number (`Constant(u64)`) inside the object, so a constant
+/// is written as `{"kind": "constant", "bytes": N}`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum SizeDistributionJson {
+    Constant { bytes: u64 },
+    Exponential { mean: f64 },
+    Pareto { mean: f64, shape: f64 },
+    Pareto2 { mean: f64, shape: f64 },
+}
+
+impl Serialize for SizeDistribution {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            SizeDistribution::Constant(bytes) => SizeDistributionJson::Constant { bytes },
+            SizeDistribution::Exponential { mean } => SizeDistributionJson::Exponential { mean },
+            SizeDistribution::Pareto { mean, shape } => SizeDistributionJson::Pareto { mean, shape },
+            SizeDistribution::Pareto2 { mean, shape } => SizeDistributionJson::Pareto2 { mean, shape },
+        }
+        .serialize(s)
+    }
 }
 
 impl SizeDistribution {
@@ -278,7 +301,9 @@ impl SizeDistribution {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Law {
-    Constant(f64),
+    Constant {
+        value: f64,
+    },
     Exponential {
         mean: f64,
     },
@@ -300,7 +325,7 @@ pub enum Law {
 impl Law {
     pub fn mean(&self) -> f64 {
         match *self {
-            Law::Constant(x) => x,
+            Law::Constant { value: x } => x,
             Law::Exponential { mean } | Law::Pareto { mean, .. } | Law::Pareto2 { mean, .. } => mean,
         }
     }
@@ -309,7 +334,7 @@ impl Law {
     /// sampling with `u` uniform in [0, 1)).
     pub fn quantile(&self, u: f64) -> f64 {
         match *self {
-            Law::Constant(x) => x,
+            Law::Constant { value: x } => x,
             Law::Exponential { mean } => -mean * (1.0 - u).ln(),
             Law::Pareto { mean, shape } => mean * (shape - 1.0) / shape / (1.0 - u).powf(1.0 / shape),
             Law::Pareto2 { mean, shape } => mean * (shape - 1.0) * ((1.0 - u).powf(-1.0 / shape) - 1.0),
@@ -325,7 +350,7 @@ impl Law {
     /// The probability that a draw exceeds `x`.
     fn survival(&self, x: f64) -> f64 {
         match *self {
-            Law::Constant(c) => f64::from(u8::from(c > x)),
+            Law::Constant { value: c } => f64::from(u8::from(c > x)),
             Law::Exponential { mean } => (-x / mean).exp(),
             Law::Pareto { mean, shape } => {
                 let scale = mean * (shape - 1.0) / shape;
@@ -348,7 +373,7 @@ impl Law {
         let sum: f64 = (1..=TERMS).map(|k| self.survival(f64::from(k))).sum();
         let from = f64::from(TERMS) + 0.5;
         let tail = match *self {
-            Law::Constant(_) => 0.0,
+            Law::Constant { .. } => 0.0,
             Law::Exponential { mean } => mean * (-from / mean).exp(),
             Law::Pareto { shape, .. } => from * self.survival(from) / (shape - 1.0),
             Law::Pareto2 { mean, shape } => {

@@ -173,7 +173,7 @@ pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
     }
     let law = law(t, |v| size_value(v), 1.0, "at least one byte")?;
     Ok(match law {
-        Law::Constant(x) => SizeDistribution::Constant(x.round() as u64),
+        Law::Constant { value: x } => SizeDistribution::Constant(x.round() as u64),
         Law::Exponential { mean } => SizeDistribution::Exponential { mean },
         Law::Pareto { mean, shape } => SizeDistribution::Pareto { mean, shape },
         Law::Pareto2 { mean, shape } => SizeDistribution::Pareto2 { mean, shape },
@@ -185,7 +185,7 @@ pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
 pub fn duration_distribution(s: &str) -> Result<Law, String> {
     let t = s.trim();
     if !t.contains('(') {
-        return duration(t).map(|d| Law::Constant(crate::time::to_secs_f64(d))).map_err(|e| {
+        return duration(t).map(|d| Law::Constant { value: crate::time::to_secs_f64(d) }).map_err(|e| {
             format!("{e}; or write a distribution like \"exponential(mean=1s)\" or \"pareto(mean=1s, shape=1.5)\"")
         });
     }
@@ -204,7 +204,7 @@ pub fn count_distribution(s: &str) -> Result<Law, String> {
     };
     if !t.contains('(') {
         return match number(t) {
-            Ok(x) if x >= 1.0 => Ok(Law::Constant(x)),
+            Ok(x) if x >= 1.0 => Ok(Law::Constant { value: x }),
             Ok(_) => Err(format!("\"{t}\" is under one")),
             Err(e) => {
                 Err(format!("{e}; write a count like \"10\" or a distribution like \"exponential(mean=10)\""))
@@ -260,7 +260,7 @@ fn law(t: &str, value: impl Fn(&str) -> Result<f64, String>, least: f64, what: &
         "pareto" => pareto("pareto", |mean, shape| Law::Pareto { mean, shape }),
         "pareto2" => pareto("pareto2", |mean, shape| Law::Pareto2 { mean, shape }),
         "constant" => match shape {
-            None => Ok(Law::Constant(mean)),
+            None => Ok(Law::Constant { value: mean }),
             Some(_) => Err(format!("\"{t}\": constant takes only a mean")),
         },
         other => Err(format!(

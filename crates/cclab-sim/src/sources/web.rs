@@ -520,8 +520,8 @@ mod tests {
         let l = Law::Exponential { mean: 3.0 };
         let exact = 1.0 / (1.0 - (-1.0f64 / 3.0).exp());
         assert!((l.count_mean() - exact).abs() < 1e-9, "{} {exact}", l.count_mean());
-        assert_eq!(Law::Constant(10.0).count_mean(), 10.0);
-        assert_eq!(Law::Constant(2.5).count(0.3), 3);
+        assert_eq!(Law::Constant { value: 10.0 }.count_mean(), 10.0);
+        assert_eq!(Law::Constant { value: 2.5 }.count(0.3), 3);
         assert_eq!(Law::Exponential { mean: 5.0 }.count(0.0), 1);
         // A heavy tail: the sum and its integral tail against a sample mean.
         let p = Law::Pareto2 { mean: 4.0, shape: 2.5 };
