@@ -171,7 +171,7 @@ pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
             format!("{e}; or write a distribution like \"exponential(mean=100KB)\" or \"pareto(mean=100KB, shape=1.2)\"")
         });
     }
-    let law = law(t, |v| size_value(v), 1.0, "at least one byte")?;
+    let law = law(t, size_value, 1.0, "at least one byte")?;
     Ok(match law {
         Law::Constant { value: x } => SizeDistribution::Constant(x.round() as u64),
         Law::Exponential { mean } => SizeDistribution::Exponential { mean },
