@@ -462,6 +462,30 @@ mod tests {
 
     use super::*;
 
+    /// A web source's transfers are its sessions' objects: load 0.3 of
+    /// 20 Mbit/s with ns-2's defaults (100 KB a session) is 7.5 sessions and
+    /// 75 objects a second, 7 500 over 100 s.
+    #[test]
+    fn a_web_source_is_expected_to_open_its_sessions_objects() {
+        let text = r#"
+[run]
+duration = "100s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "20Mbps"
+delay = "5ms"
+[[flows]]
+name = "web"
+rtt = "40ms"
+app = { kind = "web", load = 0.3 }
+"#;
+        let scenario = crate::parse(text, "t").expect("valid");
+        let part = estimate(&scenario).parts.into_iter().find(|p| p.key == "flows[0].app").expect("a part");
+        assert_eq!(part.what, "about 7,500 transfers");
+        assert_eq!(part.bytes, 7_500 * BYTES_PER_TRANSFER);
+    }
+
     #[test]
     fn counts_and_sizes_read_well() {
         assert_eq!(fmt_count(0), "0");
