@@ -155,6 +155,16 @@ BAD_INPUTS = [
     ('buffer = "1bdp"', 'buffer = "0pkts"', "topology.bottleneck.buffer: is under one packet"),
     ('rtt = "40ms"', 'rtt = "12ms"', "flows[0].rtt:"),
     ("[run]", "[run\n", "invalid TOML"),
+    ('app = "bulk"', 'app = { kind = "web", load = 1.5 }', "flows[0].app.load: 1.5 is out of range [0, 1]"),
+    ('app = "bulk"', 'app = { kind = "web", load = 0 }', "flows[0].app.load: must be above 0 and at most 1"),
+    (
+        'app = "bulk"',
+        'app = { kind = "web", load = 0.3, size = "pareto2(mean=10KB, shape=0.9)" }',
+        'flows[0].app.size: "pareto2(mean=10KB, shape=0.9)": shape 0.9 must be above 1',
+    ),
+    ('rtt = "40ms"', 'rtt = "200ms..20ms"', 'flows[0].rtt: range "200ms..20ms" ends before it starts'),
+    ('rtt = "40ms"', 'rtt = "20ms...200ms"', 'flows[0].rtt: "20ms...200ms" is not a range'),
+    ("mss = 1000", "max_window = 0", "flows[0].max_window: 0 is out of range"),
 ]
 
 

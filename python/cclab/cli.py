@@ -157,7 +157,7 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
     completions = (summary.get("transfers") or {}).get("completion_s") or []
-    if any(f.get("app") == "arrivals" for f in summary["flows"]):
+    if any(f.get("app") in ("arrivals", "web") for f in summary["flows"]):
         done = sorted(c for c in completions if c is not None)
         if done:
             median, p99 = done[len(done) // 2], done[min(len(done) - 1, int(0.99 * len(done)))]

@@ -291,6 +291,72 @@ class Result:
         """Writes one pcap per capture into ``directory``; returns the paths."""
         return write_pcaps(self.summary, directory)
 
+    def shares(self, link: str = "left->right", groups: dict[str, list[str]] | None = None) -> pl.DataFrame:
+        """How a dumbbell bottleneck direction's capacity was spent over the
+        measurement window ``[warmup, duration)``: one row per kind of traffic
+        with its goodput as a fraction of the link's rate, then ``overhead``
+        and ``unused``. The rows sum to 1.
+
+        ``groups`` maps each kind to the flow groups that make it up
+        (``{"web": ["web"], "small": ["small"], "long": ["long", "long-back"]}``);
+        by default every group is a kind of its own. A group's goodput counts
+        only if its data crosses ``link``: the forward groups' on
+        ``"left->right"``, the reverse groups' on ``"right->left"`` (the other
+        direction carries only their ACKs, which are overhead there), so
+        ``long-back`` above adds nothing on ``"left->right"``.
+
+        - a kind's ``share``: the in-order payload its groups delivered in the
+          window (``goodput_bps`` of the flows table), over the link's rate;
+        - ``overhead``: the link's utilisation (busy time over the window) less
+          every kind's share: headers, retransmissions, the reverse groups'
+          ACKs, and the payload of groups left out of ``groups``;
+        - ``unused``: 1 - utilisation, the capacity no packet used.
+
+        Each share lies in [0, 1]. ``overhead`` is non-negative in practice but
+        not by construction: goodput counts payload delivered in the window,
+        utilisation the link's busy time in it, and payload that crossed the
+        link just before the window starts but arrives after counts in the
+        first and not the second (at most a window's worth of data in flight).
+
+        Columns: ``kind``, ``share``, ``goodput_bps`` (null for ``overhead``
+        and ``unused``).
+        """
+        import polars as pl
+
+        links = self.links.filter(pl.col("name") == link)
+        if links.height != 1:
+            names = ", ".join(self.links["name"].to_list())
+            raise ValueError(f"shares: no link {link!r} (one of {names})")
+        role = links["role"][0]
+        crossing = {"bottleneck": "forward", "bottleneck.reverse": "reverse"}.get(role)
+        if crossing is None:
+            raise ValueError(
+                f"shares: {link!r} is not a bottleneck direction (its role is {role}); shares are defined for "
+                "a dumbbell's bottleneck directions (left->right, right->left), whose flows' directions say "
+                "what crosses them"
+            )
+        flows = self.flows
+        names = list(dict.fromkeys(flows["name"].to_list()))
+        kinds = groups if groups is not None else {name: [name] for name in names}
+        rate = float(links["rate_bps"][0])
+        rows: list[tuple[str, float, float | None]] = []
+        for kind, members in kinds.items():
+            unknown = [m for m in members if m not in names]
+            if unknown:
+                known = ", ".join(names)
+                raise ValueError(f"shares: kind {kind!r}: unknown flow group {unknown[0]!r} (one of {known})")
+            mine = flows.filter(pl.col("name").is_in(members) & (pl.col("direction") == crossing))
+            goodput = float(mine["goodput_bps"].sum()) if mine.height else 0.0
+            rows.append((kind, goodput / rate, goodput))
+        if {"overhead", "unused"} & set(kinds):
+            raise ValueError("shares: 'overhead' and 'unused' are the names of the last two rows")
+        utilization = float(links["utilization"][0])
+        rows.append(("overhead", utilization - sum(r[1] for r in rows), None))
+        rows.append(("unused", 1.0 - utilization, None))
+        return pl.DataFrame(
+            rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row"
+        )
+
     @property
     def scenario(self) -> str:
         name: str = self.summary["scenario"]

@@ -7,8 +7,10 @@ use crate::error::ScenarioError;
 use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
-use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
-use crate::sources::arrivals::{ArrivalPlan, ArrivalSource, EndpointPair};
+use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
+use crate::sources::agent::{EndpointPair, TransferOpener};
+use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
+use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::network::NodeKind;
@@ -75,11 +77,8 @@ impl PlannedFlow {
         sender_node: NodeId,
         receiver_node: NodeId,
     ) -> Self {
-        let start = match group.start {
-            Start::At(t) => t,
-            Start::Uniform(lo, hi) => RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index))
-                .uniform_inclusive(lo, hi),
-        };
+        let start =
+            group.start.draw(|| RngStream::new(seed, &format!("flow:{}:{}:start", group.name, index)));
         Self { group: g, index, start, sender_node, receiver_node }
     }
 }
@@ -172,11 +171,14 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 reverse_loss: 0.0,
             };
             for (g, group) in scenario.flows.iter().enumerate() {
-                let rtt = group.rtt.unwrap_or(2 * d.bottleneck.delay);
-                // Two access links per direction share what the bottleneck leaves of rtt/2.
-                let spare = rtt / 2 - d.bottleneck.delay;
-                let (near, far) = (spare / 2, spare - spare / 2);
                 for k in 0..group.count {
+                    // A range is drawn from the instance's own stream, like a start range.
+                    let rtt = group.rtt.map_or(2 * d.bottleneck.delay, |r| {
+                        r.draw(|| RngStream::new(seed, &format!("flow:{}:{k}:rtt", group.name)))
+                    });
+                    // Two access links per direction share what the bottleneck leaves of rtt/2.
+                    let spare = rtt / 2 - d.bottleneck.delay;
+                    let (near, far) = (spare / 2, spare - spare / 2);
                     let key = format!("flows[{g}]");
                     let snd = node(&mut net, &format!("{}[{k}].snd", group.name), NodeKind::Host, &key)?;
                     let rcv = node(&mut net, &format!("{}[{k}].rcv", group.name), NodeKind::Host, &key)?;
@@ -276,23 +278,19 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 (Some(s), Some(r))
             }
             (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
-                // Fails here, before the run, if the algorithms cannot be built.
-                tcp_endpoints(group, p.start, App::Stream, 0).map_err(|m| ScenarioError::at(&key, m))?;
-                let template = group.clone();
-                let plan = ArrivalPlan {
-                    rate,
-                    sizes: size,
-                    start: p.start,
-                    from: p.sender_node,
-                    to: p.receiver_node,
-                    bucket,
-                    stream: format!("flow:{}:{}", group.name, p.index),
-                    seed,
-                };
-                let factory = Box::new(move |start| {
-                    tcp_endpoints(&template, start, App::Stream, overhead_seeds.next_u64())
-                });
-                engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
+                let opener = transfer_opener(group, p, bucket, overhead_seeds)
+                    .map_err(|m| ScenarioError::at(&key, m))?;
+                let stream = format!("flow:{}:{}", group.name, p.index);
+                let plan = ArrivalPlan { rate, sizes: size, start: p.start, stream, seed };
+                engine.add_agent(Box::new(ArrivalSource::new(plan, opener)));
+                (None, None)
+            }
+            (Protocol::Tcp, AppSpec::Web(spec)) => {
+                let opener = transfer_opener(group, p, bucket, overhead_seeds)
+                    .map_err(|m| ScenarioError::at(&key, m))?;
+                let stream = format!("flow:{}:{}", group.name, p.index);
+                let plan = WebPlan { spec, start: p.start, base_rtt, stream, seed };
+                engine.add_agent(Box::new(WebSource::new(plan, opener)));
                 (None, None)
             }
             (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
@@ -335,6 +333,23 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         sim.engine.set_tracer(tracer);
     }
     Ok(sim)
+}
+
+/// What a source that opens a connection per transfer opens them with: TCP
+/// connections of `group` between the instance's hosts, each with a send
+/// overhead seed of its own from `overhead_seeds`. Fails here, before the run,
+/// if the algorithms cannot be built.
+fn transfer_opener(
+    group: &FlowGroup,
+    p: &PlannedFlow,
+    bucket: BucketId,
+    mut overhead_seeds: RngStream,
+) -> Result<TransferOpener, String> {
+    tcp_endpoints(group, p.start, App::Stream, 0)?;
+    let template = group.clone();
+    let factory =
+        Box::new(move |start| tcp_endpoints(&template, start, App::Stream, overhead_seeds.next_u64()));
+    Ok(TransferOpener::new(p.sender_node, p.receiver_node, bucket, factory))
 }
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms

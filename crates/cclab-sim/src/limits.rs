@@ -17,7 +17,6 @@
 use crate::error::ScenarioError;
 use crate::observe;
 use crate::scenario::{Scenario, Start, Topology};
-use crate::sources::AppSpec;
 use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
 use serde::Serialize;
 
@@ -208,11 +207,12 @@ fn network_size(scenario: &Scenario) -> (u64, u64) {
     }
 }
 
-/// The transfers an `arrivals` group is expected to open: rate x the time from
-/// its earliest start to the end of the run, per instance.
+/// The transfers an `arrivals` or `web` group is expected to open: its mean
+/// transfers per second x the time from its earliest start to the end of the
+/// run, per instance.
 fn expected_transfers(scenario: &Scenario, group: usize) -> f64 {
     let f = &scenario.flows[group];
-    let AppSpec::Arrivals { rate, .. } = f.app else { return 0.0 };
+    let rate = f.app.transfers_per_second();
     let earliest = match f.start {
         Start::At(t) | Start::Uniform(t, _) => t,
     };
@@ -286,7 +286,7 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
                 bytes: times(segments, BYTES_PER_SEGMENT),
             });
         }
-        if let AppSpec::Arrivals { .. } = f.app {
+        if f.app.opens_connections() {
             let n = expected_transfers(scenario, i);
             parts.push(Part {
                 key: format!("flows[{i}].app"),
@@ -461,6 +461,30 @@ mod tests {
     }
 
     use super::*;
+
+    /// A web source's transfers are its sessions' objects: load 0.3 of
+    /// 20 Mbit/s with ns-2's defaults (100 KB a session) is 7.5 sessions and
+    /// 75 objects a second, 7 500 over 100 s.
+    #[test]
+    fn a_web_source_is_expected_to_open_its_sessions_objects() {
+        let text = r#"
+[run]
+duration = "100s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "20Mbps"
+delay = "5ms"
+[[flows]]
+name = "web"
+rtt = "40ms"
+app = { kind = "web", load = 0.3 }
+"#;
+        let scenario = crate::parse(text, "t").expect("valid");
+        let part = estimate(&scenario).parts.into_iter().find(|p| p.key == "flows[0].app").expect("a part");
+        assert_eq!(part.what, "about 7,500 transfers");
+        assert_eq!(part.bytes, 7_500 * BYTES_PER_TRANSFER);
+    }
 
     #[test]
     fn counts_and_sizes_read_well() {

@@ -13,7 +13,6 @@ use crate::error::{suggestion, ScenarioError};
 use crate::protocols;
 use crate::reader::Section;
 use crate::scenario::{Direction, FlowGroup, Topology};
-use crate::sources::AppSpec;
 use cclab_core::stats::{DEPARTED_PER_FLOW, FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
 use cclab_transport::registry;
 use cclab_wire::metrics::glob;
@@ -51,7 +50,7 @@ pub struct FlowMetric {
 /// Whether a group has long-lived connections whose state can be sampled;
 /// a traffic source's connections come and go and are reported per transfer.
 pub fn observable(group: &FlowGroup) -> bool {
-    !matches!(group.app, AppSpec::Arrivals { .. })
+    !group.app.opens_connections()
 }
 
 /// Everything a flow of `group` publishes, in publishing order.

@@ -18,7 +18,7 @@ use crate::scenario::{
 };
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
-use cclab_wire::{ParamValue, Params, SizeDistribution, Time};
+use cclab_wire::{Law, ParamValue, Params, SizeDistribution, Time};
 use toml::Value;
 
 /// `value` in the largest of `units` (name, factor; largest first) that divides
@@ -75,6 +75,25 @@ fn distribution(d: SizeDistribution) -> String {
         // Means need not be whole bytes: written in B so that no scaling rounds them.
         SizeDistribution::Exponential { mean } => format!("exponential(mean={mean}B)"),
         SizeDistribution::Pareto { mean, shape } => format!("pareto(mean={mean}B, shape={shape})"),
+        SizeDistribution::Pareto2 { mean, shape } => format!("pareto2(mean={mean}B, shape={shape})"),
+    }
+}
+
+/// A law written with `unit` after each value ("s" for durations, "" for counts).
+fn law(l: Law, unit: &str) -> String {
+    match l {
+        Law::Constant { value: x } => format!("{x}{unit}"),
+        Law::Exponential { mean } => format!("exponential(mean={mean}{unit})"),
+        Law::Pareto { mean, shape } => format!("pareto(mean={mean}{unit}, shape={shape})"),
+        Law::Pareto2 { mean, shape } => format!("pareto2(mean={mean}{unit}, shape={shape})"),
+    }
+}
+
+/// A start or an RTT: one duration, or a range as "from..to".
+fn range(r: Start) -> String {
+    match r {
+        Start::At(t) => duration(t),
+        Start::Uniform(lo, hi) => format!("{}..{}", duration(lo), duration(hi)),
     }
 }
 
@@ -102,6 +121,9 @@ fn param(v: &ParamValue) -> Value {
         ParamValue::Duration(t) => string(duration(*t)),
         ParamValue::PerSecond(x) => string(format!("{x}/s")),
         ParamValue::Distribution(d) => string(distribution(*d)),
+        ParamValue::Durations(l) => string(law(*l, "s")),
+        ParamValue::Counts(Law::Constant { value: x }) => number(*x),
+        ParamValue::Counts(l) => string(law(*l, "")),
     }
 }
 
@@ -162,6 +184,24 @@ fn app(a: &AppSpec) -> String {
             entries.push(("rate".into(), string(format!("{per_second}/s"))));
             entries.push(("size".into(), string(distribution(d))));
         }
+        AppSpec::Web(w) => {
+            // The load as asked, when it was: the session rate follows from it again.
+            match w.load {
+                Some(l) => {
+                    entries.push(("load".into(), Value::Float(l.load)));
+                    entries.push(("load_of".into(), string(rate(l.of_bps))));
+                }
+                None => entries.push(("sessions".into(), string(format!("{}/s", w.sessions)))),
+            }
+            entries.push(("pages".into(), param(&ParamValue::Counts(w.pages))));
+            entries.push(("objects".into(), param(&ParamValue::Counts(w.objects))));
+            entries.push(("page_gap".into(), param(&ParamValue::Durations(w.page_gap))));
+            entries.push(("object_gap".into(), param(&ParamValue::Durations(w.object_gap))));
+            entries.push(("size".into(), string(distribution(w.size))));
+            if let Some(d) = w.request_delay {
+                entries.push(("request_delay".into(), string(duration(d))));
+            }
+        }
         AppSpec::Cbr { rate: bps, size: bytes, on, off } => {
             entries.push(("rate".into(), string(rate(bps))));
             entries.push(("size".into(), string(size(bytes))));
@@ -194,7 +234,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         );
     }
     if let Some(rtt) = rtt {
-        w.string("rtt", duration(*rtt));
+        w.string("rtt", range(*rtt));
     }
     if let Some(from) = from {
         w.string("from", from.as_str());
@@ -202,13 +242,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
     if let Some(to) = to {
         w.string("to", to.as_str());
     }
-    w.string(
-        "start",
-        match *start {
-            Start::At(t) => duration(t),
-            Start::Uniform(lo, hi) => format!("{}..{}", duration(lo), duration(hi)),
-        },
-    );
+    w.string("start", range(*start));
     if let Some(stop) = stop {
         w.string("stop", duration(*stop));
     }

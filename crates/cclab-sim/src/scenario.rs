@@ -124,7 +124,28 @@ pub enum Start {
     Uniform(#[serde(serialize_with = "as_secs")] Time, #[serde(serialize_with = "as_secs")] Time),
 }
 
+/// A base RTT: one value, or uniform in a range drawn per instance (the same
+/// two forms as a start time).
+pub type Rtt = Start;
+
+/// A single RTT as seconds (as before ranges existed), a range as `{"uniform": [from, to]}`.
+fn as_opt_rtt<S: Serializer>(rtt: &Option<Rtt>, s: S) -> Result<S::Ok, S::Error> {
+    match rtt {
+        None => s.serialize_none(),
+        Some(Start::At(t)) => s.serialize_some(&cclab_wire::time::to_secs_f64(*t)),
+        Some(range) => s.serialize_some(range),
+    }
+}
+
 impl Start {
+    /// Draws an instance's value: a range from `stream`, uniformly, endpoints included.
+    pub fn draw(&self, stream: impl FnOnce() -> cclab_core::RngStream) -> Time {
+        match *self {
+            Start::At(t) => t,
+            Start::Uniform(lo, hi) => stream().uniform_inclusive(lo, hi),
+        }
+    }
+
     /// The earliest time an instance can start.
     pub fn earliest(&self) -> Time {
         match *self {
@@ -193,9 +214,9 @@ pub struct FlowGroup {
     /// Congestion control, loss recovery and pacing (TCP only).
     #[serde(flatten)]
     pub algorithms: Option<TcpAlgorithms>,
-    /// Base RTT of each instance's path (dumbbell).
-    #[serde(serialize_with = "as_opt_secs")]
-    pub rtt: Option<Time>,
+    /// Base RTT of each instance's path (dumbbell): one value or a range drawn per instance.
+    #[serde(serialize_with = "as_opt_rtt")]
+    pub rtt: Option<Rtt>,
     /// End nodes (graph).
     pub from: Option<String>,
     pub to: Option<String>,
@@ -474,9 +495,28 @@ fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
     let Some(text) = s.string("start")? else {
         return Ok(Start::At(0));
     };
-    let bad = |m: String| {
-        s.error("start", format!("{m}; write a start time like \"1s\" or a range like \"0s..1s\""))
-    };
+    parse_range(s, "start", text, "a start time like \"1s\" or a range like \"0s..1s\"")
+}
+
+/// `rtt = "40ms"` or `rtt = "20ms..200ms"` (dumbbell), read like `start`; a
+/// value that is not a range keeps the messages of a plain positive duration.
+fn parse_rtt(s: &mut Section) -> Result<Option<Rtt>, ScenarioError> {
+    match s.get("rtt") {
+        Some(toml::Value::String(text)) if text.contains("..") => {
+            let text = text.clone();
+            let rtt = parse_range(s, "rtt", &text, "an rtt like \"40ms\" or a range like \"20ms..200ms\"")?;
+            if rtt.earliest() == 0 {
+                return Err(s.error("rtt", "must be greater than zero"));
+            }
+            Ok(Some(rtt))
+        }
+        _ => Ok(s.positive_duration("rtt")?.map(Rtt::At)),
+    }
+}
+
+/// One duration, or two joined by exactly two dots, drawn uniformly per instance.
+fn parse_range(s: &Section, key: &str, text: &str, hint: &str) -> Result<Start, ScenarioError> {
+    let bad = |m: String| s.error(key, format!("{m}; write {hint}"));
     let parts: Vec<&str> = text.split("..").collect();
     match parts.as_slice() {
         [one] => Ok(Start::At(cclab_wire::units::duration(one).map_err(bad)?)),
@@ -484,7 +524,7 @@ fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
             let lo = cclab_wire::units::duration(a).map_err(|m| bad(format!("from {m}")))?;
             let hi = cclab_wire::units::duration(b).map_err(|m| bad(format!("to {m}")))?;
             if hi < lo {
-                return Err(s.error("start", format!("range \"{text}\" ends before it starts")));
+                return Err(s.error(key, format!("range \"{text}\" ends before it starts")));
             }
             Ok(Start::Uniform(lo, hi))
         }
@@ -526,6 +566,9 @@ fn resolve_params(info: &Info, table: &Section, skip: &[&str]) -> Result<Params,
                 Ok(ParamValue::Number(*i as f64))
             }
             (ParamType::Number | ParamType::Integer, toml::Value::Float(x)) => Ok(ParamValue::Number(*x)),
+            // A count needs no unit: `pages = 10` as well as `pages = "exponential(mean=10)"`.
+            (ParamType::CountDistribution, toml::Value::Integer(i)) => param.parse_text(&i.to_string()),
+            (ParamType::CountDistribution, toml::Value::Float(x)) => param.parse_text(&x.to_string()),
             (ParamType::Choice(words), toml::Value::String(w)) => {
                 param.parse_text(w).map_err(|m| format!("{m}{}", suggestion(w, words.iter().copied())))
             }
@@ -577,8 +620,9 @@ fn algorithm<B>(
     Ok((d, params))
 }
 
-/// `app = "bulk"` or `app = { kind = "...", parameters... }`.
-fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> {
+/// `app = "bulk"` or `app = { kind = "...", parameters... }`. A `load` given
+/// without `load_of` is a fraction of `bottleneck_bps` (a dumbbell's), if any.
+fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Result<AppSpec, ScenarioError> {
     let names = || sources::SOURCES.iter().filter(|d| d.build.protocol == protocol).map(|d| d.name);
     let example = if protocol == "udp" {
         "{ kind = \"cbr\", rate = \"10Mbps\" }"
@@ -624,6 +668,13 @@ fn parse_app(s: &mut Section, protocol: &str) -> Result<AppSpec, ScenarioError> 
         }
         Some(_) => return Err(s.error("app", format!("expected \"bulk\" or a table like {example}"))),
     };
+    let mut params = params;
+    if let Some(bps) = bottleneck_bps {
+        let takes_load = descriptor.parameters.iter().any(|p| p.name == "load_of");
+        if takes_load && params.get("load").is_some() && params.get("load_of").is_none() {
+            params.insert("load_of", ParamValue::Rate(bps));
+        }
+    }
     (descriptor.build.build)(&params).map_err(|e| at.error(&e.name, e.problem))
 }
 
@@ -836,7 +887,11 @@ fn parse_flow(
             ));
         }
     }
-    let app = parse_app(&mut s, protocol)?;
+    let bottleneck_bps = match topology {
+        Topology::Dumbbell(d) => Some(d.bottleneck.rate_bps),
+        Topology::Graph(_) => None,
+    };
+    let app = parse_app(&mut s, protocol, bottleneck_bps)?;
     let (algorithms, tcp) = if protocol == "tcp" {
         if stop.is_some() {
             return Err(s.error(
@@ -886,15 +941,14 @@ fn parse_flow(
                     ))
                 }
             };
-            let rtt =
-                s.positive_duration("rtt")?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
+            let rtt = parse_rtt(&mut s)?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
             let floor = 2 * d.bottleneck.delay;
-            if rtt < floor {
+            if rtt.earliest() < floor {
                 return Err(s.error(
                     "rtt",
                     format!(
                         "{} is shorter than twice the bottleneck delay ({})",
-                        fmt_time(rtt),
+                        fmt_time(rtt.earliest()),
                         fmt_time(floor)
                     ),
                 ));

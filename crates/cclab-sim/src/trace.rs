@@ -19,7 +19,6 @@ use crate::build::Simulation;
 use crate::error::{suggestion, ScenarioError};
 use crate::reader::Section;
 use crate::scenario::{fmt_time, FlowGroup, RunConfig};
-use crate::sources::AppSpec;
 use cclab_core::{DropCause, TraceEvent, TraceFilter, TraceRecord, Tracer};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, Time, UdtHeader};
@@ -67,7 +66,7 @@ pub fn parse_trace(mut s: Section, flows: &[FlowGroup], run: &RunConfig) -> Resu
                 format!("unknown flow group \"{name}\"{hint} (one of {})", list.join(", ")),
             ));
         };
-        if matches!(group.app, AppSpec::Arrivals { .. }) {
+        if group.app.opens_connections() {
             return Err(s.error(
                 "flows",
                 format!(

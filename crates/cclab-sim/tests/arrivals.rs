@@ -6,6 +6,7 @@ mod common;
 
 use cclab_core::{Engine, MeasurementWindow};
 use cclab_sim::build::tcp_endpoints;
+use cclab_sim::sources::agent::TransferOpener;
 use cclab_sim::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use cclab_sim::sources::AppSpec;
 use cclab_sim::RunResult;
@@ -198,8 +199,7 @@ fn a_source_that_cannot_open_connections_is_reported_at_its_app_key() {
     let bucket = engine.add_bucket();
     let group = sim.scenario.flows[0].clone();
     let AppSpec::Arrivals { rate, size } = group.app else { panic!("an arrivals source") };
-    let plan =
-        ArrivalPlan { rate, sizes: size, start: 0, from, to, bucket, stream: "flow:web:0".into(), seed: 1 };
+    let plan = ArrivalPlan { rate, sizes: size, start: 0, stream: "flow:web:0".into(), seed: 1 };
     let mut built = 0;
     let factory = Box::new(move |start| {
         built += 1;
@@ -208,7 +208,7 @@ fn a_source_that_cannot_open_connections_is_reported_at_its_app_key() {
         }
         tcp_endpoints(&group, start, App::Stream, 0)
     });
-    engine.add_agent(Box::new(ArrivalSource::new(plan, factory)));
+    engine.add_agent(Box::new(ArrivalSource::new(plan, TransferOpener::new(from, to, bucket, factory))));
     engine.reserve_flows(1);
     sim.engine = engine;
     sim.engine.run();

@@ -319,13 +319,13 @@ fn protocols_and_the_sources_they_run() {
     expect(
         &tcp_with("app = { kind = \"video\" }"),
         "flows[0].app.kind",
-        "unknown traffic source \"video\" (one of bulk, transfer, arrivals)",
+        "unknown traffic source \"video\" (one of bulk, transfer, arrivals, web)",
     );
     expect(&tcp_with("app = \"video\""), "flows[0].app", "unknown traffic source \"video\"");
     expect(
         &tcp_with("app = { kind = \"cbr\", rate = \"1Mbps\" }"),
         "flows[0].app.kind",
-        "cbr runs over protocol udp, not tcp (use one of bulk, transfer, arrivals)",
+        "cbr runs over protocol udp, not tcp (use one of bulk, transfer, arrivals, web)",
     );
     expect(&tcp_with("app = \"cbr\""), "flows[0].app", "cbr runs over protocol udp, not tcp");
     expect(
@@ -615,4 +615,65 @@ fn the_memory_refusal_names_the_part_that_needs_it() {
     .unwrap_err();
     assert_eq!(e.path, "flows[0].app", "{e}");
     assert!(e.message.contains("more than the 2,147,483,648 a run can number"), "{e}");
+}
+
+#[test]
+fn web_sources_refuse_loads_outside_zero_to_one_and_ambiguous_rates() {
+    let web = |params: &str| tcp_with(&format!("app = {{ kind = \"web\", {params} }}"));
+    validate_toml(&web("load = 0.3"), "t").unwrap();
+    validate_toml(&web("load = 1.0, load_of = \"20Mbps\""), "t").unwrap();
+    validate_toml(&web("sessions = \"2/s\", pages = \"exponential(mean=5)\""), "t").unwrap();
+    expect(&web("load = 1.5"), "flows[0].app.load", "1.5 is out of range [0, 1]");
+    expect(&web("load = 0"), "flows[0].app.load", "must be above 0 and at most 1");
+    expect(&web("load = -0.1"), "flows[0].app.load", "is out of range [0, 1]");
+    expect(&web("load = 0.3, sessions = \"1/s\""), "flows[0].app.load", "give one");
+    expect(&web("pages = 3"), "flows[0].app.sessions", "or load is required");
+    expect(&web("sessions = \"1/s\", load_of = \"1Mbps\""), "flows[0].app.load_of", "only with load");
+    expect(
+        &web("load = 0.3, size = \"pareto2(mean=10KB, shape=1)\""),
+        "flows[0].app.size",
+        "must be above 1",
+    );
+    expect(
+        &web("load = 0.3, size = \"pareto(mean=10KB, shape=0.8)\""),
+        "flows[0].app.size",
+        "must be above 1",
+    );
+    expect(
+        &web("load = 0.3, page_gap = \"pareto(mean=1s, shape=1)\""),
+        "flows[0].app.page_gap",
+        "must be above 1 (so the mean exists)",
+    );
+    expect(&web("load = 0.3, pages = 0"), "flows[0].app.pages", "under one");
+    expect(&web("load = 0.3, object_gap = \"exponential(mean=0s)\""), "flows[0].app.object_gap", "positive");
+    // Off a dumbbell there is no bottleneck to take the load of.
+    expect(
+        &graph_with_flow("from = \"a\"\nto = \"b\"\napp = { kind = \"web\", load = 0.3 }"),
+        "flows[0].app.load_of",
+        "is required with load",
+    );
+    validate_toml(
+        &graph_with_flow(
+            "from = \"a\"\nto = \"b\"\napp = { kind = \"web\", load = 0.3, load_of = \"10Mbps\" }",
+        ),
+        "t",
+    )
+    .unwrap();
+}
+
+#[test]
+fn a_zero_receiver_window_is_refused() {
+    expect(&tcp_with("max_window = 0"), "flows[0].max_window", "out of range");
+}
+
+#[test]
+fn rtt_ranges_are_read_like_start_ranges() {
+    let rtt = |r: &str| BASE.replace("rtt = \"40ms\"", &format!("rtt = \"{r}\""));
+    validate_toml(&rtt("20ms..200ms"), "t").unwrap();
+    validate_toml(&rtt("40ms..40ms"), "t").unwrap();
+    expect(&rtt("200ms..20ms"), "flows[0].rtt", "range \"200ms..20ms\" ends before it starts");
+    expect(&rtt("20ms...200ms"), "flows[0].rtt", "is not a range of two durations joined by \"..\"");
+    expect(&rtt("20ms..x"), "flows[0].rtt", "write an rtt like \"40ms\" or a range like \"20ms..200ms\"");
+    expect(&rtt("0s..20ms"), "flows[0].rtt", "must be greater than zero");
+    expect(&rtt("10ms..200ms"), "flows[0].rtt", "10ms is shorter than twice the bottleneck delay (20ms)");
 }

@@ -113,6 +113,35 @@ to = "a"
 protocol = "udp"
 app = { kind = "cbr", rate = "1Mbps" }
 "#,
+    r#"
+name = "web"
+[run]
+duration = "3s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = "20Mbps"
+delay = "5ms"
+[[flows]]
+name = "web"
+rtt = "20ms..200ms"
+app = { kind = "web", load = 0.35 }
+[[flows]]
+name = "web-back"
+direction = "reverse"
+rtt = "30ms..90.5ms"
+app = { kind = "web", sessions = "3.25/s", pages = "exponential(mean=4.5)", objects = "pareto2(mean=2.5, shape=1.7)", page_gap = "pareto(mean=1.5s, shape=2)", object_gap = "5ms", size = "pareto(mean=12.5KB, shape=1.3)", request_delay = "15ms" }
+[[flows]]
+name = "web-graph-like"
+rtt = "40ms"
+app = { kind = "web", load = 0.1, load_of = "7.5Mbps", pages = 3.5, object_gap = "exponential(mean=2.5ms)", size = "exponential(mean=3333.5B)" }
+[[flows]]
+name = "small"
+count = 5
+rtt = "20ms..200ms"
+max_window = 64
+start = "0s..1s"
+"#,
 ];
 
 fn round_trip(scenario: &Scenario, origin: &str) -> String {

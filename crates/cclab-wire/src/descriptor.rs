@@ -77,6 +77,10 @@ pub enum ParamType {
     PerSecond,
     /// A distribution of byte counts (`"pareto(mean=100KB, shape=1.2)"`); the range bounds its mean.
     SizeDistribution,
+    /// A distribution of durations (`"exponential(mean=1s)"`); the range bounds its mean, in seconds.
+    DurationDistribution,
+    /// A distribution of whole counts (`"10"`, `"exponential(mean=10)"`); the range bounds its mean.
+    CountDistribution,
 }
 
 impl ParamType {
@@ -99,6 +103,12 @@ impl ParamType {
             ParamType::SizeDistribution => {
                 "a size or a distribution: \"100KB\", \"exponential(mean=100KB)\", \"pareto(mean=100KB, shape=1.2)\""
                     .into()
+            }
+            ParamType::DurationDistribution => {
+                "a duration or a distribution: \"1s\", \"exponential(mean=1s)\", \"pareto2(mean=1s, shape=1.5)\"".into()
+            }
+            ParamType::CountDistribution => {
+                "a count or a distribution: 10, \"exponential(mean=10)\", \"pareto2(mean=10, shape=1.5)\"".into()
             }
         }
     }
@@ -142,6 +152,8 @@ impl Parameter {
             ParamType::Duration => units::duration(text).map(ParamValue::Duration),
             ParamType::PerSecond => units::per_second(text).map(ParamValue::PerSecond),
             ParamType::SizeDistribution => units::size_distribution(text).map(ParamValue::Distribution),
+            ParamType::DurationDistribution => units::duration_distribution(text).map(ParamValue::Durations),
+            ParamType::CountDistribution => units::count_distribution(text).map(ParamValue::Counts),
             ParamType::Bool => match text {
                 "true" => Ok(ParamValue::Bool(true)),
                 "false" => Ok(ParamValue::Bool(false)),
@@ -162,6 +174,7 @@ impl Parameter {
             ParamValue::Size(b) => Some(b as f64),
             ParamValue::Duration(t) => Some(crate::time::to_secs_f64(t)),
             ParamValue::Distribution(d) => Some(d.mean()),
+            ParamValue::Durations(d) | ParamValue::Counts(d) => Some(d.mean()),
             ParamValue::Bool(_) | ParamValue::Text(_) => None,
         }
     }
@@ -176,6 +189,8 @@ impl Parameter {
         if !(x >= self.min && x <= self.max) {
             let shown = match self.ty {
                 ParamType::SizeDistribution => format!("a mean of {x} B"),
+                ParamType::DurationDistribution => format!("a mean of {x} s"),
+                ParamType::CountDistribution => format!("a mean of {x}"),
                 ParamType::Rate => format!("{x} bit/s"),
                 ParamType::Size => format!("{x} B"),
                 ParamType::Duration => format!("{x} s"),
@@ -201,6 +216,7 @@ impl Parameter {
             ParamType::Duration => " s",
             ParamType::PerSecond => "/s",
             ParamType::SizeDistribution => " B mean",
+            ParamType::DurationDistribution => " s mean",
             _ if self.unit.is_empty() => "",
             _ => return format!("[{}, {}] {}", self.min, self.max, self.unit),
         };
@@ -209,8 +225,7 @@ impl Parameter {
 }
 
 /// A distribution of sizes in bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SizeDistribution {
     Constant(u64),
     Exponential {
@@ -221,13 +236,45 @@ pub enum SizeDistribution {
         mean: f64,
         shape: f64,
     },
+    /// Pareto of the second kind (Lomax, ns-2's `RandomVariable/ParetoII`): support
+    /// from zero, scale = mean (shape - 1); see [`Law::Pareto2`].
+    Pareto2 {
+        mean: f64,
+        shape: f64,
+    },
+}
+
+/// How a [`SizeDistribution`] is written in JSON: serde cannot tag a newtype
+/// variant holding a number (`Constant(u64)`) inside the object, so a constant
+/// is written as `{"kind": "constant", "bytes": N}`.
+#[derive(Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum SizeDistributionJson {
+    Constant { bytes: u64 },
+    Exponential { mean: f64 },
+    Pareto { mean: f64, shape: f64 },
+    Pareto2 { mean: f64, shape: f64 },
+}
+
+impl Serialize for SizeDistribution {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            SizeDistribution::Constant(bytes) => SizeDistributionJson::Constant { bytes },
+            SizeDistribution::Exponential { mean } => SizeDistributionJson::Exponential { mean },
+            SizeDistribution::Pareto { mean, shape } => SizeDistributionJson::Pareto { mean, shape },
+            SizeDistribution::Pareto2 { mean, shape } => SizeDistributionJson::Pareto2 { mean, shape },
+        }
+        .serialize(s)
+    }
 }
 
 impl SizeDistribution {
     pub fn mean(&self) -> f64 {
         match *self {
             SizeDistribution::Constant(b) => b as f64,
-            SizeDistribution::Exponential { mean } | SizeDistribution::Pareto { mean, .. } => mean,
+            SizeDistribution::Exponential { mean }
+            | SizeDistribution::Pareto { mean, .. }
+            | SizeDistribution::Pareto2 { mean, .. } => mean,
         }
     }
 
@@ -241,9 +288,99 @@ impl SizeDistribution {
                 let scale = mean * (shape - 1.0) / shape;
                 scale / (1.0 - u).powf(1.0 / shape)
             }
+            SizeDistribution::Pareto2 { mean, shape } => Law::Pareto2 { mean, shape }.quantile(u),
         };
         // Capped so that a draw in the far tail stays representable.
         bytes.round().clamp(1.0, 1e15) as u64
+    }
+}
+
+/// A distribution of non-negative reals in a base unit (seconds, a count):
+/// the law behind duration and count parameters. Pareto laws need a shape
+/// above 1, so that the mean they are given exists.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Law {
+    Constant {
+        value: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
+    /// Pareto (first kind): scale = mean (shape - 1) / shape, support from the scale.
+    Pareto {
+        mean: f64,
+        shape: f64,
+    },
+    /// Pareto of the second kind (Lomax), what ns-2's `RandomVariable/ParetoII`
+    /// draws with `avg_` and `shape_` (ns-2 `tools/ranvar.cc`, `tools/random.h`):
+    /// scale = mean (shape - 1), survival (1 + x / scale)^-shape, support from 0,
+    /// so most draws are small and the mean comes from the tail.
+    Pareto2 {
+        mean: f64,
+        shape: f64,
+    },
+}
+
+impl Law {
+    pub fn mean(&self) -> f64 {
+        match *self {
+            Law::Constant { value: x } => x,
+            Law::Exponential { mean } | Law::Pareto { mean, .. } | Law::Pareto2 { mean, .. } => mean,
+        }
+    }
+
+    /// The value whose upper tail has probability `1 - u` (inverse transform
+    /// sampling with `u` uniform in [0, 1)).
+    pub fn quantile(&self, u: f64) -> f64 {
+        match *self {
+            Law::Constant { value: x } => x,
+            Law::Exponential { mean } => -mean * (1.0 - u).ln(),
+            Law::Pareto { mean, shape } => mean * (shape - 1.0) / shape / (1.0 - u).powf(1.0 / shape),
+            Law::Pareto2 { mean, shape } => mean * (shape - 1.0) * ((1.0 - u).powf(-1.0 / shape) - 1.0),
+        }
+    }
+
+    /// A whole count from a draw: rounded up, at least one (ns-2's WebTraf takes
+    /// `ceil` of its page and object counts).
+    pub fn count(&self, u: f64) -> u64 {
+        self.quantile(u).ceil().clamp(1.0, 1e12) as u64
+    }
+
+    /// The probability that a draw exceeds `x`.
+    fn survival(&self, x: f64) -> f64 {
+        match *self {
+            Law::Constant { value: c } => f64::from(u8::from(c > x)),
+            Law::Exponential { mean } => (-x / mean).exp(),
+            Law::Pareto { mean, shape } => {
+                let scale = mean * (shape - 1.0) / shape;
+                if x < scale {
+                    1.0
+                } else {
+                    (scale / x).powf(shape)
+                }
+            }
+            Law::Pareto2 { mean, shape } => (1.0 + x / (mean * (shape - 1.0))).powf(-shape),
+        }
+    }
+
+    /// The mean of [`Law::count`]: E[max(1, ceil X)] = 1 + sum over k >= 1 of
+    /// P(X > k), summed to 100 000 and the rest taken as the integral of the
+    /// survival function from 100 000.5 (the tail of a Pareto law whose shape is
+    /// near 1 converges too slowly to sum).
+    pub fn count_mean(&self) -> f64 {
+        const TERMS: u32 = 100_000;
+        let sum: f64 = (1..=TERMS).map(|k| self.survival(f64::from(k))).sum();
+        let from = f64::from(TERMS) + 0.5;
+        let tail = match *self {
+            Law::Constant { .. } => 0.0,
+            Law::Exponential { mean } => mean * (-from / mean).exp(),
+            Law::Pareto { shape, .. } => from * self.survival(from) / (shape - 1.0),
+            Law::Pareto2 { mean, shape } => {
+                (mean * (shape - 1.0) + from) * self.survival(from) / (shape - 1.0)
+            }
+        };
+        1.0 + sum + tail
     }
 }
 
@@ -263,6 +400,9 @@ pub enum ParamValue {
     /// Events per second.
     PerSecond(f64),
     Distribution(SizeDistribution),
+    /// Seconds.
+    Durations(Law),
+    Counts(Law),
 }
 
 fn seconds<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
@@ -376,6 +516,46 @@ impl Params {
         match self.value(name)? {
             ParamValue::Distribution(d) => Ok(*d),
             _ => Err(Self::wrong(name)),
+        }
+    }
+
+    /// A distribution of durations, in seconds.
+    pub fn durations(&self, name: &str) -> Result<Law, ParamError> {
+        match self.value(name)? {
+            ParamValue::Durations(d) => Ok(*d),
+            _ => Err(Self::wrong(name)),
+        }
+    }
+
+    pub fn counts(&self, name: &str) -> Result<Law, ParamError> {
+        match self.value(name)? {
+            ParamValue::Counts(d) => Ok(*d),
+            _ => Err(Self::wrong(name)),
+        }
+    }
+
+    /// An optional number: absent when the descriptor has no default and the scenario gave none.
+    pub fn optional_number(&self, name: &str) -> Result<Option<f64>, ParamError> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(ParamValue::Number(x)) => Ok(Some(*x)),
+            Some(_) => Err(Self::wrong(name)),
+        }
+    }
+
+    pub fn optional_rate(&self, name: &str) -> Result<Option<u64>, ParamError> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(ParamValue::Rate(r)) => Ok(Some(*r)),
+            Some(_) => Err(Self::wrong(name)),
+        }
+    }
+
+    pub fn optional_per_second(&self, name: &str) -> Result<Option<f64>, ParamError> {
+        match self.0.get(name) {
+            None => Ok(None),
+            Some(ParamValue::PerSecond(x)) => Ok(Some(*x)),
+            Some(_) => Err(Self::wrong(name)),
         }
     }
 }

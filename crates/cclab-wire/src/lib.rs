@@ -20,7 +20,7 @@ pub mod units;
 
 pub use counters::{Counters, Extras, Measure};
 pub use descriptor::{
-    Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
+    Descriptor, Info, Law, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
     SizeDistribution,
 };
 pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox};

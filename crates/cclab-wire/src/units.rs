@@ -2,7 +2,7 @@
 //! "64KB", "50/s", "pareto(mean=100KB, shape=1.2)". Every parser returns a
 //! message fit to follow a key path in an error ("run.warmup: ...").
 
-use crate::descriptor::SizeDistribution;
+use crate::descriptor::{Law, SizeDistribution};
 use crate::time::Time;
 
 /// The length of the number at the start of `s`: an optional sign, digits,
@@ -161,14 +161,64 @@ pub fn per_second(s: &str) -> Result<f64, String> {
     Ok(hz)
 }
 
-/// A size distribution: a constant size ("100KB"), "exponential(mean=100KB)" or
-/// "pareto(mean=100KB, shape=1.2)" (shape above 1, so that the mean exists).
+/// A size distribution: a constant size ("100KB"), "exponential(mean=100KB)",
+/// "pareto(mean=100KB, shape=1.2)" or "pareto2(mean=100KB, shape=1.2)" (shape
+/// above 1, so that the mean exists).
 pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
     let t = s.trim();
-    let Some((kind, rest)) = t.split_once('(') else {
+    if !t.contains('(') {
         return size(t).map(SizeDistribution::Constant).map_err(|e| {
             format!("{e}; or write a distribution like \"exponential(mean=100KB)\" or \"pareto(mean=100KB, shape=1.2)\"")
         });
+    }
+    let law = law(t, size_value, 1.0, "at least one byte")?;
+    Ok(match law {
+        Law::Constant { value: x } => SizeDistribution::Constant(x.round() as u64),
+        Law::Exponential { mean } => SizeDistribution::Exponential { mean },
+        Law::Pareto { mean, shape } => SizeDistribution::Pareto { mean, shape },
+        Law::Pareto2 { mean, shape } => SizeDistribution::Pareto2 { mean, shape },
+    })
+}
+
+/// A distribution of durations in seconds: a constant ("1s"), "exponential(mean=1s)",
+/// "pareto(mean=1s, shape=1.5)" or "pareto2(mean=1s, shape=1.5)".
+pub fn duration_distribution(s: &str) -> Result<Law, String> {
+    let t = s.trim();
+    if !t.contains('(') {
+        return duration(t).map(|d| Law::Constant { value: crate::time::to_secs_f64(d) }).map_err(|e| {
+            format!("{e}; or write a distribution like \"exponential(mean=1s)\" or \"pareto(mean=1s, shape=1.5)\"")
+        });
+    }
+    let seconds = |v: &str| duration(v).map(crate::time::to_secs_f64);
+    law(t, seconds, 0.0, "positive")
+}
+
+/// A distribution of counts: a number ("10"), "exponential(mean=10)",
+/// "pareto(mean=10, shape=1.5)" or "pareto2(mean=10, shape=1.5)"; each draw is
+/// rounded up to a whole number, at least one (see [`Law::count`]).
+pub fn count_distribution(s: &str) -> Result<Law, String> {
+    let t = s.trim();
+    let number = |v: &str| match v.trim().parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err(format!("\"{}\" is not a non-negative number", v.trim())),
+    };
+    if !t.contains('(') {
+        return match number(t) {
+            Ok(x) if x >= 1.0 => Ok(Law::Constant { value: x }),
+            Ok(_) => Err(format!("\"{t}\" is under one")),
+            Err(e) => {
+                Err(format!("{e}; write a count like \"10\" or a distribution like \"exponential(mean=10)\""))
+            }
+        };
+    }
+    law(t, number, 1.0, "at least one")
+}
+
+/// "kind(mean=..., shape=...)" with the mean read by `value` and at least `least`
+/// (strictly above it when `least` is 0); `what` says so in a refusal.
+fn law(t: &str, value: impl Fn(&str) -> Result<f64, String>, least: f64, what: &str) -> Result<Law, String> {
+    let Some((kind, rest)) = t.split_once('(') else {
+        return Err(format!("\"{t}\": expected kind(mean=...)"));
     };
     let Some(args) = rest.strip_suffix(')') else {
         return Err(format!("\"{t}\": missing \")\" at the end"));
@@ -176,16 +226,16 @@ pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
     let mut mean = None;
     let mut shape = None;
     for arg in args.split(',') {
-        let Some((key, value)) = arg.split_once('=') else {
+        let Some((key, v)) = arg.split_once('=') else {
             return Err(format!("\"{t}\": \"{}\" is not key=value", arg.trim()));
         };
         match key.trim() {
-            "mean" => mean = Some(size_value(value.trim()).map_err(|e| format!("\"{t}\": mean {e}"))?),
+            "mean" => mean = Some(value(v.trim()).map_err(|e| format!("\"{t}\": mean {e}"))?),
             "shape" => {
-                let x: f64 = value
+                let x: f64 = v
                     .trim()
                     .parse()
-                    .map_err(|_| format!("\"{t}\": shape \"{}\" is not a number", value.trim()))?;
+                    .map_err(|_| format!("\"{t}\": shape \"{}\" is not a number", v.trim()))?;
                 shape = Some(x);
             }
             other => {
@@ -194,30 +244,28 @@ pub fn size_distribution(s: &str) -> Result<SizeDistribution, String> {
         }
     }
     let mean = mean.ok_or_else(|| format!("\"{t}\": mean=... is required"))?;
-    if mean < 1.0 {
-        return Err(format!("\"{t}\": the mean must be at least one byte"));
+    if mean < least || (least == 0.0 && mean <= 0.0) {
+        return Err(format!("\"{t}\": the mean must be {what}"));
     }
+    let pareto = |kind: &str, make: fn(f64, f64) -> Law| match shape {
+        Some(a) if a.is_finite() && a > 1.0 && a <= 100.0 => Ok(make(mean, a)),
+        Some(a) => Err(format!("\"{t}\": shape {a} must be above 1 (so the mean exists) and at most 100")),
+        None => Err(format!("\"{t}\": {kind} needs a shape, e.g. shape=1.2")),
+    };
     match kind.trim() {
         "exponential" => match shape {
-            None => Ok(SizeDistribution::Exponential { mean }),
+            None => Ok(Law::Exponential { mean }),
             Some(_) => Err(format!("\"{t}\": exponential takes only a mean")),
         },
-        "pareto" => match shape {
-            Some(a) if a.is_finite() && a > 1.0 && a <= 100.0 => {
-                Ok(SizeDistribution::Pareto { mean, shape: a })
-            }
-            Some(a) => {
-                Err(format!("\"{t}\": shape {a} must be above 1 (so the mean exists) and at most 100"))
-            }
-            None => Err(format!("\"{t}\": pareto needs a shape, e.g. shape=1.2")),
-        },
+        "pareto" => pareto("pareto", |mean, shape| Law::Pareto { mean, shape }),
+        "pareto2" => pareto("pareto2", |mean, shape| Law::Pareto2 { mean, shape }),
         "constant" => match shape {
-            None => Ok(SizeDistribution::Constant(mean.round() as u64)),
+            None => Ok(Law::Constant { value: mean }),
             Some(_) => Err(format!("\"{t}\": constant takes only a mean")),
         },
-        other => {
-            Err(format!("\"{t}\": unknown distribution \"{other}\" (use constant, exponential or pareto)"))
-        }
+        other => Err(format!(
+            "\"{t}\": unknown distribution \"{other}\" (use constant, exponential, pareto or pareto2)"
+        )),
     }
 }
 

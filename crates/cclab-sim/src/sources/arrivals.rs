@@ -13,11 +13,12 @@
 //! so the mean is the one asked for; with shape <= 2 the variance is infinite,
 //! as in the web-traffic models of Crovella and Bestavros (1997).
 
+use super::agent::{poisson_gap, TransferOpener};
 use super::{AppSpec, SourceBuilder, SourceDescriptor};
-use cclab_core::{Actions, Agent, BucketId, Connections, Open, RngStream};
+use cclab_core::{Actions, Agent, Connections, RngStream};
 use cclab_wire::{
-    Control, ControlRefused, Descriptor, Endpoint, FlowId, NodeId, ParamDefault, ParamError, ParamType,
-    Parameter, Params, Role, SizeDistribution, Time, NEVER,
+    ControlRefused, Descriptor, FlowId, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
+    SizeDistribution, Time, NEVER,
 };
 
 pub const DESCRIPTOR: SourceDescriptor = Descriptor {
@@ -56,73 +57,46 @@ fn build(params: &Params) -> Result<AppSpec, ParamError> {
     Ok(AppSpec::Arrivals { rate: params.per_second("rate")?, size: params.distribution("size")? })
 }
 
-/// A connection's sending and receiving endpoints.
-pub type EndpointPair = (Box<dyn Endpoint>, Box<dyn Endpoint>);
-
-/// Builds the two endpoints of a connection opened at `start`, whose sender
-/// sends what its application writes.
-pub type ConnectionFactory = Box<dyn FnMut(Time) -> Result<EndpointPair, String>>;
-
 pub struct ArrivalSource {
     rate: f64,
     sizes: SizeDistribution,
     gaps: RngStream,
     size_draws: RngStream,
     next: Time,
-    from: NodeId,
-    to: NodeId,
-    bucket: BucketId,
-    factory: ConnectionFactory,
-    opened: u64,
-    failure: Option<String>,
+    opener: TransferOpener,
 }
 
 pub struct ArrivalPlan {
     pub rate: f64,
     pub sizes: SizeDistribution,
     pub start: Time,
-    pub from: NodeId,
-    pub to: NodeId,
-    pub bucket: BucketId,
     /// Names the random streams: "flow:NAME:INDEX".
     pub stream: String,
     pub seed: u64,
 }
 
 impl ArrivalSource {
-    pub fn new(plan: ArrivalPlan, factory: ConnectionFactory) -> Self {
-        let mut source = Self {
+    pub fn new(plan: ArrivalPlan, opener: TransferOpener) -> Self {
+        let mut gaps = RngStream::new(plan.seed, &format!("{}:arrivals", plan.stream));
+        let next = plan.start + poisson_gap(&mut gaps, plan.rate);
+        Self {
             rate: plan.rate,
             sizes: plan.sizes,
-            gaps: RngStream::new(plan.seed, &format!("{}:arrivals", plan.stream)),
+            gaps,
             size_draws: RngStream::new(plan.seed, &format!("{}:sizes", plan.stream)),
-            next: plan.start,
-            from: plan.from,
-            to: plan.to,
-            bucket: plan.bucket,
-            factory,
-            opened: 0,
-            failure: None,
-        };
-        source.next = plan.start + source.gap();
-        source
-    }
-
-    /// An exponential inter-arrival time, by inverse transform.
-    fn gap(&mut self) -> Time {
-        let u = self.gaps.next_f64();
-        let seconds = -(1.0 - u).ln() / self.rate;
-        (seconds * 1e9).round().min(1e18) as Time
+            next,
+            opener,
+        }
     }
 
     pub fn opened(&self) -> u64 {
-        self.opened
+        self.opener.opened()
     }
 }
 
 impl Agent for ArrivalSource {
     fn next_wakeup(&self) -> Time {
-        if self.failure.is_some() {
+        if self.opener.failed() {
             NEVER
         } else {
             self.next
@@ -130,34 +104,18 @@ impl Agent for ArrivalSource {
     }
 
     fn on_timer(&mut self, now: Time, _connections: &Connections, actions: &mut Actions) {
-        while self.next <= now && self.failure.is_none() {
+        while self.next <= now && !self.opener.failed() {
             let size = self.sizes.quantile(self.size_draws.next_f64());
-            match (self.factory)(now) {
-                Ok((sender, receiver)) => {
-                    let flow = actions.open(Open {
-                        sender,
-                        receiver,
-                        from: self.from,
-                        to: self.to,
-                        bucket: self.bucket,
-                        size: Some(size),
-                        start: now,
-                    });
-                    actions.control(flow, Control::AppWrite { bytes: size });
-                    actions.control(flow, Control::AppClose);
-                    self.opened += 1;
-                }
-                Err(e) => self.failure = Some(e),
-            }
-            self.next = self.next.saturating_add(self.gap());
+            self.opener.open(now, size, actions);
+            self.next = self.next.saturating_add(poisson_gap(&mut self.gaps, self.rate));
         }
     }
 
     fn on_refused(&mut self, flow: FlowId, refused: ControlRefused) {
-        self.failure = Some(format!("connection {flow}: {refused}"));
+        self.opener.refused(flow, refused);
     }
 
     fn failure(&self) -> Option<String> {
-        self.failure.clone()
+        self.opener.failure()
     }
 }

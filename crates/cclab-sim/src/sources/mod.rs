@@ -4,10 +4,12 @@
 //! into endpoints (a bulk or finite TCP transfer, a CBR UDP source) or into a
 //! host agent that opens connections during the run (transfer arrivals).
 
+pub mod agent;
 pub mod arrivals;
 pub mod bulk;
 pub mod cbr;
 pub mod transfer;
+pub mod web;
 
 use cclab_wire::{Descriptor, ParamError, Params, SizeDistribution, Time};
 use serde::{Serialize, Serializer};
@@ -22,6 +24,8 @@ pub enum AppSpec {
     Transfer { size: u64 },
     /// Transfers arriving as a Poisson process, sizes drawn from a distribution.
     Arrivals { rate: f64, size: SizeDistribution },
+    /// Web sessions of pages of objects (ns-2's WebTraf).
+    Web(web::WebSpec),
     /// Constant bit rate, optionally in on/off periods.
     Cbr {
         rate: u64,
@@ -41,11 +45,27 @@ impl AppSpec {
             AppSpec::Transfer { .. } => transfer::DESCRIPTOR.name,
             AppSpec::Arrivals { .. } => arrivals::DESCRIPTOR.name,
             AppSpec::Cbr { .. } => cbr::DESCRIPTOR.name,
+            AppSpec::Web(_) => web::DESCRIPTOR.name,
+        }
+    }
+
+    /// Whether the source opens connections during the run (a host agent):
+    /// it has no long-lived connection to observe or trace.
+    pub fn opens_connections(&self) -> bool {
+        matches!(self, AppSpec::Arrivals { .. } | AppSpec::Web(_))
+    }
+
+    /// Transfers the source opens per second of the run, on average (per instance).
+    pub fn transfers_per_second(&self) -> f64 {
+        match self {
+            AppSpec::Arrivals { rate, .. } => *rate,
+            AppSpec::Web(w) => w.sessions * w.objects_per_session(),
+            _ => 0.0,
         }
     }
 }
 
-fn optional_seconds<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn optional_seconds<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
     match t {
         Some(t) => s.serialize_some(&cclab_wire::time::to_secs_f64(*t)),
         None => s.serialize_none(),
@@ -62,7 +82,7 @@ pub struct SourceBuilder {
 pub type SourceDescriptor = Descriptor<SourceBuilder>;
 
 pub const SOURCES: &[SourceDescriptor] =
-    &[bulk::DESCRIPTOR, transfer::DESCRIPTOR, arrivals::DESCRIPTOR, cbr::DESCRIPTOR];
+    &[bulk::DESCRIPTOR, transfer::DESCRIPTOR, arrivals::DESCRIPTOR, web::DESCRIPTOR, cbr::DESCRIPTOR];
 
 pub fn find(name: &str) -> Option<&'static SourceDescriptor> {
     SOURCES.iter().find(|d| d.name == name)
