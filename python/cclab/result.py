@@ -216,6 +216,43 @@ def write_pcaps(summary: dict[str, Any], directory: str | Path) -> list[Path]:
     return [Path(p) for p in _core.write_pcaps(json.dumps(trace), str(directory))]
 
 
+def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str = "left->right",
+                groups: dict[str, list[str]] | None = None) -> pl.DataFrame:  # fmt: skip
+    """:meth:`Result.shares` of one run's flows and links tables (a sweep's rows of one run)."""
+    import polars as pl
+
+    chosen = links.filter(pl.col("name") == link)
+    if chosen.height != 1:
+        names = ", ".join(links["name"].unique(maintain_order=True).to_list())
+        raise ValueError(f"shares: no link {link!r} (one of {names})")
+    role = chosen["role"][0]
+    crossing = {"bottleneck": "forward", "bottleneck.reverse": "reverse"}.get(role)
+    if crossing is None:
+        raise ValueError(
+            f"shares: {link!r} is not a bottleneck direction (its role is {role}); shares are defined for "
+            "a dumbbell's bottleneck directions (left->right, right->left), whose flows' directions say "
+            "what crosses them"
+        )
+    names = list(dict.fromkeys(flows["name"].to_list()))
+    kinds = groups if groups is not None else {name: [name] for name in names}
+    rate = float(chosen["rate_bps"][0])
+    rows: list[tuple[str, float, float | None]] = []
+    for kind, members in kinds.items():
+        unknown = [m for m in members if m not in names]
+        if unknown:
+            known = ", ".join(names)
+            raise ValueError(f"shares: kind {kind!r}: unknown flow group {unknown[0]!r} (one of {known})")
+        mine = flows.filter(pl.col("name").is_in(members) & (pl.col("direction") == crossing))
+        goodput = float(mine["goodput_bps"].sum()) if mine.height else 0.0
+        rows.append((kind, goodput / rate, goodput))
+    if {"overhead", "unused"} & set(kinds):
+        raise ValueError("shares: 'overhead' and 'unused' are the names of the last two rows")
+    utilization = float(chosen["utilization"][0])
+    rows.append(("overhead", utilization - sum(r[1] for r in rows), None))
+    rows.append(("unused", 1.0 - utilization, None))
+    return pl.DataFrame(rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row")
+
+
 @dataclass
 class Result:
     """One run: its summary, the resolved scenario it ran, and its seed."""
@@ -321,41 +358,7 @@ class Result:
         Columns: ``kind``, ``share``, ``goodput_bps`` (null for ``overhead``
         and ``unused``).
         """
-        import polars as pl
-
-        links = self.links.filter(pl.col("name") == link)
-        if links.height != 1:
-            names = ", ".join(self.links["name"].to_list())
-            raise ValueError(f"shares: no link {link!r} (one of {names})")
-        role = links["role"][0]
-        crossing = {"bottleneck": "forward", "bottleneck.reverse": "reverse"}.get(role)
-        if crossing is None:
-            raise ValueError(
-                f"shares: {link!r} is not a bottleneck direction (its role is {role}); shares are defined for "
-                "a dumbbell's bottleneck directions (left->right, right->left), whose flows' directions say "
-                "what crosses them"
-            )
-        flows = self.flows
-        names = list(dict.fromkeys(flows["name"].to_list()))
-        kinds = groups if groups is not None else {name: [name] for name in names}
-        rate = float(links["rate_bps"][0])
-        rows: list[tuple[str, float, float | None]] = []
-        for kind, members in kinds.items():
-            unknown = [m for m in members if m not in names]
-            if unknown:
-                known = ", ".join(names)
-                raise ValueError(f"shares: kind {kind!r}: unknown flow group {unknown[0]!r} (one of {known})")
-            mine = flows.filter(pl.col("name").is_in(members) & (pl.col("direction") == crossing))
-            goodput = float(mine["goodput_bps"].sum()) if mine.height else 0.0
-            rows.append((kind, goodput / rate, goodput))
-        if {"overhead", "unused"} & set(kinds):
-            raise ValueError("shares: 'overhead' and 'unused' are the names of the last two rows")
-        utilization = float(links["utilization"][0])
-        rows.append(("overhead", utilization - sum(r[1] for r in rows), None))
-        rows.append(("unused", 1.0 - utilization, None))
-        return pl.DataFrame(
-            rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row"
-        )
+        return link_shares(self.flows, self.links, link, groups)
 
     @property
     def scenario(self) -> str:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from cclab.result import link_shares
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext
 from cclab.sweep import SweepResult, aggregate
@@ -117,37 +118,31 @@ def overhead(speed: str) -> str:
 
 
 def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> pl.DataFrame:
-    """One row per run: efficiency, the two high-speed flows, their ratio, and each kind's share of
-    the forward bottleneck (goodput over the link's capacity; `overhead` is what the link carried
-    beyond goodput: headers, retransmissions and the reverse flows' ACKs; `unused` is idle time)."""
+    """One row per run: efficiency, the two high-speed flows, their ratio, and how the forward
+    bottleneck's capacity was spent (:func:`cclab.result.link_shares`: each kind's goodput, the
+    `overhead` the link carried beyond goodput and its `unused` idle time, summing to 1)."""
     import polars as pl
 
     keys = [*columns.values(), "replication"]
     flows = result.flows.rename(columns)
-    links = result.links.rename(columns).filter(pl.col("name") == FORWARD)
-    row = links.select(
-        *keys,
-        (pl.col("utilization") * 100).alias("efficiency_pct"),
-        pl.col("rate_bps"),
-        pl.col("drops"),
-    )
-    for group in HIGH_SPEED:
-        row = row.join(
-            flows.filter(pl.col("name") == group).select(*keys, (pl.col("goodput_bps") / 1e6).alias(f"{group}_mbps")),
-            on=keys,
-        )
-    for kind, groups in KINDS.items():
-        share = flows.filter(pl.col("name").is_in(groups)).group_by(keys).agg(pl.col("goodput_bps").sum().alias(kind))
-        row = row.join(share, on=keys, how="left")
-    kinds = list(KINDS)
-    row = row.with_columns([(pl.col(k).fill_null(0.0) / pl.col("rate_bps")).alias(k) for k in kinds])
-    goodput_share = sum((pl.col(k) for k in kinds), pl.lit(0.0))
-    return row.with_columns(
-        ratio=pl.col("hs1_mbps") / pl.col("hs2_mbps"),
-        overhead=(pl.col("efficiency_pct") / 100 - goodput_share).clip(lower_bound=0.0),
-        unused=1 - pl.col("efficiency_pct") / 100,
-        variant=pl.lit(variant.label),
-    ).drop("rate_bps")
+    links = result.links.rename(columns)
+    rows = []
+    for (run,), run_links in links.group_by(["run"], maintain_order=True):
+        run_flows = flows.filter(pl.col("run") == run)
+        forward = run_links.filter(pl.col("name") == FORWARD).row(0, named=True)
+        goodput = {r["name"]: r["goodput_bps"] for r in run_flows.filter(pl.col("name").is_in(HIGH_SPEED))
+                   .iter_rows(named=True)}  # fmt: skip
+        shares = link_shares(run_flows, run_links, FORWARD, KINDS)
+        rows.append({
+            **{k: forward[k] for k in keys},
+            "efficiency_pct": forward["utilization"] * 100,
+            "drops": forward["drops"],
+            **{f"{g}_mbps": goodput[g] / 1e6 for g in HIGH_SPEED},
+            "ratio": goodput["hs1"] / goodput["hs2"] if goodput["hs2"] > 0 else math.inf,
+            **dict(zip(shares["kind"], shares["share"], strict=True)),
+            "variant": variant.label,
+        })  # fmt: skip
+    return pl.DataFrame(rows)
 
 
 SHARES = [*KINDS, "overhead", "unused"]
@@ -451,12 +446,14 @@ definition (the mean base RTT over all flow instances).
   as ns-2 configured its agents from 2004 on.
 - **Background (Table 2, Fig. 4):** in each direction 4 long-lived TCP flows, 25 small TCP flows (bulk
   flows whose window is capped at 64 segments, ns-2's `window_`) and web traffic, all starting at random
-  in the first 10 s. RTTs: 60 ms for every background flow.
-- **Web traffic:** transfers arriving as a Poisson process with Pareto sizes (mean 12 KB, shape 1.2), at
-  62.5 per second in each direction: 6 Mbit/s, 30 % of a 20 Mbit/s link. The paper says its web traffic
+  in the first 10 s, each with an RTT drawn uniformly from 20-200 ms (the paper: "random RTTs and start
+  times", against phase effects and synchronised feedback; it gives no range).
+- **Web traffic:** ns-2's WebTraf model (`app = {{ kind = "web" }}`, docs/scenario.md): Poisson session
+  arrivals, 10 pages per session, think times of mean 1 s, ParetoII object sizes of mean 10 KB and shape
+  1.2, offering 30 % of a 20 Mbit/s link (6 Mbit/s) in each direction. The paper says its web traffic
   alone would take 20-50 % of the link, yet reports the background's share as small at 500 Mbit/s and
   2.5 Gbit/s: it did not scale the web load with the link. We read it so: the same web load at every
-  speed, 30 % of the slowest link.
+  speed, 30 % of the slowest link (`load = 0.3, load_of = "20Mbps"`).
 - **Fig. 5** uses the paper's list for it: 2 long-lived TCP flows, 25 small TCP flows, web traffic and the
   two high-speed flows, forward only.
 - **Send overhead (phase effects):** off in the main runs (the paper randomised RTTs and start times
