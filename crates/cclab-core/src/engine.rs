@@ -23,7 +23,7 @@
 use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::link::Enqueued;
 use crate::network::Network;
-use crate::pool::{PacketId, PacketPool};
+use crate::pool::{PacketId, PacketPool, PacketRef};
 use crate::stats::{
     Learned, MeasurementWindow, MetricRow, Observation, RowWriter, Source, TimeSeries, DEPARTED_BY_KIND,
 };
@@ -628,7 +628,7 @@ impl Engine {
         };
         let at = link.spec.to;
         if RECORDING {
-            self.record_departure(l, packet, survived);
+            self.record_departure(l, packet.id, survived);
         }
         // This link's event is still at the top: replacing it in place is one
         // sift-down instead of a pop and a push.
@@ -643,7 +643,7 @@ impl Engine {
         if survived {
             self.forward::<RECORDING>(packet, at);
         } else {
-            self.pool.release(packet);
+            self.pool.release(packet.id);
         }
     }
 
@@ -676,9 +676,10 @@ impl Engine {
 
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route.
-    fn forward<const RECORDING: bool>(&mut self, id: PacketId, at: NodeId) {
-        let packet = self.pool.get(id);
-        if at == packet.dst {
+    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId) {
+        let id = p.id;
+        if at == p.dst {
+            let packet = self.pool.get(id);
             let to = packet.to_endpoint;
             let slot = &mut self.slots[to as usize];
             match slot.endpoint.as_mut() {
@@ -701,14 +702,14 @@ impl Engine {
             }
             return;
         }
-        let Some(l) = self.net.next_link(at, packet.dst) else {
+        let Some(l) = self.net.next_link(at, p.dst) else {
             self.totals.unroutable += 1;
             self.pool.release(id);
             return;
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        let enqueued = self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window);
+        let enqueued = self.net.links[l as usize].enqueue(self.now, p, seq, &self.window);
         if RECORDING {
             let event = match enqueued {
                 Enqueued::Dropped => TraceEvent::Drop(DropCause::BufferFull),
@@ -752,8 +753,8 @@ impl Engine {
             packet.to_endpoint = peer;
             packet.flow = flow;
             self.totals.packets_sent += 1;
-            let id = self.pool.insert(packet);
-            self.forward::<RECORDING>(id, node);
+            let p = self.pool.insert(packet);
+            self.forward::<RECORDING>(p, node);
         }
         self.outbox.packets = packets;
         self.rearm(id);

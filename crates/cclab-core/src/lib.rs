@@ -28,7 +28,7 @@ pub use engine::{
 };
 pub use link::{Enqueued, Link, LinkSpec};
 pub use network::{Network, NetworkError, Node, NodeKind};
-pub use pool::{PacketId, PacketPool};
+pub use pool::{PacketId, PacketPool, PacketRef};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};
 pub use rng::RngStream;
 pub use stats::{LinkStats, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, Watch};
