@@ -627,6 +627,13 @@ impl Engine {
             return;
         };
         let at = link.spec.to;
+        // The next packet to arrive here is delivered then if this is its last
+        // hop: its contents are needed then, and are far out of the cache now.
+        if let Some(head) = link.head() {
+            if head.dst == at {
+                self.pool.prefetch(head.id);
+            }
+        }
         if RECORDING {
             self.record_departure(l, packet.id, survived);
         }

@@ -16,6 +16,7 @@ pub mod engine;
 pub mod link;
 pub mod network;
 pub mod pool;
+mod prefetch;
 pub mod queue;
 pub mod rng;
 pub mod stats;

@@ -50,6 +50,14 @@ impl PacketPool {
         &self.slots[id as usize]
     }
 
+    /// Starts loading packet `id`, which will be read soon.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(packet) = self.slots.get(id as usize) {
+            crate::prefetch::prefetch(packet);
+        }
+    }
+
     pub fn release(&mut self, id: PacketId) {
         self.free.push(id);
     }
