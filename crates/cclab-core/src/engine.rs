@@ -32,9 +32,8 @@ use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
     NodeId, Outbox, Time, NEVER,
 };
-use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap};
+use crate::events::EventQueue;
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Flow ids are unique integers: a multiplicative hash spreads them well, costs
@@ -76,43 +75,7 @@ enum Target {
     Agent(AgentId),
 }
 
-/// A heap entry ordered by `(time, seq)` packed into one integer; `seq` is
-/// unique, so the target never takes part in the comparison.
-#[derive(Clone, Copy, Debug)]
-struct Event {
-    key: u128,
-    target: Target,
-}
-
-impl Event {
-    fn new(time: Time, seq: u64, target: Target) -> Self {
-        Self { key: ((time as u128) << 64) | seq as u128, target }
-    }
-
-    fn time(&self) -> Time {
-        (self.key >> 64) as Time
-    }
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Event {}
-
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
+type Event = crate::events::Event<Target>;
 
 struct Slot {
     /// `None` once the connection was reclaimed (the slot waits for reuse).
@@ -297,7 +260,7 @@ pub struct RunTotals {
 pub struct Engine {
     now: Time,
     next_seq: u64,
-    heap: BinaryHeap<Reverse<Event>>,
+    heap: EventQueue<Target>,
     pub net: Network,
     pool: PacketPool,
     slots: Vec<Slot>,
@@ -323,7 +286,7 @@ impl Engine {
         Self {
             now: 0,
             next_seq: 0,
-            heap: BinaryHeap::new(),
+            heap: EventQueue::new(),
             net,
             pool: PacketPool::default(),
             slots: Vec::new(),
@@ -521,7 +484,7 @@ impl Engine {
     fn push(&mut self, time: Time, target: Target) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Event::new(time, seq, target)));
+        self.heap.push(Event { time, seq, target });
     }
 
     /// Runs until the end of the measurement window.
@@ -574,8 +537,8 @@ impl Engine {
     /// `RECORDING` compiles in the per-hop packet recording.
     fn event_loop<const RECORDING: bool>(&mut self, cancel: Option<&CancelToken>) -> Result<(), Cancelled> {
         let end = self.window.end;
-        while let Some(&Reverse(event)) = self.heap.peek() {
-            let time = event.time();
+        while let Some(&event) = self.heap.peek() {
+            let time = event.time;
             if time >= end {
                 break;
             }
@@ -639,12 +602,9 @@ impl Engine {
         }
         // This link's event is still at the top: replacing it in place is one
         // sift-down instead of a pop and a push.
-        match (next, self.heap.peek_mut()) {
-            (Some((time, seq)), Some(mut top)) => *top = Reverse(Event::new(time, seq, Target::Link(l))),
-            (None, Some(top)) => {
-                PeekMut::pop(top);
-            }
-            (_, None) => {}
+        match next {
+            Some((time, seq)) => self.heap.replace_top(Event { time, seq, target: Target::Link(l) }),
+            None => self.heap.pop(),
         }
         self.totals.packet_hops += 1;
         if survived {
@@ -727,7 +687,7 @@ impl Engine {
         match enqueued {
             Enqueued::Dropped => self.pool.release(id),
             Enqueued::Admitted(Some((time, seq))) => {
-                self.heap.push(Reverse(Event::new(time, seq, Target::Link(l))));
+                self.heap.push(Event { time, seq, target: Target::Link(l) });
             }
             Enqueued::Admitted(None) => {}
         }

@@ -13,6 +13,7 @@
 
 pub mod cancel;
 pub mod engine;
+mod events;
 pub mod link;
 pub mod network;
 pub mod pool;
