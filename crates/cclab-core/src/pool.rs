@@ -31,15 +31,15 @@ pub struct PacketPool {
 }
 
 impl PacketPool {
-    pub fn insert(&mut self, packet: Packet) -> PacketRef {
+    pub fn insert(&mut self, packet: &Packet) -> PacketRef {
         let (dst, wire_bytes) = (packet.dst, packet.wire_bytes);
         let id = match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize] = packet;
+                self.slots[id as usize] = *packet;
                 id
             }
             None => {
-                self.slots.push(packet);
+                self.slots.push(*packet);
                 (self.slots.len() - 1) as PacketId
             }
         };
@@ -80,10 +80,10 @@ mod tests {
     #[test]
     fn pool_reuses_released_slots() {
         let mut pool = PacketPool::default();
-        let a = pool.insert(packet(TcpKind::Data)).id;
-        let b = pool.insert(packet(TcpKind::Ack)).id;
+        let a = pool.insert(&packet(TcpKind::Data)).id;
+        let b = pool.insert(&packet(TcpKind::Ack)).id;
         pool.release(a);
-        assert_eq!(pool.insert(packet(TcpKind::Ack)).id, a);
+        assert_eq!(pool.insert(&packet(TcpKind::Ack)).id, a);
         assert_eq!(pool.get(b).tcp().map(|h| h.kind), Some(TcpKind::Ack));
         assert_eq!(pool.live(), 2);
     }
