@@ -111,8 +111,7 @@ mod tests {
         let mut rng = SplitMix64::new(7);
         let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
-        let mut seq = 0;
-        for _ in 0..200_000 {
+        for seq in 0..200_000u64 {
             let r = rng.next_u64();
             let now = reference.peek().map_or(0, |Reverse((t, _, _))| *t);
             let time = now + r % 1000;
@@ -132,7 +131,6 @@ mod tests {
                     }
                 }
             }
-            seq += 1;
             let top = q.peek().map(|e| (e.time, e.seq, e.target));
             assert_eq!(top, reference.peek().map(|r| r.0));
         }
