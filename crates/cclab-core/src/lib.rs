@@ -19,6 +19,7 @@ pub mod network;
 pub mod pool;
 mod prefetch;
 pub mod queue;
+mod ring;
 pub mod rng;
 pub mod stats;
 pub mod trace;

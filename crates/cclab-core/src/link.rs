@@ -9,12 +9,12 @@
 
 use crate::pool::PacketRef;
 use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
+use crate::ring::Ring;
 use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
 use cclab_wire::time::{serialization_time, Time};
 use cclab_wire::Packet;
 use serde::Serialize;
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkSpec {
@@ -31,6 +31,7 @@ pub struct LinkSpec {
 
 /// A packet inside the link: its slot in the engine's [`crate::pool::PacketPool`]
 /// with the fields the next hop reads.
+#[derive(Clone, Copy, Debug)]
 struct InFlight {
     arrival: Time,
     seq: u64,
@@ -51,9 +52,9 @@ pub struct Link {
     discipline: Box<dyn QueueDiscipline>,
     busy_until: Time,
     /// Every admitted packet not yet at the far end, in arrival order.
-    delay_line: VecDeque<InFlight>,
+    delay_line: Ring<InFlight>,
     /// Start of transmission and size of each packet still waiting for the transmitter.
-    waiting: VecDeque<(Time, u32)>,
+    waiting: Ring<(Time, u32)>,
     waiting_bytes: u64,
     loss_rng: Option<RngStream>,
     /// The last two packet sizes and their serialisation times: most packets
@@ -77,8 +78,8 @@ impl Link {
             spec,
             discipline,
             busy_until: 0,
-            delay_line: VecDeque::new(),
-            waiting: VecDeque::new(),
+            delay_line: Ring::new(),
+            waiting: Ring::new(),
             waiting_bytes: 0,
             loss_rng,
             last_serialization: [(0, 0); 2],
@@ -181,10 +182,6 @@ impl Link {
     ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
-        // The head after next, written one delay ago and long out of the cache.
-        if let Some(f) = self.delay_line.get(2) {
-            crate::prefetch::prefetch(f);
-        }
         let lost = match self.loss_rng.as_mut() {
             Some(rng) => rng.bernoulli(self.spec.loss),
             None => false,
@@ -258,6 +255,7 @@ mod tests {
     use crate::queue::DropTail;
     use cclab_wire::time::{micros, millis};
     use cclab_wire::{Header, TcpHeader, TcpKind, TrafficKind, UdpHeader};
+    use std::collections::VecDeque;
 
     fn link(buffer: BufferLimit) -> Link {
         let spec = LinkSpec {
