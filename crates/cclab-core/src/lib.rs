@@ -17,7 +17,6 @@ mod events;
 pub mod link;
 pub mod network;
 pub mod pool;
-mod prefetch;
 pub mod queue;
 mod ring;
 pub mod rng;

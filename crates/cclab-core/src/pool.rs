@@ -54,7 +54,7 @@ impl PacketPool {
     #[inline]
     pub fn prefetch(&self, id: PacketId) {
         if let Some(packet) = self.slots.get(id as usize) {
-            crate::prefetch::prefetch(packet);
+            cclab_wire::prefetch::prefetch(packet);
         }
     }
 

@@ -6,7 +6,7 @@
 //! last touched a whole lap ago and are out of the cache. `VecDeque` cannot
 //! name a slot beyond its length, so it cannot ask for the next one early.
 
-use crate::prefetch::prefetch;
+use cclab_wire::prefetch::prefetch;
 
 /// How many slots ahead of the tail and head are prefetched.
 const AHEAD: usize = 4;

@@ -41,10 +41,13 @@
 //! that a randomized differential test compares every answer against.
 
 use super::rate::TxSnapshot;
+use cclab_wire::prefetch::prefetch;
 use cclab_wire::Time;
 
 /// Slots per bitmap word.
 const WORD: usize = 64;
+/// How many records ahead of the ring's tail and head are prefetched.
+const AHEAD: u64 = 4;
 /// The first ring: one bitmap word.
 const MIN_CAPACITY: usize = WORD;
 
@@ -154,6 +157,9 @@ impl Scoreboard {
             self.records[slot] = Slot { sent_at: now, retransmitted: retransmission, tx };
             self.pending[slot / WORD] |= (tx.pending as u64) << (slot % WORD);
             self.len += 1;
+            // The ring is walked round and round: the slots the next
+            // transmissions write were last touched a lap ago.
+            prefetch(&self.records[self.slot(seg + AHEAD)]);
         } else if self.contains(seg) {
             let slot = self.slot(seg);
             let r = &mut self.records[slot];
@@ -199,6 +205,10 @@ impl Scoreboard {
         self.len -= n;
         // Acknowledging beyond what was sent leaves an empty window starting at `seg`.
         self.base = seg;
+        // The records the next ACKs read were written a round trip ago.
+        if self.len > AHEAD {
+            prefetch(&self.records[self.slot(seg + AHEAD)]);
+        }
         acked
     }
 

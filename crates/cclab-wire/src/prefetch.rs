@@ -1,9 +1,11 @@
 //! A hint to the processor to start loading memory that is about to be read.
 //!
-//! At gigabit rates the packets and delay lines inside the network are far
-//! larger than the cache, and a hop's two reads of them (the delay line's
-//! head, the packet at delivery) missed the cache each time. Both addresses
-//! are known several events ahead, so the engine asks for them early.
+//! At gigabit rates the packets and delay lines inside the network, and a
+//! large window's scoreboard, are far larger than the cache, and the reads
+//! and writes of a hop or an ACK missed it each time. Their addresses are
+//! known several operations ahead, so the engine and the TCP sender ask for
+//! them early. Here, in the crate both depend on, because it is the crate's
+//! one `unsafe` block.
 
 /// Starts loading the cache lines of `*value`. Changes nothing a program can
 /// observe but its speed.
