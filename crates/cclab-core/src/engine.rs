@@ -21,9 +21,10 @@
 //! one, so the report stays the size of the scenario, not of the traffic.
 
 use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
+use crate::events::EventQueue;
 use crate::link::Enqueued;
 use crate::network::Network;
-use crate::pool::{PacketId, PacketPool};
+use crate::pool::{PacketId, PacketPool, PacketRef};
 use crate::stats::{
     Learned, MeasurementWindow, MetricRow, Observation, RowWriter, Source, TimeSeries, DEPARTED_BY_KIND,
 };
@@ -32,9 +33,7 @@ use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
     NodeId, Outbox, Time, NEVER,
 };
-use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Flow ids are unique integers: a multiplicative hash spreads them well, costs
@@ -76,43 +75,7 @@ enum Target {
     Agent(AgentId),
 }
 
-/// A heap entry ordered by `(time, seq)` packed into one integer; `seq` is
-/// unique, so the target never takes part in the comparison.
-#[derive(Clone, Copy, Debug)]
-struct Event {
-    key: u128,
-    target: Target,
-}
-
-impl Event {
-    fn new(time: Time, seq: u64, target: Target) -> Self {
-        Self { key: ((time as u128) << 64) | seq as u128, target }
-    }
-
-    fn time(&self) -> Time {
-        (self.key >> 64) as Time
-    }
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Event {}
-
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
-}
+type Event = crate::events::Event<Target>;
 
 struct Slot {
     /// `None` once the connection was reclaimed (the slot waits for reuse).
@@ -297,7 +260,7 @@ pub struct RunTotals {
 pub struct Engine {
     now: Time,
     next_seq: u64,
-    heap: BinaryHeap<Reverse<Event>>,
+    heap: EventQueue<Target>,
     pub net: Network,
     pool: PacketPool,
     slots: Vec<Slot>,
@@ -323,7 +286,7 @@ impl Engine {
         Self {
             now: 0,
             next_seq: 0,
-            heap: BinaryHeap::new(),
+            heap: EventQueue::new(),
             net,
             pool: PacketPool::default(),
             slots: Vec::new(),
@@ -521,7 +484,7 @@ impl Engine {
     fn push(&mut self, time: Time, target: Target) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Reverse(Event::new(time, seq, target)));
+        self.heap.push(Event { time, seq, target });
     }
 
     /// Runs until the end of the measurement window.
@@ -574,8 +537,8 @@ impl Engine {
     /// `RECORDING` compiles in the per-hop packet recording.
     fn event_loop<const RECORDING: bool>(&mut self, cancel: Option<&CancelToken>) -> Result<(), Cancelled> {
         let end = self.window.end;
-        while let Some(&Reverse(event)) = self.heap.peek() {
-            let time = event.time();
+        while let Some(&event) = self.heap.peek() {
+            let time = event.time;
             if time >= end {
                 break;
             }
@@ -627,23 +590,27 @@ impl Engine {
             return;
         };
         let at = link.spec.to;
+        // The next packet to arrive here is delivered then if this is its last
+        // hop: its contents are needed then, and are far out of the cache now.
+        if let Some(head) = link.head() {
+            if head.dst == at {
+                self.pool.prefetch(head.id);
+            }
+        }
         if RECORDING {
-            self.record_departure(l, packet, survived);
+            self.record_departure(l, packet.id, survived);
         }
         // This link's event is still at the top: replacing it in place is one
         // sift-down instead of a pop and a push.
-        match (next, self.heap.peek_mut()) {
-            (Some((time, seq)), Some(mut top)) => *top = Reverse(Event::new(time, seq, Target::Link(l))),
-            (None, Some(top)) => {
-                PeekMut::pop(top);
-            }
-            (_, None) => {}
+        match next {
+            Some((time, seq)) => self.heap.replace_top(Event { time, seq, target: Target::Link(l) }),
+            None => self.heap.pop(),
         }
         self.totals.packet_hops += 1;
         if survived {
             self.forward::<RECORDING>(packet, at);
         } else {
-            self.pool.release(packet);
+            self.pool.release(packet.id);
         }
     }
 
@@ -676,9 +643,10 @@ impl Engine {
 
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route.
-    fn forward<const RECORDING: bool>(&mut self, id: PacketId, at: NodeId) {
-        let packet = self.pool.get(id);
-        if at == packet.dst {
+    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId) {
+        let id = p.id;
+        if at == p.dst {
+            let packet = self.pool.get(id);
             let to = packet.to_endpoint;
             let slot = &mut self.slots[to as usize];
             match slot.endpoint.as_mut() {
@@ -701,14 +669,14 @@ impl Engine {
             }
             return;
         }
-        let Some(l) = self.net.next_link(at, packet.dst) else {
+        let Some(l) = self.net.next_link(at, p.dst) else {
             self.totals.unroutable += 1;
             self.pool.release(id);
             return;
         };
         let seq = self.next_seq;
         self.next_seq += 1;
-        let enqueued = self.net.links[l as usize].enqueue(self.now, packet, id, seq, &self.window);
+        let enqueued = self.net.links[l as usize].enqueue(self.now, p, seq, &self.window);
         if RECORDING {
             let event = match enqueued {
                 Enqueued::Dropped => TraceEvent::Drop(DropCause::BufferFull),
@@ -719,7 +687,7 @@ impl Engine {
         match enqueued {
             Enqueued::Dropped => self.pool.release(id),
             Enqueued::Admitted(Some((time, seq))) => {
-                self.heap.push(Reverse(Event::new(time, seq, Target::Link(l))));
+                self.heap.push(Event { time, seq, target: Target::Link(l) });
             }
             Enqueued::Admitted(None) => {}
         }
@@ -746,15 +714,17 @@ impl Engine {
         let mut packets = std::mem::take(&mut self.outbox.packets);
         let slot = &self.slots[id as usize];
         let (node, peer_node, peer, flow) = (slot.node, slot.peer_node, slot.peer, slot.flow);
-        for mut packet in packets.drain(..) {
+        // Stamped in place and copied once, into the pool: a packet is 144 bytes.
+        for packet in packets.iter_mut() {
             packet.src = node;
             packet.dst = peer_node;
             packet.to_endpoint = peer;
             packet.flow = flow;
             self.totals.packets_sent += 1;
-            let id = self.pool.insert(packet);
-            self.forward::<RECORDING>(id, node);
+            let p = self.pool.insert(packet);
+            self.forward::<RECORDING>(p, node);
         }
+        packets.clear();
         self.outbox.packets = packets;
         self.rearm(id);
         if self.slots[id as usize].reclaimable {

@@ -13,10 +13,12 @@
 
 pub mod cancel;
 pub mod engine;
+mod events;
 pub mod link;
 pub mod network;
 pub mod pool;
 pub mod queue;
+mod ring;
 pub mod rng;
 pub mod stats;
 pub mod trace;
@@ -28,7 +30,7 @@ pub use engine::{
 };
 pub use link::{Enqueued, Link, LinkSpec};
 pub use network::{Network, NetworkError, Node, NodeKind};
-pub use pool::{PacketId, PacketPool};
+pub use pool::{PacketId, PacketPool, PacketRef};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};
 pub use rng::RngStream;
 pub use stats::{LinkStats, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, Watch};

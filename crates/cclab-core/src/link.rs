@@ -7,14 +7,14 @@
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
 
-use crate::pool::PacketId;
+use crate::pool::PacketRef;
 use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
+use crate::ring::Ring;
 use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
 use cclab_wire::time::{serialization_time, Time};
 use cclab_wire::Packet;
 use serde::Serialize;
-use std::collections::VecDeque;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkSpec {
@@ -29,11 +29,13 @@ pub struct LinkSpec {
     pub loss: f64,
 }
 
-/// A packet inside the link, by its slot in the engine's [`crate::packet::PacketPool`].
+/// A packet inside the link: its slot in the engine's [`crate::pool::PacketPool`]
+/// with the fields the next hop reads.
+#[derive(Clone, Copy, Debug)]
 struct InFlight {
     arrival: Time,
     seq: u64,
-    packet: PacketId,
+    packet: PacketRef,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,14 +52,16 @@ pub struct Link {
     discipline: Box<dyn QueueDiscipline>,
     busy_until: Time,
     /// Every admitted packet not yet at the far end, in arrival order.
-    delay_line: VecDeque<InFlight>,
+    delay_line: Ring<InFlight>,
     /// Start of transmission and size of each packet still waiting for the transmitter.
-    waiting: VecDeque<(Time, u32)>,
+    waiting: Ring<(Time, u32)>,
     waiting_bytes: u64,
     loss_rng: Option<RngStream>,
-    /// The last packet size and its serialisation time: most packets of a
-    /// link have one of a few sizes, and this saves a 64-bit division per hop.
-    last_serialization: (u32, Time),
+    /// The last two packet sizes and their serialisation times: most packets
+    /// of a link have one of a few sizes (a bottleneck carries one direction's
+    /// data and the other's ACKs, interleaved), and this saves a 64-bit
+    /// division per hop.
+    last_serialization: [(u32, Time); 2],
     pub stats: LinkStats,
     /// Departures, counted only when an observation reads them: counting on
     /// every link cost 3.4 % of bench-p1's instructions (reading the packet's
@@ -74,11 +78,11 @@ impl Link {
             spec,
             discipline,
             busy_until: 0,
-            delay_line: VecDeque::new(),
-            waiting: VecDeque::new(),
+            delay_line: Ring::new(),
+            waiting: Ring::new(),
             waiting_bytes: 0,
             loss_rng,
-            last_serialization: (0, 0),
+            last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
         }
@@ -107,12 +111,11 @@ impl Link {
         QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
     }
 
-    /// Offers packet `id` (whose contents are `packet`) at `now`; `seq` is its event sequence number.
+    /// Offers `packet` at `now`; `seq` is its event sequence number.
     pub fn enqueue(
         &mut self,
         now: Time,
-        packet: &Packet,
-        id: PacketId,
+        packet: PacketRef,
         seq: u64,
         window: &MeasurementWindow,
     ) -> Enqueued {
@@ -122,7 +125,7 @@ impl Link {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        if self.discipline.admit(now, occupancy, packet) == Admission::Drop {
+        if self.discipline.admit(now, occupancy, &packet) == Admission::Drop {
             self.stats.drops += 1;
             if in_window {
                 self.stats.window_drops += 1;
@@ -132,10 +135,18 @@ impl Link {
 
         let bytes = packet.wire_bytes;
         let start = self.busy_until.max(now);
-        if self.last_serialization.0 != bytes {
-            self.last_serialization = (bytes, serialization_time(bytes, self.spec.rate_bps));
-        }
-        let finish = start + self.last_serialization.1;
+        let [newest, older] = self.last_serialization;
+        let serialization = if newest.0 == bytes {
+            newest.1
+        } else if older.0 == bytes {
+            self.last_serialization = [older, newest];
+            older.1
+        } else {
+            let t = serialization_time(bytes, self.spec.rate_bps);
+            self.last_serialization = [(bytes, t), newest];
+            t
+        };
+        let finish = start + serialization;
         self.busy_until = finish;
         let arrival = finish + self.spec.delay;
 
@@ -157,7 +168,7 @@ impl Link {
         }
 
         let was_empty = self.delay_line.is_empty();
-        self.delay_line.push_back(InFlight { arrival, seq, packet: id });
+        self.delay_line.push_back(InFlight { arrival, seq, packet });
         Enqueued::Admitted(was_empty.then_some((arrival, seq)))
     }
 
@@ -168,7 +179,7 @@ impl Link {
         &mut self,
         now: Time,
         window: &MeasurementWindow,
-    ) -> Option<(PacketId, bool, Option<HeadKey>)> {
+    ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
         let lost = match self.loss_rng.as_mut() {
@@ -184,6 +195,12 @@ impl Link {
             self.stats.delivered += 1;
         }
         Some((head.packet, !lost, next))
+    }
+
+    /// The packet at the head of the delay line (the next to arrive).
+    #[inline]
+    pub fn head(&self) -> Option<PacketRef> {
+        self.delay_line.front().map(|f| f.packet)
     }
 
     /// Makes this link count its departures, per kind and for flows
@@ -238,6 +255,7 @@ mod tests {
     use crate::queue::DropTail;
     use cclab_wire::time::{micros, millis};
     use cclab_wire::{Header, TcpHeader, TcpKind, TrafficKind, UdpHeader};
+    use std::collections::VecDeque;
 
     fn link(buffer: BufferLimit) -> Link {
         let spec = LinkSpec {
@@ -262,10 +280,10 @@ mod tests {
     fn back_to_back_packets_serialise_then_propagate() {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
-            l.enqueue(0, &pkt(1000), 0, 1, &ALL),
+            l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL),
             Enqueued::Admitted(Some((micros(1000) + millis(1), 1)))
         );
-        assert_eq!(l.enqueue(0, &pkt(1000), 1, 2, &ALL), Enqueued::Admitted(None));
+        assert_eq!(l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL), Enqueued::Admitted(None));
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
         assert_eq!(next, Some((micros(2000) + millis(1), 2)));
@@ -274,14 +292,14 @@ mod tests {
     #[test]
     fn droptail_limit_counts_waiting_packets_only() {
         let mut l = link(BufferLimit::Packets(1));
-        l.enqueue(0, &pkt(1000), 0, 1, &ALL); // in transmission
-        l.enqueue(0, &pkt(1000), 0, 2, &ALL); // waiting
-        l.enqueue(0, &pkt(1000), 0, 3, &ALL); // dropped
+        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL); // in transmission
+        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 2, &ALL); // waiting
+        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 3, &ALL); // dropped
         assert_eq!(l.stats.drops, 1);
         assert_eq!(l.in_flight(), 2);
         // Once the first finishes, the second is in service and there is room again.
         assert_eq!(l.waiting_at(micros(1000)).packets, 0);
-        l.enqueue(micros(1000), &pkt(1000), 0, 4, &ALL);
+        l.enqueue(micros(1000), PacketRef::new(0, &pkt(1000)), 4, &ALL);
         assert_eq!(l.stats.drops, 1);
     }
 
@@ -289,7 +307,7 @@ mod tests {
     fn queue_integral_is_total_waiting_time() {
         let mut l = link(BufferLimit::Unlimited);
         for seq in 0..3 {
-            l.enqueue(0, &pkt(1000), 0, seq, &ALL);
+            l.enqueue(0, PacketRef::new(0, &pkt(1000)), seq, &ALL);
         }
         // Waits: 0, 1000 us, 2000 us.
         assert_eq!(l.stats.queue_packet_time, micros(3000) as u128);
@@ -302,8 +320,8 @@ mod tests {
     fn utilization_clips_busy_time_to_window() {
         let mut l = link(BufferLimit::Unlimited);
         let w = MeasurementWindow { start: micros(500), end: micros(2500) };
-        l.enqueue(0, &pkt(1000), 0, 1, &w);
-        l.enqueue(0, &pkt(1000), 0, 2, &w);
+        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &w);
+        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 2, &w);
         // Busy [0, 2000) us; inside the window [500, 2000) = 1500 of 2000 us.
         assert!((l.utilization(&w) - 0.75).abs() < 1e-12);
     }
@@ -321,7 +339,7 @@ mod tests {
         };
         let mut l =
             Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
-        l.enqueue(0, &pkt(100), 0, 1, &ALL);
+        l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
         assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
@@ -350,7 +368,7 @@ mod tests {
         let mut admitted = Vec::new();
         for (seq, p) in packets.iter().cycle().take(40).enumerate() {
             offered += p.wire_bytes as u64;
-            match l.enqueue(0, p, 0, seq as u64, &ALL) {
+            match l.enqueue(0, PacketRef::new(0, p), seq as u64, &ALL) {
                 Enqueued::Dropped => dropped += p.wire_bytes as u64,
                 Enqueued::Admitted(_) => {
                     in_link.push_back(p.wire_bytes as u64);
@@ -380,7 +398,7 @@ mod tests {
     #[test]
     fn a_link_that_is_not_observed_counts_nothing() {
         let mut l = link(BufferLimit::Unlimited);
-        l.enqueue(0, &pkt(100), 0, 1, &ALL);
+        l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
         l.pop_arrival(millis(100), &ALL);
         l.count_departure(&pkt(100));
         assert!(l.departures().is_none());

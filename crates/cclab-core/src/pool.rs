@@ -2,10 +2,27 @@
 //! few bytes instead of the packet; freed slots are reused, so after warm-up
 //! nothing is allocated per packet.
 
-use cclab_wire::Packet;
+use cclab_wire::{NodeId, Packet};
 
 /// Index of a packet in a [`PacketPool`].
 pub type PacketId = u32;
+
+/// A packet in the pool with the fields every hop reads: links keep these in
+/// their delay lines and queue disciplines decide on them, so that a hop does
+/// not touch the packet itself (144 bytes, in a pool far larger than the
+/// cache at gigabit rates); only the delivery to an endpoint reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRef {
+    pub id: PacketId,
+    pub dst: NodeId,
+    pub wire_bytes: u32,
+}
+
+impl PacketRef {
+    pub fn new(id: PacketId, packet: &Packet) -> Self {
+        Self { id, dst: packet.dst, wire_bytes: packet.wire_bytes }
+    }
+}
 
 #[derive(Default)]
 pub struct PacketPool {
@@ -14,21 +31,31 @@ pub struct PacketPool {
 }
 
 impl PacketPool {
-    pub fn insert(&mut self, packet: Packet) -> PacketId {
-        match self.free.pop() {
+    pub fn insert(&mut self, packet: &Packet) -> PacketRef {
+        let (dst, wire_bytes) = (packet.dst, packet.wire_bytes);
+        let id = match self.free.pop() {
             Some(id) => {
-                self.slots[id as usize] = packet;
+                self.slots[id as usize] = *packet;
                 id
             }
             None => {
-                self.slots.push(packet);
+                self.slots.push(*packet);
                 (self.slots.len() - 1) as PacketId
             }
-        }
+        };
+        PacketRef { id, dst, wire_bytes }
     }
 
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id as usize]
+    }
+
+    /// Starts loading packet `id`, which will be read soon.
+    #[inline]
+    pub fn prefetch(&self, id: PacketId) {
+        if let Some(packet) = self.slots.get(id as usize) {
+            cclab_wire::prefetch::prefetch(packet);
+        }
     }
 
     pub fn release(&mut self, id: PacketId) {
@@ -53,10 +80,10 @@ mod tests {
     #[test]
     fn pool_reuses_released_slots() {
         let mut pool = PacketPool::default();
-        let a = pool.insert(packet(TcpKind::Data));
-        let b = pool.insert(packet(TcpKind::Ack));
+        let a = pool.insert(&packet(TcpKind::Data)).id;
+        let b = pool.insert(&packet(TcpKind::Ack)).id;
         pool.release(a);
-        assert_eq!(pool.insert(packet(TcpKind::Ack)), a);
+        assert_eq!(pool.insert(&packet(TcpKind::Ack)).id, a);
         assert_eq!(pool.get(b).tcp().map(|h| h.kind), Some(TcpKind::Ack));
         assert_eq!(pool.live(), 2);
     }

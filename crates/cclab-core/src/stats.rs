@@ -14,6 +14,7 @@ pub struct MeasurementWindow {
 }
 
 impl MeasurementWindow {
+    #[inline]
     pub fn contains(&self, t: Time) -> bool {
         t >= self.start && t < self.end
     }
@@ -27,6 +28,7 @@ impl MeasurementWindow {
     }
 
     /// Part of `[a, b)` that falls inside the window.
+    #[inline]
     pub fn overlap(&self, a: Time, b: Time) -> Time {
         overlap(a, b, self.start, self.end)
     }

@@ -19,6 +19,7 @@ pub struct Outbox {
 }
 
 impl Outbox {
+    #[inline]
     pub fn send(&mut self, packet: Packet) {
         self.packets.push(packet);
     }

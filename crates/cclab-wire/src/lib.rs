@@ -14,6 +14,7 @@ pub mod descriptor;
 pub mod endpoint;
 pub mod metrics;
 pub mod packet;
+pub mod prefetch;
 pub mod random;
 pub mod time;
 pub mod units;

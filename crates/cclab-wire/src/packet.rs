@@ -35,6 +35,7 @@ pub struct Packet {
 
 impl Packet {
     /// A packet carrying `header`, `wire_bytes` long, with routing fields unset.
+    #[inline]
     pub fn new(header: Header, wire_bytes: u32) -> Self {
         Self { src: 0, dst: 0, to_endpoint: 0, flow: 0, wire_bytes, ect: false, ce: false, header }
     }
@@ -178,6 +179,7 @@ pub struct TcpHeader {
 
 impl TcpHeader {
     /// A header of the given kind with every field zero.
+    #[inline]
     pub fn new(kind: TcpKind) -> Self {
         Self {
             kind,

@@ -3,7 +3,8 @@
 //! transmitted (ns-2 `Queue/DropTail` and its `limit_`).
 
 use super::{Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueOccupancy};
-use cclab_wire::{Descriptor, Packet, ParamError, Params, Role, Time};
+use crate::pool::PacketRef;
+use cclab_wire::{Descriptor, ParamError, Params, Role, Time};
 
 pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     name: "droptail",
@@ -34,7 +35,7 @@ impl QueueDiscipline for DropTail {
         "droptail"
     }
 
-    fn admit(&mut self, _now: Time, waiting: QueueOccupancy, packet: &Packet) -> Admission {
+    fn admit(&mut self, _now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
         let fits = match self.limit {
             BufferLimit::Packets(n) => waiting.packets < n,
             BufferLimit::Bytes(b) => waiting.bytes + packet.wire_bytes as u64 <= b,

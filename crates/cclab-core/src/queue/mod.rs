@@ -9,7 +9,8 @@ pub mod droptail;
 
 pub use droptail::DropTail;
 
-use cclab_wire::{Descriptor, Packet, ParamError, Params, Time};
+use crate::pool::PacketRef;
+use cclab_wire::{Descriptor, ParamError, Params, Time};
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -36,7 +37,11 @@ pub enum Admission {
 
 pub trait QueueDiscipline {
     fn name(&self) -> &'static str;
-    fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &Packet) -> Admission;
+    /// Decides on the fields a hop carries ([`PacketRef`]), not the packet:
+    /// reading the pool on every hop was most of a hop's cost. A discipline
+    /// that needs more (an ECN-marking one: the packet's ECT bit) adds the
+    /// field to `PacketRef`.
+    fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission;
 }
 
 /// How to build a discipline for a link with this buffer limit.

@@ -100,8 +100,16 @@ impl TcpReceiver {
             merged.1 = merged.1.max(self.out_of_order[last].1);
             last += 1;
         }
-        self.out_of_order.drain(first..last);
-        self.out_of_order.insert(first, merged);
+        // Overwriting the first merged block in place: removing it and
+        // inserting the union shifted up to half the deque twice per segment.
+        if last == first {
+            self.out_of_order.insert(first, merged);
+        } else {
+            self.out_of_order[first] = merged;
+            if last > first + 1 {
+                self.out_of_order.drain(first + 1..last);
+            }
+        }
         merged
     }
 

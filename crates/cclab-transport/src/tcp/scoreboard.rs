@@ -28,18 +28,30 @@
 //! - `mark_sacked` jumps from un-SACKed slot to un-SACKed slot: the receiver
 //!   repeats the same blocks on every ACK, and re-reporting a block costs
 //!   O(log n) instead of its length.
+//! - The SACKed flag lives only in the bitmap, and a second bitmap says which
+//!   records still hold a pending delivery-rate snapshot. ns-2 Sack1 forgets
+//!   SACKs at every cumulative ACK and the next ACK reports the same blocks
+//!   again, so a block can be re-marked on every ACK: this way re-marking and
+//!   forgetting cost a word operation per 64 segments, and a record (56 bytes)
+//!   is read only when its segment is delivered for the first time. Forgetting
+//!   used to walk the whole ring, which after a slow-start overshoot holds
+//!   tens of thousands of records, on every such ACK.
 //!
 //! The scan-based scoreboard this replaced is kept in the tests as an oracle
 //! that a randomized differential test compares every answer against.
 
 use super::rate::TxSnapshot;
+use cclab_wire::prefetch::prefetch;
 use cclab_wire::Time;
 
 /// Slots per bitmap word.
 const WORD: usize = 64;
+/// How many records ahead of the ring's tail and head are prefetched.
+const AHEAD: u64 = 4;
 /// The first ring: one bitmap word.
 const MIN_CAPACITY: usize = WORD;
 
+/// What `get` reports about one outstanding segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SegmentRecord {
     pub sent_at: Time,
@@ -49,8 +61,16 @@ pub struct SegmentRecord {
     pub tx: TxSnapshot,
 }
 
-const FREE: SegmentRecord =
-    SegmentRecord { sent_at: 0, retransmitted: false, sacked: false, tx: TxSnapshot::NONE };
+/// A segment as the ring stores it: `SegmentRecord` less the SACKed flag,
+/// which only the bitmap holds.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    sent_at: Time,
+    retransmitted: bool,
+    tx: TxSnapshot,
+}
+
+const FREE: Slot = Slot { sent_at: 0, retransmitted: false, tx: TxSnapshot::NONE };
 
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -70,10 +90,11 @@ pub struct Scoreboard {
     /// Outstanding segments: `[base, base + len)`.
     len: u64,
     /// The ring; its length is a power of two, or 0 before the first transmission.
-    /// The records keep their `sacked` flag too because `get` hands them out.
-    records: Vec<SegmentRecord>,
-    /// `records[slot].sacked` as bits, `bits[slot / 64] >> (slot % 64)`; 0 for free slots.
+    records: Vec<Slot>,
+    /// Whether each slot's segment is SACKed, `bits[slot / 64] >> (slot % 64)`; 0 for free slots.
     bits: Vec<u64>,
+    /// `records[slot].tx.pending` as bits, laid out as `bits`; 0 for free slots.
+    pending: Vec<u64>,
     /// Fenwick tree over the words of `bits`, 1-based: `tree[i]` counts the
     /// SACKed slots in words `[i - lowbit(i), i)`. Its length is `bits.len() + 1`.
     /// u32 suffices: a count is at most the ring's length, and 2^32 records
@@ -95,12 +116,25 @@ impl Scoreboard {
         self.base + self.len
     }
 
-    pub fn get(&self, seg: u64) -> Option<&SegmentRecord> {
-        self.contains(seg).then(|| &self.records[self.slot(seg)])
+    pub fn get(&self, seg: u64) -> Option<SegmentRecord> {
+        self.contains(seg).then(|| {
+            let slot = self.slot(seg);
+            let r = &self.records[slot];
+            SegmentRecord {
+                sent_at: r.sent_at,
+                retransmitted: r.retransmitted,
+                sacked: self.bit(slot),
+                tx: r.tx,
+            }
+        })
     }
 
     pub fn is_sacked(&self, seg: u64) -> bool {
-        self.get(seg).is_some_and(|r| r.sacked)
+        self.contains(seg) && self.bit(self.slot(seg))
+    }
+
+    fn bit(&self, slot: usize) -> bool {
+        self.bits[slot / WORD] >> (slot % WORD) & 1 == 1
     }
 
     pub fn sacked_count(&self) -> u64 {
@@ -119,16 +153,21 @@ impl Scoreboard {
                 self.grow();
             }
             let slot = self.slot(seg);
-            // A free slot's bit is already clear.
-            self.records[slot] =
-                SegmentRecord { sent_at: now, retransmitted: retransmission, sacked: false, tx };
+            // A free slot's bits are already clear.
+            self.records[slot] = Slot { sent_at: now, retransmitted: retransmission, tx };
+            self.pending[slot / WORD] |= (tx.pending as u64) << (slot % WORD);
             self.len += 1;
+            // The ring is walked round and round: the slots the next
+            // transmissions write were last touched a lap ago.
+            prefetch(&self.records[self.slot(seg + AHEAD)]);
         } else if self.contains(seg) {
             let slot = self.slot(seg);
             let r = &mut self.records[slot];
             r.sent_at = now;
             r.retransmitted |= retransmission;
             r.tx = tx;
+            let (w, bit) = (slot / WORD, 1 << (slot % WORD));
+            self.pending[w] = if tx.pending { self.pending[w] | bit } else { self.pending[w] & !bit };
         }
     }
 
@@ -137,8 +176,9 @@ impl Scoreboard {
         self.ack_to_with(seg, |_, _| {})
     }
 
-    /// Removes every segment below `seg`, showing each removed record to `delivered`.
-    pub fn ack_to_with(&mut self, seg: u64, mut delivered: impl FnMut(u64, &mut SegmentRecord)) -> Acked {
+    /// Removes every segment below `seg`, showing the delivery-rate snapshot of
+    /// each removed segment whose snapshot is still pending to `delivered`.
+    pub fn ack_to_with(&mut self, seg: u64, mut delivered: impl FnMut(u64, &mut TxSnapshot)) -> Acked {
         let mut acked = Acked::default();
         if seg <= self.base {
             return acked;
@@ -149,9 +189,11 @@ impl Scoreboard {
             let [first, second] = self.slot_ranges(self.base, self.base + n);
             let mut seg_of_slot = self.base;
             for (a, b) in [first, second] {
-                for r in &mut self.records[a..b] {
+                for (slot, r) in (a..b).zip(&mut self.records[a..b]) {
                     acked.any_retransmitted |= r.retransmitted;
-                    delivered(seg_of_slot, r);
+                    if self.pending[slot / WORD] >> (slot % WORD) & 1 == 1 {
+                        delivered(seg_of_slot, &mut r.tx);
+                    }
                     seg_of_slot += 1;
                 }
                 acked.previously_sacked += self.clear_slots(a, b);
@@ -163,6 +205,10 @@ impl Scoreboard {
         self.len -= n;
         // Acknowledging beyond what was sent leaves an empty window starting at `seg`.
         self.base = seg;
+        // The records the next ACKs read were written a round trip ago.
+        if self.len > AHEAD {
+            prefetch(&self.records[self.slot(seg + AHEAD)]);
+        }
         acked
     }
 
@@ -172,12 +218,13 @@ impl Scoreboard {
         self.mark_sacked_with(start, end, |_, _| {})
     }
 
-    /// Marks `[start, end)` SACKed, showing each newly SACKed record to `delivered`.
+    /// Marks `[start, end)` SACKed, showing the delivery-rate snapshot of each
+    /// newly SACKed segment whose snapshot is still pending to `delivered`.
     pub fn mark_sacked_with(
         &mut self,
         start: u64,
         end: u64,
-        mut delivered: impl FnMut(u64, &mut SegmentRecord),
+        mut delivered: impl FnMut(u64, &mut TxSnapshot),
     ) -> u64 {
         let [first, second] = self.slot_ranges(start, end);
         let newly = self.mark_slots(first.0, first.1, &mut delivered)
@@ -195,10 +242,23 @@ impl Scoreboard {
     /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
     /// the sender should turn off the SACKed bits; the receiver may have reneged).
     pub fn clear_sacks(&mut self) {
-        self.bits.fill(0);
-        self.tree.fill(0);
-        for r in self.records.iter_mut() {
-            r.sacked = false;
+        if self.sacked == 0 {
+            return;
+        }
+        // Nothing outside `[base, top]` is SACKed: clear only the words that
+        // range covers, which keeps this proportional to the window / 64
+        // rather than to the ring (never shrunk after an overshoot).
+        let [first, second] = self.slot_ranges(self.base, self.top + 1);
+        for (a, b) in [first, second] {
+            if a < b {
+                for w in a / WORD..(b - 1) / WORD + 1 {
+                    let n = self.bits[w].count_ones();
+                    if n > 0 {
+                        self.bits[w] = 0;
+                        self.tree_sub(w, n);
+                    }
+                }
+            }
         }
         self.sacked = 0;
     }
@@ -302,14 +362,17 @@ impl Scoreboard {
         let capacity = (self.records.len() * 2).max(MIN_CAPACITY);
         let mut records = vec![FREE; capacity];
         let mut bits = vec![0; capacity / WORD];
+        let mut pending = vec![0; capacity / WORD];
         for seg in self.base..self.end() {
-            let r = self.records[self.slot(seg)];
+            let old = self.slot(seg);
             let slot = (seg & (capacity as u64 - 1)) as usize;
-            records[slot] = r;
-            bits[slot / WORD] |= (r.sacked as u64) << (slot % WORD);
+            records[slot] = self.records[old];
+            bits[slot / WORD] |= (self.bit(old) as u64) << (slot % WORD);
+            pending[slot / WORD] |= (self.pending[old / WORD] >> (old % WORD) & 1) << (slot % WORD);
         }
         self.records = records;
         self.bits = bits;
+        self.pending = pending;
         self.rebuild_tree();
     }
 
@@ -427,7 +490,7 @@ impl Scoreboard {
 
     /// Sets the SACKed bits in `[a, b)`, a range of outstanding slots (possibly
     /// empty); returns how many were newly set.
-    fn mark_slots(&mut self, a: usize, b: usize, delivered: &mut impl FnMut(u64, &mut SegmentRecord)) -> u64 {
+    fn mark_slots(&mut self, a: usize, b: usize, delivered: &mut impl FnMut(u64, &mut TxSnapshot)) -> u64 {
         let mut newly = 0;
         let mut from = a;
         // Jump over what is SACKed already: the same blocks come on every ACK.
@@ -438,13 +501,15 @@ impl Scoreboard {
             self.bits[w] |= new;
             let n = new.count_ones();
             self.tree_add(w, n);
-            let mut rest = new;
+            let mut rest = new & self.pending[w];
             while rest != 0 {
                 let slot = w * WORD + rest.trailing_zeros() as usize;
                 let seg = self.seg_at(slot);
-                let r = &mut self.records[slot];
-                r.sacked = true;
-                delivered(seg, r);
+                let tx = &mut self.records[slot].tx;
+                delivered(seg, tx);
+                if !tx.pending {
+                    self.pending[w] &= !(1 << (slot % WORD));
+                }
                 rest &= rest - 1;
             }
             newly += n as u64;
@@ -453,8 +518,8 @@ impl Scoreboard {
         newly
     }
 
-    /// Clears the SACKed bits in `[a, b)`, a range of slots being freed
-    /// (possibly empty); returns how many were set.
+    /// Clears the SACKed and pending bits in `[a, b)`, a range of slots being
+    /// freed (possibly empty); returns how many SACKed bits were set.
     fn clear_slots(&mut self, a: usize, b: usize) -> u64 {
         let mut cleared = 0;
         let mut from = a;
@@ -462,6 +527,7 @@ impl Scoreboard {
             let w = from / WORD;
             let word_end = ((w + 1) * WORD).min(b);
             let span = low_mask(word_end - w * WORD) & !low_mask(from % WORD);
+            self.pending[w] &= !span;
             let n = (self.bits[w] & span).count_ones();
             if n > 0 {
                 self.bits[w] &= !span;
@@ -688,6 +754,28 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_is_delivered_once() {
+        let mut b = Scoreboard::default();
+        let tx = TxSnapshot { pending: true, ..TxSnapshot::NONE };
+        for s in 0..200 {
+            b.on_transmit_with(s, s * 10, false, tx);
+        }
+        let mut seen = Vec::new();
+        let mut consume = |seg: u64, tx: &mut TxSnapshot| {
+            seen.push(seg);
+            tx.pending = false;
+        };
+        assert_eq!(b.mark_sacked_with(100, 130, &mut consume), 30);
+        b.clear_sacks();
+        assert_eq!(b.sacked_count(), 0);
+        // Re-reported after being forgotten: SACKed again, but not delivered again.
+        assert_eq!(b.mark_sacked_with(95, 130, &mut consume), 35);
+        b.ack_to_with(140, &mut consume);
+        let expected: Vec<u64> = (100..130).chain(95..100).chain(0..95).chain(130..140).collect();
+        assert_eq!(seen, expected);
+    }
+
+    #[test]
     fn clear_sacks_forgets_everything() {
         let mut b = board(5);
         b.mark_sacked(1, 4);
@@ -712,8 +800,15 @@ mod tests {
 /// ring sizes, shrink again and wrap around the ring many times.
 #[cfg(test)]
 mod differential {
-    use super::{linear, Scoreboard, WORD};
+    use super::{linear, Scoreboard, SegmentRecord, TxSnapshot, WORD};
     use cclab_wire::random::SplitMix64;
+    use cclab_wire::Time;
+
+    /// A record without its delivery snapshot, which the oracle does not keep
+    /// (the invariant check compares the pending bits with the snapshots).
+    fn view(r: SegmentRecord) -> (Time, bool, bool) {
+        (r.sent_at, r.retransmitted, r.sacked)
+    }
 
     struct Rng(SplitMix64);
 
@@ -742,12 +837,17 @@ mod differential {
             let capacity = self.records.len();
             assert!(self.len as usize <= capacity && (capacity == 0 || capacity.is_power_of_two()));
             assert_eq!(self.bits.len() * WORD, capacity);
-            let mut bits = vec![0u64; self.bits.len()];
+            assert_eq!(self.pending.len() * WORD, capacity);
+            let (mut window, mut pending) = (vec![0u64; self.bits.len()], vec![0u64; self.bits.len()]);
             for seg in self.base..self.end() {
                 let slot = self.slot(seg);
-                bits[slot / WORD] |= (self.records[slot].sacked as u64) << (slot % WORD);
+                window[slot / WORD] |= 1 << (slot % WORD);
+                pending[slot / WORD] |= (self.records[slot].tx.pending as u64) << (slot % WORD);
             }
-            assert_eq!(bits, self.bits, "bitmap mirrors the records; free slots clear");
+            for (w, bits) in window.iter().zip(&self.bits) {
+                assert_eq!(bits & !w, 0, "free slots are not SACKed");
+            }
+            assert_eq!(pending, self.pending, "pending bitmap mirrors the records; free slots clear");
             if capacity > 0 {
                 let mut rebuilt = self.clone();
                 rebuilt.rebuild_tree();
@@ -789,7 +889,7 @@ mod differential {
             }
             assert_eq!(new.skip_sacked(a, b), stepped, "skip_sacked({a}, {b})");
             let s = rng.near(base, end);
-            assert_eq!(new.get(s), old.get(s), "get({s})");
+            assert_eq!(new.get(s).map(view), old.get(s).copied().map(view), "get({s})");
             assert_eq!(new.is_sacked(s), old.is_sacked(s), "is_sacked({s})");
             checks += 6;
         }
@@ -818,7 +918,9 @@ mod differential {
             if roll < grow_bias {
                 for _ in 0..1 + rng.below(8) {
                     let seg = old.end();
-                    new.on_transmit(seg, op, false);
+                    // Some with a pending delivery snapshot, which SACKs and ACKs consume.
+                    let tx = TxSnapshot { pending: rng.chance(50), ..TxSnapshot::NONE };
+                    new.on_transmit_with(seg, op, false, tx);
                     old.on_transmit(seg, op, false);
                 }
             } else if roll < grow_bias + 8 {
@@ -834,8 +936,9 @@ mod differential {
                     _ => rng.below(window + 10),
                 };
                 let stop = if rng.chance(3) { start.saturating_sub(len) } else { start + len };
+                let consume = |_: u64, tx: &mut TxSnapshot| tx.pending = false;
                 assert_eq!(
-                    new.mark_sacked(start, stop),
+                    new.mark_sacked_with(start, stop, consume),
                     old.mark_sacked(start, stop),
                     "mark_sacked({start}, {stop})"
                 );
@@ -861,7 +964,7 @@ mod differential {
             if op % 997 == 0 {
                 new.check_invariants();
                 for seg in old.base().saturating_sub(2)..old.end() + 2 {
-                    assert_eq!(new.get(seg), old.get(seg), "get({seg})");
+                    assert_eq!(new.get(seg).map(view), old.get(seg).copied().map(view), "get({seg})");
                 }
                 checks += 1;
             }

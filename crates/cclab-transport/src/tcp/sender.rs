@@ -375,8 +375,8 @@ impl TcpSender {
 
         let (mss, total, last) = (s.mss, s.total_segments, s.last_segment_len);
         let rate = &mut self.rate;
-        let mut delivered = |seg: u64, r: &mut super::scoreboard::SegmentRecord| {
-            rate.on_delivered(now, &mut r.tx, segment_len(seg, mss, total, last) as u64);
+        let mut delivered = |seg: u64, tx: &mut super::rate::TxSnapshot| {
+            rate.on_delivered(now, tx, segment_len(seg, mss, total, last) as u64);
         };
         let mut newly_sacked = 0;
         if self.sack {

@@ -1,0 +1,98 @@
+"""CPU time, wall time, event rate and peak memory of the Table 2 scenario at 2.5 Gbit/s.
+
+Runs `examples/bench-table2-2g5.toml` (Table 2 of seed paper 000 at 2.5 Gbit/s,
+issue 9 item 7 "Speed at scale") for a given simulated duration with the `run`
+example binary, one fresh process per run, and prints for each run the child's
+user+system CPU time, wall time, events, events per CPU second and peak
+resident memory (ru_maxrss), with the load average before and after, since the
+machine may be shared. The goal is a 200 s replication in under 30 s of CPU
+time and under 200 MB.
+
+    cargo build --release --examples
+    python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "examples" / "bench-table2-2g5.toml"
+EVENTS = re.compile(r"events (\d+)")
+
+
+def scenario_text(duration_s: float) -> str:
+    """The benchmark scenario with its duration replaced."""
+    text = SCENARIO.read_text()
+    replaced, n = re.subn(r'(?m)^duration = "[^"]*"', f'duration = "{duration_s:g}s"', text, count=1)
+    if n != 1:
+        print(f"{SCENARIO}: no `duration = ...` line to replace", file=sys.stderr)
+        sys.exit(2)
+    return replaced
+
+
+def measure(binary: Path, scenario: Path) -> tuple[float, float, int, float]:
+    """CPU seconds (user + system), wall seconds, events and peak RSS in MB of one run."""
+    start = time.perf_counter()
+    child = subprocess.Popen([str(binary), str(scenario)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        print(f"{binary} failed (status {status})", file=sys.stderr)
+        sys.exit(1)
+    match = EVENTS.search(out)
+    if match is None:
+        print(f"{binary}: no event count in its output: {out!r}", file=sys.stderr)
+        sys.exit(1)
+    cpu = usage.ru_utime + usage.ru_stime
+    # Linux reports ru_maxrss in KiB.
+    return cpu, wall, int(match.group(1)), usage.ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=float, default=200.0, help="simulated seconds (default 200)")
+    parser.add_argument(
+        "--binary", type=Path, default=ROOT / "target" / "release" / "examples" / "run", help="the `run` example"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs (default 1)")
+    args = parser.parse_args()
+    if not args.binary.is_file():
+        print(f"--binary: {args.binary} is not a file (cargo build --release --examples)", file=sys.stderr)
+        sys.exit(2)
+    if args.duration <= 0 or args.repeat < 1:
+        print("--duration must be positive and --repeat at least 1", file=sys.stderr)
+        sys.exit(2)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = Path(tmp) / "bench-table2-2g5.toml"
+        scenario.write_text(scenario_text(args.duration))
+        print(f"date {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}")
+        print(f"machine {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs; binary {args.binary}")
+        print(f"scenario {SCENARIO.name} with duration {args.duration:g} s")
+        load = os.getloadavg()
+        print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        for i in range(args.repeat):
+            cpu, wall, events, peak_mb = measure(args.binary, scenario)
+            print(
+                f"run {i + 1}: CPU {cpu:.2f} s (user+sys), wall {wall:.2f} s, events {events}, "
+                f"{events / cpu / 1e6:.2f} M events per CPU second ({cpu / events * 1e9:.0f} ns/event), "
+                f"peak RSS {peak_mb:.1f} MB"
+            )
+        load = os.getloadavg()
+        print(f"load average after (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
