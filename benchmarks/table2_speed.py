@@ -1,7 +1,8 @@
 """CPU time, wall time, event rate and peak memory of the Table 2 scenario at 2.5 Gbit/s.
 
-Runs `examples/bench-table2-2g5.toml` (Table 2 of seed paper 000 at 2.5 Gbit/s,
-issue 9 item 7 "Speed at scale") for a given simulated duration with the `run`
+Runs the `pacing` study's scenario, `python/cclab/studies/pacing.toml`, as it
+stands: Table 2 of seed paper 000 at 2.5 Gbit/s with unpaced HSTCP (issue 9,
+item 7 "Speed at scale") for a given simulated duration with the `run`
 example binary, one fresh process per run, and prints for each run the child's
 user+system CPU time, wall time, events, events per CPU second and peak
 resident memory (ru_maxrss), with the load average before and after, since the
@@ -26,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIO = ROOT / "examples" / "bench-table2-2g5.toml"
+SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
 EVENTS = re.compile(r"events (\d+)")
 
 
@@ -76,7 +77,7 @@ def main() -> None:
         sys.exit(2)
 
     with tempfile.TemporaryDirectory() as tmp:
-        scenario = Path(tmp) / "bench-table2-2g5.toml"
+        scenario = Path(tmp) / "table2-2g5.toml"
         scenario.write_text(scenario_text(args.duration))
         print(f"date {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}")
         print(f"machine {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs; binary {args.binary}")
