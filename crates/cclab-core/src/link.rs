@@ -56,7 +56,10 @@ pub struct Link {
     /// Start of transmission and size of each packet still waiting for the transmitter.
     waiting: Ring<(Time, u32)>,
     waiting_bytes: u64,
-    loss_rng: Option<RngStream>,
+    /// Boxed: the generator's state and buffer (about 300 bytes) are read
+    /// only by lossy links, and inline they doubled the size of every link,
+    /// so the fields each hop touches spread over more cache lines.
+    loss_rng: Option<Box<RngStream>>,
     /// The last two packet sizes and their serialisation times: most packets
     /// of a link have one of a few sizes (a bottleneck carries one direction's
     /// data and the other's ACKs, interleaved), and this saves a 64-bit
@@ -111,7 +114,7 @@ impl Link {
             delay_line: Ring::new(),
             waiting: Ring::new(),
             waiting_bytes: 0,
-            loss_rng,
+            loss_rng: loss_rng.map(Box::new),
             last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
