@@ -8,7 +8,7 @@
 //! event queue whose size is the number of links, not the number of packets.
 
 use crate::pool::PacketRef;
-use crate::queue::{Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
+use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::ring::Ring;
 use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
@@ -49,14 +49,17 @@ pub enum Enqueued {
 
 pub struct Link {
     pub spec: LinkSpec,
-    discipline: Box<dyn QueueDiscipline>,
+    discipline: Discipline,
     busy_until: Time,
     /// Every admitted packet not yet at the far end, in arrival order.
     delay_line: Ring<InFlight>,
     /// Start of transmission and size of each packet still waiting for the transmitter.
     waiting: Ring<(Time, u32)>,
     waiting_bytes: u64,
-    loss_rng: Option<RngStream>,
+    /// Boxed: the generator's state and buffer (about 300 bytes) are read
+    /// only by lossy links, and inline they doubled the size of every link,
+    /// so the fields each hop touches spread over more cache lines.
+    loss_rng: Option<Box<RngStream>>,
     /// The last two packet sizes and their serialisation times: most packets
     /// of a link have one of a few sizes (a bottleneck carries one direction's
     /// data and the other's ACKs, interleaved), and this saves a 64-bit
@@ -69,6 +72,36 @@ pub struct Link {
     departures: Option<Box<Departures>>,
 }
 
+/// A link's queue discipline. Tail drop, the common case, is decided inline
+/// (no virtual call per arrival); any other goes through the trait.
+enum Discipline {
+    TailDrop(BufferLimit),
+    Other(Box<dyn QueueDiscipline>),
+}
+
+impl Discipline {
+    fn new(discipline: Box<dyn QueueDiscipline>) -> Self {
+        match discipline.tail_drop_limit() {
+            Some(limit) => Discipline::TailDrop(limit),
+            None => Discipline::Other(discipline),
+        }
+    }
+
+    #[inline]
+    fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
+        match self {
+            Discipline::TailDrop(limit) => {
+                if droptail::fits(*limit, waiting, packet.wire_bytes) {
+                    Admission::Enqueue
+                } else {
+                    Admission::Drop
+                }
+            }
+            Discipline::Other(d) => d.admit(now, waiting, packet),
+        }
+    }
+}
+
 /// The event key `(arrival, seq)` of the packet at the head of a link's delay line.
 pub type HeadKey = (Time, u64);
 
@@ -76,12 +109,12 @@ impl Link {
     pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
         Self {
             spec,
-            discipline,
+            discipline: Discipline::new(discipline),
             busy_until: 0,
             delay_line: Ring::new(),
             waiting: Ring::new(),
             waiting_bytes: 0,
-            loss_rng,
+            loss_rng: loss_rng.map(Box::new),
             last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
@@ -91,7 +124,7 @@ impl Link {
     /// Replaces the buffer limit and queue discipline (before the run starts).
     pub fn set_queue(&mut self, buffer: BufferLimit, discipline: Box<dyn QueueDiscipline>) {
         self.spec.buffer = buffer;
-        self.discipline = discipline;
+        self.discipline = Discipline::new(discipline);
     }
 
     /// Drops packets that have started transmission by `now` from the waiting set.

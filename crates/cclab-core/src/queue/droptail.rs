@@ -36,15 +36,25 @@ impl QueueDiscipline for DropTail {
     }
 
     fn admit(&mut self, _now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
-        let fits = match self.limit {
-            BufferLimit::Packets(n) => waiting.packets < n,
-            BufferLimit::Bytes(b) => waiting.bytes + packet.wire_bytes as u64 <= b,
-            BufferLimit::Unlimited => true,
-        };
-        if fits {
+        if fits(self.limit, waiting, packet.wire_bytes) {
             Admission::Enqueue
         } else {
             Admission::Drop
         }
+    }
+
+    fn tail_drop_limit(&self) -> Option<BufferLimit> {
+        Some(self.limit)
+    }
+}
+
+/// Whether an arrival of `wire_bytes` fits behind `waiting` under `limit`: the
+/// one tail-drop rule, shared by [`DropTail::admit`] and a link's inline path.
+#[inline]
+pub fn fits(limit: BufferLimit, waiting: QueueOccupancy, wire_bytes: u32) -> bool {
+    match limit {
+        BufferLimit::Packets(n) => waiting.packets < n,
+        BufferLimit::Bytes(b) => waiting.bytes + wire_bytes as u64 <= b,
+        BufferLimit::Unlimited => true,
     }
 }

@@ -42,6 +42,14 @@ pub trait QueueDiscipline {
     /// that needs more (an ECN-marking one: the packet's ECT bit) adds the
     /// field to `PacketRef`.
     fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission;
+
+    /// The buffer limit when this discipline is plain tail drop (admission
+    /// depends on the occupancy and the limit alone, and `admit` keeps no
+    /// state). A link then decides admission inline: the virtual `admit`
+    /// call was a measurable part of a hop. Other disciplines keep `None`.
+    fn tail_drop_limit(&self) -> Option<BufferLimit> {
+        None
+    }
 }
 
 /// How to build a discipline for a link with this buffer limit.

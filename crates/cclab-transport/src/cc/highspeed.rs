@@ -225,6 +225,10 @@ pub struct HighSpeed {
     rows: Cow<'static, [Row]>,
     /// cwnd after the last ACK, for publishing a(w) and b(w).
     last_cwnd: f64,
+    /// ln(Low_Window) and ln(High_Window) - ln(Low_Window), which b(w) needs
+    /// on every ACK: computed once (the same values, so the same results).
+    ln_low: f64,
+    ln_range: f64,
 }
 
 impl HighSpeed {
@@ -249,7 +253,8 @@ impl HighSpeed {
             ResponseKind::Table if config.is_rfc_response() => LossRate { c: 1.0 / 12.8, e: 1.2 },
             _ => LossRate::unrounded(&config, low_p),
         };
-        let mut hs = Self { config, kind, p, rows: Cow::Borrowed(&[]), last_cwnd: 0.0 };
+        let (ln_low, ln_range) = (config.low_window.ln(), config.high_window.ln() - config.low_window.ln());
+        let mut hs = Self { config, kind, p, rows: Cow::Borrowed(&[]), last_cwnd: 0.0, ln_low, ln_range };
         if kind == ResponseKind::Table {
             static RFC_ROWS: OnceLock<Vec<Row>> = OnceLock::new();
             hs.rows = if config == Config::RFC {
@@ -263,9 +268,7 @@ impl HighSpeed {
 
     /// b(w) of RFC 3649 §5 (not floored or capped: callers stay above Low_Window).
     fn b_formula(&self, w: f64) -> f64 {
-        let c = &self.config;
-        (c.high_decrease - 0.5) * (w.ln() - c.low_window.ln()) / (c.high_window.ln() - c.low_window.ln())
-            + 0.5
+        (self.config.high_decrease - 0.5) * (w.ln() - self.ln_low) / self.ln_range + 0.5
     }
 
     /// a(w) of RFC 3649 §5, before any flooring.
@@ -306,6 +309,19 @@ impl HighSpeed {
         &self.rows
     }
 
+    /// a(w) alone, as [`Self::params_at`] gives it: every ACK needs a(w), and
+    /// b(w) only a congestion event, so an ACK does not compute b twice.
+    #[inline]
+    fn a_at(&self, w: f64) -> f64 {
+        if w <= self.config.low_window {
+            return 1.0;
+        }
+        match self.kind {
+            ResponseKind::Table => self.params_at(w).0,
+            ResponseKind::Formula | ResponseKind::Ns2 => self.a_formula(w.min(self.top())).max(1.0),
+        }
+    }
+
     /// (a(w), b(w)): Standard TCP's (1, 0.5) at or below Low_Window.
     pub fn params_at(&self, w: f64) -> (f64, f64) {
         if w <= self.config.low_window {
@@ -336,7 +352,7 @@ impl CongestionControl for HighSpeed {
         if w.in_slow_start() || w.cwnd <= self.config.low_window {
             Reno::increase(w, ack.acked);
         } else {
-            w.cwnd += self.params_at(w.cwnd).0 / w.cwnd;
+            w.cwnd += self.a_at(w.cwnd) / w.cwnd;
         }
         self.last_cwnd = w.cwnd;
     }
