@@ -377,18 +377,15 @@ impl CongestionControl for Bic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_support::{ack_of, event};
     use crate::cc::AckPhase;
 
     fn ack() -> AckSample {
-        let mut a = AckSample::new(0, 1000);
-        a.acked = 1;
-        a
+        ack_of(1)
     }
 
     fn loss(basis: f64) -> CongestionEvent {
-        let mut e = CongestionEvent::new(0, EventKind::FastRetransmit, basis as u64, 1000);
-        e.basis = basis;
-        e
+        event(EventKind::FastRetransmit, basis)
     }
 
     /// A paper-rules flow in congestion avoidance at `cwnd` with Wmax `w_max`.

@@ -247,22 +247,17 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_support::{ack_of, event};
     use crate::cc::AckPhase;
     use cclab_wire::time::millis;
 
     const SEC: f64 = 1e9;
 
     fn ack(now: Time, srtt: Time) -> AckSample {
-        let mut a = AckSample::new(now, 1000);
-        a.acked = 1;
+        let mut a = ack_of(1);
+        a.now = now;
         a.srtt = srtt;
         a
-    }
-
-    fn event(kind: EventKind, basis: f64) -> CongestionEvent {
-        let mut e = CongestionEvent::new(0, kind, basis as u64, 1000);
-        e.basis = basis;
-        e
     }
 
     /// Drives a flow in congestion avoidance for `secs` seconds, one ACK per

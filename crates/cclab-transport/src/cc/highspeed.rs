@@ -381,6 +381,7 @@ impl CongestionControl for HighSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_support::{ack_of, ca, event};
     use cclab_wire::random::SplitMix64;
 
     /// RFC 3649 Appendix B, Table 12: (w, a(w), b(w)), all 73 rows.
@@ -465,19 +466,7 @@ mod tests {
     }
 
     fn ack() -> AckSample {
-        let mut a = AckSample::new(0, 1000);
-        a.acked = 1;
-        a
-    }
-
-    fn event(kind: EventKind, basis: f64) -> CongestionEvent {
-        let mut e = CongestionEvent::new(0, kind, basis as u64, 1000);
-        e.basis = basis;
-        e
-    }
-
-    fn ca(cwnd: f64) -> Window {
-        Window { cwnd, ssthresh: 2.0 }
+        ack_of(1)
     }
 
     /// RFC 3649 Appendix B: the generator (Table 13) at the RFC's parameters

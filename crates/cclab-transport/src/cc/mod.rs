@@ -36,6 +36,8 @@ pub mod cubic;
 pub mod highspeed;
 pub mod reno;
 pub mod scalable;
+#[cfg(test)]
+mod test_support;
 
 use crate::tcp::rate::RateSample;
 use cclab_wire::{Metrics, Time};

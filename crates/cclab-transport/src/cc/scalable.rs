@@ -193,25 +193,14 @@ impl CongestionControl for Scalable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cc::test_support::{ack_of, ca, event};
 
     fn kelly() -> Scalable {
         Scalable::new(0.01, 0.125, 16.0, Variant::Kelly)
     }
 
     fn ack(acked: u64) -> AckSample {
-        let mut a = AckSample::new(0, 1000);
-        a.acked = acked;
-        a
-    }
-
-    fn event(kind: EventKind, basis: f64) -> CongestionEvent {
-        let mut e = CongestionEvent::new(0, kind, basis as u64, 1000);
-        e.basis = basis;
-        e
-    }
-
-    fn ca(cwnd: f64) -> Window {
-        Window { cwnd, ssthresh: 2.0 }
+        ack_of(acked)
     }
 
     /// Kelly §2: cwnd += 0.01 per ACK above the legacy window, whatever the
