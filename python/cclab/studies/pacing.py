@@ -200,10 +200,10 @@ class PacingStudy(Study):
             top = variant_scenario(v, base).with_(**{RATE_KEY: plan.top})
             fig4 = ctx.sweep(f"fig4/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers},
                              replications=reps(plan.top))  # fmt: skip
-            fig4_runs.append(per_run(fig4, v, fig4_columns).with_columns(overhead_s=pl.lit("0")))
+            fig4_rows = per_run(fig4, v, fig4_columns)
+            fig4_runs.append(fig4_rows.with_columns(overhead_s=pl.lit("0")))
             # Table 2 at the top speed is Fig. 4's point with equal RTTs and a one-BDP buffer: the same runs.
-            same = per_run(fig4, v, fig4_columns).filter((pl.col("rtt2") == plan.rtts[0])
-                                                         & (pl.col("buffer") == plan.buffers[0]))  # fmt: skip
+            same = fig4_rows.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("buffer") == plan.buffers[0]))
             table2_runs.append(same.drop("rtt2", "buffer").with_columns(speed=pl.lit(plan.top)))
         for v in VARIANTS:
             top = variant_scenario(v, base).with_(**{RATE_KEY: plan.top, OVERHEAD_KEY: overhead(plan.top)})
