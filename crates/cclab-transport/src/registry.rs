@@ -37,6 +37,8 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::scalable::DESCRIPTOR,
     cc::bic::DESCRIPTOR,
     cc::cubic::DESCRIPTOR,
+    cc::westwood::DESCRIPTOR,
+    cc::westwood_plus::DESCRIPTOR,
 ];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
