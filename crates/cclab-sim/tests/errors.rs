@@ -289,6 +289,37 @@ fn bic_and_cubic_parameters_are_range_checked() {
     expect(&cc("cubic", "beta = 0"), "flows[0].cc_params.beta", "0 is out of range [0.01, 0.99]");
 }
 
+/// Westwood's filter parameters outside their ranges name the key and the
+/// range: tau must be positive (at least 1 ms), alpha inside (0, 1);
+/// Westwood+ has no filter parameters.
+#[test]
+fn westwood_parameters_are_range_checked() {
+    let cc = |name: &str, params: &str| {
+        BASE.replace("cc = \"reno\"", &format!("cc = \"{name}\"\ncc_params = {{ {params} }}"))
+    };
+    validate_toml(&cc("westwood", "filter = \"constant\", alpha = 0.95, response = \"linux\""), "t").unwrap();
+    validate_toml(&cc("westwood", "tau = \"100ms\""), "t").unwrap();
+    validate_toml(&cc("westwood_plus", "response = \"linux\""), "t").unwrap();
+    expect(&cc("westwood", "tau = \"0s\""), "flows[0].cc_params.tau", "0 s is out of range [0.001 s, 100 s]");
+    expect(&cc("westwood", "alpha = 0"), "flows[0].cc_params.alpha", "0 is out of range [0.001, 0.999]");
+    expect(&cc("westwood", "alpha = 1"), "flows[0].cc_params.alpha", "1 is out of range [0.001, 0.999]");
+    expect(
+        &cc("westwood", "filter = \"median\""),
+        "flows[0].cc_params.filter",
+        "is not one of tustin, constant",
+    );
+    expect(
+        &cc("westwood_plus", "response = \"x\""),
+        "flows[0].cc_params.response",
+        "is not one of original, linux",
+    );
+    expect(
+        &cc("westwood_plus", "tau = \"1s\""),
+        "flows[0].cc_params.tau",
+        "westwood_plus has no parameter \"tau\"",
+    );
+}
+
 /// A UDP flow to add to [`BASE`] as `flows[1]`.
 const UDP: &str = r#"
 [[flows]]
