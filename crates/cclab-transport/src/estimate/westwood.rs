@@ -134,11 +134,11 @@ impl Westwood {
     /// `now`; returns the time of the last one (or `last`).
     fn null_samples(&mut self, tau: Time, last: Time, now: Time) -> Time {
         let step = (tau / M).max(1);
-        let gap = now - last;
-        let n = (gap - 1) / step;
-        if n == 0 {
+        let gap = now.saturating_sub(last);
+        if gap <= step {
             return last;
         }
+        let n = (gap - 1) / step;
         // After the first, each null sample only scales the estimate by a.
         let dt = to_secs_f64(step);
         self.filter(0.0, dt);
@@ -324,6 +324,20 @@ mod tests {
         assert!(lows.1 / delivered > 8.4 && highs.1 / delivered < 9.5, "constant {lows:?} {highs:?}");
         assert!(highs.0 / capacity < 0.56 && highs.1 / capacity < 0.95, "both fall short of the capacity");
         assert!(highs.1 - lows.1 > 0.05 * capacity, "the constant filter swings with the bursts");
+    }
+
+    /// Two ACKs at the same instant are one sample of their bytes together:
+    /// 1 MB/s as pairs of simultaneous ACKs every 2 ms is estimated as
+    /// 1 MB/s, not as an infinite rate.
+    #[test]
+    fn simultaneous_acks_are_merged_into_one_sample() {
+        for mut w in [tustin(), constant()] {
+            for k in 0..3000u64 {
+                w.on_ack(&ack_at(k * millis(2), millis(100)));
+                w.on_ack(&ack_at(k * millis(2), millis(100)));
+            }
+            assert!((w.estimate() / 1e6 - 1.0).abs() < 0.01, "{:?}: {}", w.filter, w.estimate());
+        }
     }
 
     /// A duplicate ACK counts one MSS: three duplicates 1 ms apart in a
