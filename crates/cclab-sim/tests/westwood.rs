@@ -84,8 +84,11 @@ fn estimate_range(cc: &str) -> (f64, f64) {
 /// 1.56; Westwood 4.56, 4.51, 4.65, 5.81 (2.5x to 3.7x); Westwood+ 3.60,
 /// 3.12, 3.25, 4.32 (1.8x to 2.8x). Asserted: at every seed each Westwood
 /// has at least 1.5 times the goodput of the better Reno. Westwood beats
-/// Westwood+ here because its per-ACK estimate reads compressed ACKs as a
-/// higher rate (see estimate/westwood.rs), so its window is set higher.
+/// Westwood+ here because its per-ACK estimate reads the ACKs bunched
+/// after each recovery as a higher rate (see estimate/westwood.rs), so its
+/// window is set higher: measured at seeds 1 and 2, Westwood's `cc.bwe`
+/// averages 6.56 Mbit/s against a goodput of 4.5, Westwood+'s 3.72 and
+/// 3.34 against 3.60 and 3.12.
 /// With `response = "linux"` (halve, then BWE x RTTmin after recovery):
 /// Westwood 4.43, 4.47, 3.90, 4.40; Westwood+ 2.86, 2.92, 2.22, 2.79
 /// (1.57x to 1.79x Reno); asserted at least 1.3 times.
@@ -116,6 +119,7 @@ fn under_random_loss_both_westwoods_keep_more_goodput_than_reno() {
             plus / reno
         );
         assert!(westwood > 1.5 * reno && plus > 1.5 * reno, "seed {seed}");
+        assert!(westwood_linux > 1.3 * reno && plus_linux > 1.3 * reno, "seed {seed}, linux");
     }
 }
 
