@@ -160,6 +160,7 @@ impl CongestionControl for BweResponse {
     fn metrics(&self, out: &mut Metrics<'_>) {
         out.put("bwe", self.estimate() * 8.0);
         out.put("bw_rttmin", Self::bw_rttmin(self.estimate(), self.min_rtt, self.mss));
+        self.estimator.metrics(out);
     }
 }
 

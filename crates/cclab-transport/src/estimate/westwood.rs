@@ -64,8 +64,8 @@ pub const ALPHA: Parameter = Parameter {
     meaning: "weight of the previous estimate (filter = \"constant\" only; ns-3 0.9, UDT 19/21)",
 };
 
-/// Virtual null samples come every tau / M without an ACK (the paper: m >= 2).
-const M: u64 = 2;
+/// The paper's m: a virtual null sample comes every tau / m without an ACK (m >= 2).
+const NULL_SAMPLES_PER_TAU: u64 = 2;
 
 fn build(p: &Params) -> Result<Box<dyn BandwidthEstimator>, ParamError> {
     let filter = match p.choice("filter")? {
@@ -133,7 +133,7 @@ impl Westwood {
     /// The virtual null samples of the Tustin filter between `last` and
     /// `now`; returns the time of the last one (or `last`).
     fn null_samples(&mut self, tau: Time, last: Time, now: Time) -> Time {
-        let step = (tau / M).max(1);
+        let step = (tau / NULL_SAMPLES_PER_TAU).max(1);
         let gap = now.saturating_sub(last);
         if gap <= step {
             return last;
