@@ -123,15 +123,16 @@ fn under_random_loss_both_westwoods_keep_more_goodput_than_reno() {
     }
 }
 
-/// Both names, both response rules, every loss recovery, with and without
-/// delayed ACKs: transfers under random loss in both directions deliver every
-/// byte once and in order, finish, and conserve packets.
+/// Both names, both response rules, every loss recovery (`decoupled`
+/// included: the seed pairs an estimate with decoupled recovery), with and
+/// without delayed ACKs: transfers under random loss in both directions
+/// deliver every byte once and in order, finish, and conserve packets.
 #[test]
 fn transfers_with_westwood_deliver_every_byte_once() {
     let size = 300_000u64 + 777;
     for cc in ["westwood", "westwood_plus"] {
         for params in ["", "response = \"linux\""] {
-            for recovery in ["tahoe", "reno", "newreno", "sack"] {
+            for recovery in ["tahoe", "reno", "newreno", "sack", "decoupled"] {
                 let keys = format!("recovery = \"{recovery}\"\ncc = \"{cc}\"\ncc_params = {{ {params} }}");
                 let case = format!("{cc} {params} {recovery}");
                 let retransmits: u64 = (1..=2u64).map(|seed| lossy_transfers(&keys, size, seed, &case)).sum();
