@@ -153,3 +153,54 @@ fn westwood_runs_are_deterministic() {
         assert_ne!(a["flows"], summary(&text, 4)["flows"], "{cc}");
     }
 }
+
+/// The response as the sender applies it, under 1 % loss, sampled every
+/// millisecond: with the original rule, ssthresh is set to bw_rttmin when
+/// recovery begins; with Linux's, cwnd and ssthresh both when it ends (after
+/// recovery's own deflation, which `on_recovery_exit` follows). Checked at
+/// every recovery of the 40 s that a full ACK ended (a timeout ends one with
+/// cwnd 1 and, inside a loss episode, keeps the lower ssthresh: the
+/// sender's rule, as in Linux, which does not call Westwood there), within
+/// 2 % (the estimate and cwnd move between the event and the sample).
+/// Measured: 98 recoveries checked with the original rule, 80 with Linux's.
+#[test]
+fn the_sender_applies_bw_rttmin_at_the_start_or_the_end_of_recovery() {
+    for (params, at_start) in [("", true), ("response = \"linux\"", false)] {
+        let text = dumbbell("westwood_plus", "newreno", 0.01, 40).replace(
+            "recovery = \"newreno\"",
+            &format!("recovery = \"newreno\"\ncc_params = {{ {params} }}"),
+        ) + r#"
+[[observe]]
+flows = ["f"]
+metrics = ["recovery.in_recovery", "ssthresh", "cwnd", "cc.bw_rttmin"]
+every = "1ms"
+"#;
+        let r = run_toml(&text, "t", Some(1)).unwrap();
+        let ts = r.timeseries.as_ref().unwrap();
+        let metric = |name: &str| series(ts, "f", name);
+        let (phase, ssthresh, cwnd, target) =
+            (metric("recovery.in_recovery"), metric("ssthresh"), metric("cwnd"), metric("cc.bw_rttmin"));
+        let close = |a: f64, b: f64| (a / b - 1.0).abs() < 0.02;
+        let mut checked = 0;
+        for i in 1..phase.len() {
+            let (before, now) = (phase[i - 1].1, phase[i].1);
+            let t = phase[i].0;
+            if at_start && before == 0.0 && now == 1.0 {
+                checked += 1;
+                assert!(
+                    close(ssthresh[i].1, target[i].1),
+                    "t {t}: ssthresh {} vs {}",
+                    ssthresh[i].1,
+                    target[i].1
+                );
+            }
+            if !at_start && before == 1.0 && now == 0.0 && cwnd[i].1 > 2.0 {
+                checked += 1;
+                let (s, c, b) = (ssthresh[i].1, cwnd[i].1, target[i].1);
+                assert!(close(s, b) && close(c, b), "linux, t {t}: ssthresh {s}, cwnd {c} vs {b}");
+            }
+        }
+        eprintln!("{params:?}: {checked} recoveries checked");
+        assert!(checked > 50, "{params}: {checked}");
+    }
+}
