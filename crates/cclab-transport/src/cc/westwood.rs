@@ -21,7 +21,11 @@
 //!   both at once.
 //! - After a timeout, both: ssthresh = bw_rttmin, cwnd = the loss window of
 //!   one segment (Linux `CA_EVENT_LOSS`). Linux also resets its own RTTmin
-//!   there; ours is the sender's, which is never reset.
+//!   there; ours is the sender's, which is never reset. A timeout inside a
+//!   loss episode keeps the lower of the two ssthresh (the sender's rule
+//!   for every algorithm; Linux does not ask Westwood there either), and
+//!   it ends recovery without `on_recovery_exit`, so the Linux rule's end
+//!   of recovery does not apply after it.
 //! - RTTmin is the sender's minimum RTT; with no estimate yet (no sample),
 //!   bw_rttmin is the floor of 2 segments.
 
