@@ -12,8 +12,9 @@ use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccup
 use crate::ring::Ring;
 use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
+use crate::trace::DropCause;
 use cclab_wire::time::{serialization_time, Time};
-use cclab_wire::Packet;
+use cclab_wire::{Metrics, Packet};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -40,11 +41,12 @@ struct InFlight {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueued {
-    /// Refused by the queue discipline; the caller frees the packet.
-    Dropped,
-    /// Admitted; carries the new head key when the delay line was empty (the
-    /// caller must schedule it).
-    Admitted(Option<HeadKey>),
+    /// Refused by the queue discipline (buffer full, or an early drop); the
+    /// caller frees the packet.
+    Dropped(DropCause),
+    /// Admitted; `head` is the new head key when the delay line was empty (the
+    /// caller must schedule it); `marked`: the caller sets the packet's CE bit.
+    Admitted { head: Option<HeadKey>, marked: bool },
 }
 
 pub struct Link {
@@ -87,8 +89,9 @@ impl Discipline {
         }
     }
 
+    /// `busy_until` is read only by the disciplines that go through the trait.
     #[inline]
-    fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
+    fn admit(&mut self, now: Time, waiting: QueueOccupancy, busy_until: Time, packet: &PacketRef) -> Admission {
         match self {
             Discipline::TailDrop(limit) => {
                 if droptail::fits(*limit, waiting, packet.wire_bytes) {
@@ -97,7 +100,7 @@ impl Discipline {
                     Admission::Drop
                 }
             }
-            Discipline::Other(d) => d.admit(now, waiting, packet),
+            Discipline::Other(d) => d.admit(now, waiting, (busy_until <= now).then_some(busy_until), packet),
         }
     }
 }
@@ -158,13 +161,22 @@ impl Link {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        if self.discipline.admit(now, occupancy, &packet) == Admission::Drop {
-            self.stats.drops += 1;
-            if in_window {
-                self.stats.window_drops += 1;
+        let marked = match self.discipline.admit(now, occupancy, self.busy_until, &packet) {
+            Admission::Enqueue => false,
+            Admission::EnqueueMarked => {
+                self.stats.count_mark(in_window);
+                true
             }
-            return Enqueued::Dropped;
-        }
+            Admission::Drop => {
+                self.stats.count_drop(in_window);
+                return Enqueued::Dropped(DropCause::BufferFull);
+            }
+            Admission::EarlyDrop => {
+                self.stats.count_drop(in_window);
+                self.stats.count_early_drop(in_window);
+                return Enqueued::Dropped(DropCause::EarlyDrop);
+            }
+        };
 
         let bytes = packet.wire_bytes;
         let start = self.busy_until.max(now);
@@ -202,7 +214,14 @@ impl Link {
 
         let was_empty = self.delay_line.is_empty();
         self.delay_line.push_back(InFlight { arrival, seq, packet });
-        Enqueued::Admitted(was_empty.then_some((arrival, seq)))
+        Enqueued::Admitted { head: was_empty.then_some((arrival, seq)), marked }
+    }
+
+    /// Publishes the queue discipline's own metrics (RED's and CW's `queue_avg`).
+    pub fn discipline_metrics(&self, m: &mut Metrics) {
+        if let Discipline::Other(d) = &self.discipline {
+            d.metrics(m);
+        }
     }
 
     /// Removes the head packet (its arrival event fired) and returns it with the
@@ -314,9 +333,12 @@ mod tests {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
             l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL),
-            Enqueued::Admitted(Some((micros(1000) + millis(1), 1)))
+            Enqueued::Admitted { head: Some((micros(1000) + millis(1), 1)), marked: false }
         );
-        assert_eq!(l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL), Enqueued::Admitted(None));
+        assert_eq!(
+            l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL),
+            Enqueued::Admitted { head: None, marked: false }
+        );
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
         assert_eq!(next, Some((micros(2000) + millis(1), 2)));
@@ -402,8 +424,8 @@ mod tests {
         for (seq, p) in packets.iter().cycle().take(40).enumerate() {
             offered += p.wire_bytes as u64;
             match l.enqueue(0, PacketRef::new(0, p), seq as u64, &ALL) {
-                Enqueued::Dropped => dropped += p.wire_bytes as u64,
-                Enqueued::Admitted(_) => {
+                Enqueued::Dropped(_) => dropped += p.wire_bytes as u64,
+                Enqueued::Admitted { .. } => {
                     in_link.push_back(p.wire_bytes as u64);
                     admitted.push(*p);
                 }
