@@ -91,7 +91,13 @@ impl Discipline {
 
     /// `busy_until` is read only by the disciplines that go through the trait.
     #[inline]
-    fn admit(&mut self, now: Time, waiting: QueueOccupancy, busy_until: Time, packet: &PacketRef) -> Admission {
+    fn admit(
+        &mut self,
+        now: Time,
+        waiting: QueueOccupancy,
+        busy_until: Time,
+        packet: &PacketRef,
+    ) -> Admission {
         match self {
             Discipline::TailDrop(limit) => {
                 if droptail::fits(*limit, waiting, packet.wire_bytes) {
@@ -217,7 +223,7 @@ impl Link {
         Enqueued::Admitted { head: was_empty.then_some((arrival, seq)), marked }
     }
 
-    /// Publishes the queue discipline's own metrics (RED's and CW's `queue_avg`).
+    /// Publishes the queue discipline's own metrics (RED's and CW's `avg_queue`).
     pub fn discipline_metrics(&self, m: &mut Metrics) {
         if let Discipline::Other(d) = &self.discipline {
             d.metrics(m);

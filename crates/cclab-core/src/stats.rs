@@ -234,8 +234,12 @@ pub const LINK_METRICS: &[MetricDesc] = &[
         unit: "packets",
         meaning: "the drops an active queue management rule made while the buffer had room (red) so far",
     },
-    MetricDesc { name: "marks", unit: "packets", meaning: "packets the queue admitted with CE set (red, cw) so far" },
-    crate::queue::red::QUEUE_AVG,
+    MetricDesc {
+        name: "marks",
+        unit: "packets",
+        meaning: "packets the queue admitted with CE set (red, cw) so far",
+    },
+    crate::queue::red::AVG_QUEUE,
     MetricDesc {
         name: "losses",
         unit: "packets",

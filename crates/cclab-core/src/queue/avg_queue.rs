@@ -87,8 +87,8 @@ mod tests {
         let w = 0.1;
         let mut a = estimator(w);
         a.on_arrival(0, 10, None); // avg = 1
-        // Idle for 10.25 ms: floor(10.25 ms x 2000/s) = 20 packets, then the
-        // arrival's own step with q = 0: avg = (1 - w)^21.
+                                   // Idle for 10.25 ms: floor(10.25 ms x 2000/s) = 20 packets, then the
+                                   // arrival's own step with q = 0: avg = (1 - w)^21.
         let avg = a.on_arrival(micros(10_250), 0, Some(0));
         assert!((avg - (1.0 - w).powi(21)).abs() < 1e-12, "{avg}");
     }

@@ -12,8 +12,11 @@
 //! ECN-capable. Marking the others would set a bit nobody reads.
 
 use super::avg_queue::AverageQueue;
-use super::red::{check_weight, QUEUE_AVG};
-use super::{check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink, QueueOccupancy};
+use super::red::{check_weight, AVG_QUEUE};
+use super::{
+    check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink,
+    QueueOccupancy,
+};
 use crate::pool::PacketRef;
 use cclab_wire::{Descriptor, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
@@ -51,7 +54,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             meaning: "packet size that turns idle time into packets for the average's decay (ns-2 mean_pktsize_)",
         },
     ],
-    metrics: &[QUEUE_AVG],
+    metrics: &[AVG_QUEUE],
     build,
 };
 
@@ -97,7 +100,7 @@ impl QueueDiscipline for CongestionWarning {
     }
 
     fn metrics(&self, m: &mut Metrics) {
-        m.put(QUEUE_AVG.name, self.average.value());
+        m.put(AVG_QUEUE.name, self.average.value());
     }
 }
 

@@ -71,7 +71,7 @@ pub trait QueueDiscipline {
     }
 
     /// Publishes the discipline's state for time series (the link metric
-    /// `queue_avg` of an averaging discipline); nothing by default.
+    /// `avg_queue` of an averaging discipline); nothing by default.
     fn metrics(&self, _m: &mut Metrics) {}
 }
 

@@ -33,7 +33,9 @@ use super::{
 };
 use crate::pool::PacketRef;
 use crate::rng::RngStream;
-use cclab_wire::{Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
+use cclab_wire::{
+    Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,
+};
 
 pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     name: "red",
@@ -114,13 +116,13 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             meaning: "packet size that turns idle time into packets for the average's decay (ns-2 mean_pktsize_)",
         },
     ],
-    metrics: &[QUEUE_AVG],
+    metrics: &[AVG_QUEUE],
     build,
 };
 
 /// The average queue, published as a link metric by RED and the CW marker.
-pub const QUEUE_AVG: MetricDesc =
-    MetricDesc { name: "queue_avg", unit: "packets", meaning: "the discipline's average queue (red, cw)" };
+pub const AVG_QUEUE: MetricDesc =
+    MetricDesc { name: "avg_queue", unit: "packets", meaning: "the discipline's average queue (red, cw)" };
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
@@ -198,7 +200,10 @@ impl Config {
 /// `w_q` must lie in the open interval (0, 1): 0 never moves the average, 1 is no average.
 pub(crate) fn check_weight(w_q: f64) -> Result<(), ParamError> {
     if w_q <= 0.0 || w_q >= 1.0 {
-        return Err(ParamError { name: "w_q".into(), problem: "must be in (0, 1): 0 never moves the average, 1 does not average" });
+        return Err(ParamError {
+            name: "w_q".into(),
+            problem: "must be in (0, 1): 0 never moves the average, 1 does not average",
+        });
     }
     Ok(())
 }
@@ -285,7 +290,7 @@ impl QueueDiscipline for Red {
     }
 
     fn metrics(&self, m: &mut Metrics) {
-        m.put(QUEUE_AVG.name, self.average.value());
+        m.put(AVG_QUEUE.name, self.average.value());
     }
 }
 
@@ -457,7 +462,10 @@ mod tests {
         assert_eq!(name(&[("w_q", "0")], BufferLimit::Unlimited).as_deref(), Some("w_q"));
         assert_eq!(name(&[("w_q", "1")], BufferLimit::Unlimited).as_deref(), Some("w_q"));
         let above = build_error(&[], BufferLimit::Packets(14));
-        assert_eq!(above.map(|e| (e.name, e.problem)), Some(("max_thresh".into(), super::super::ABOVE_BUFFER)));
+        assert_eq!(
+            above.map(|e| (e.name, e.problem)),
+            Some(("max_thresh".into(), super::super::ABOVE_BUFFER))
+        );
         // A buffer in bytes holds bytes / mean_packet_size packets: 7500 B is 15 of 500 B.
         assert_eq!(name(&[], BufferLimit::Bytes(7500)), None);
         assert_eq!(name(&[], BufferLimit::Bytes(7499)).as_deref(), Some("max_thresh"));
