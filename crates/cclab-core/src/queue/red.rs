@@ -414,7 +414,7 @@ mod tests {
         for (i, a) in outcomes.iter().enumerate() {
             let ect = i % 2 == 0;
             assert!(
-                !(ect && *a == Admission::EarlyDrop) && !(!ect && *a == Admission::EnqueueMarked),
+                *a != if ect { Admission::EarlyDrop } else { Admission::EnqueueMarked },
                 "arrival {i} (ect {ect}): {a:?}"
             );
         }
