@@ -7,10 +7,10 @@
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
 
+use crate::loss::{LossModel, LossProcess};
 use crate::pool::PacketRef;
 use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::ring::Ring;
-use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
 use crate::trace::DropCause;
 use cclab_wire::time::{serialization_time, Time};
@@ -26,8 +26,8 @@ pub struct LinkSpec {
     /// One-way propagation delay.
     pub delay: Time,
     pub buffer: BufferLimit,
-    /// Probability that a transmitted packet is lost (corrupted) on this link.
-    pub loss: f64,
+    /// How transmitted packets are lost (corrupted) on this link.
+    pub loss: LossModel,
 }
 
 /// A packet inside the link: its slot in the engine's [`crate::pool::PacketPool`]
@@ -61,7 +61,7 @@ pub struct Link {
     /// Boxed: the generator's state and buffer (about 300 bytes) are read
     /// only by lossy links, and inline they doubled the size of every link,
     /// so the fields each hop touches spread over more cache lines.
-    loss_rng: Option<Box<RngStream>>,
+    loss: Option<Box<LossProcess>>,
     /// The last two packet sizes and their serialisation times: most packets
     /// of a link have one of a few sizes (a bottleneck carries one direction's
     /// data and the other's ACKs, interleaved), and this saves a 64-bit
@@ -115,7 +115,7 @@ impl Discipline {
 pub type HeadKey = (Time, u64);
 
 impl Link {
-    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
+    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss: Option<LossProcess>) -> Self {
         Self {
             spec,
             discipline: Discipline::new(discipline),
@@ -123,7 +123,7 @@ impl Link {
             delay_line: Ring::new(),
             waiting: Ring::new(),
             waiting_bytes: 0,
-            loss_rng: loss_rng.map(Box::new),
+            loss: loss.map(Box::new),
             last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
@@ -240,8 +240,8 @@ impl Link {
     ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
-        let lost = match self.loss_rng.as_mut() {
-            Some(rng) => rng.bernoulli(self.spec.loss),
+        let lost = match self.loss.as_mut() {
+            Some(process) => process.next_lost(),
             None => false,
         };
         if lost {
@@ -311,6 +311,7 @@ impl Link {
 mod tests {
     use super::*;
     use crate::queue::DropTail;
+    use crate::rng::RngStream;
     use cclab_wire::time::{micros, millis};
     use cclab_wire::{Header, TcpHeader, TcpKind, TrafficKind, UdpHeader};
     use std::collections::VecDeque;
@@ -323,7 +324,7 @@ mod tests {
             rate_bps: 8_000_000, // 1 byte per microsecond
             delay: millis(1),
             buffer,
-            loss: 0.0,
+            loss: LossModel::NONE,
         };
         Link::new(spec, Box::new(DropTail::new(buffer)), None)
     }
@@ -396,10 +397,10 @@ mod tests {
             rate_bps: 8_000_000,
             delay: 0,
             buffer: BufferLimit::Unlimited,
-            loss: 1.0,
+            loss: LossModel::Bernoulli { p: 1.0 },
         };
-        let mut l =
-            Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
+        let loss = LossProcess::new(spec.loss, RngStream::new(1, "x"));
+        let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(loss));
         l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);

@@ -13,6 +13,7 @@ use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
+use cclab_core::loss::LossModel;
 use cclab_core::network::NodeKind;
 use cclab_core::queue::{self, QueueDiscipline, QueueLink};
 use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream};
@@ -182,8 +183,8 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 buffer: d.access_buffer,
                 queue: queue::droptail::DESCRIPTOR.name.to_string(),
                 queue_params: Params::new(),
-                loss: 0.0,
-                reverse_loss: 0.0,
+                loss: LossModel::NONE,
+                reverse_loss: LossModel::NONE,
             };
             for (g, group) in scenario.flows.iter().enumerate() {
                 for k in 0..group.count {

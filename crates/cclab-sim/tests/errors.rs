@@ -192,6 +192,42 @@ fn structural_problems() {
         "out of range",
     );
     expect(&BASE.replace("rtt = \"40ms\"", "rtt = \"40ms\"\ncount = 0"), "flows[0].count", "out of range");
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nloss = 1.0"),
+        "topology.bottleneck.loss",
+        "[0, 1)",
+    );
+    let gilbert = |fields: &str| {
+        BASE.replace(
+            "buffer = \"1bdp\"",
+            &format!("buffer = \"1bdp\"\nreverse_loss = {{ model = \"gilbert_elliott\", {fields} }}"),
+        )
+    };
+    let path = "topology.bottleneck.reverse_loss";
+    expect(&gilbert("good_to_bad = 0.0, bad_to_good = 0.5"), &format!("{path}.good_to_bad"), "(0, 1]");
+    expect(&gilbert("good_to_bad = 0.1, bad_to_good = 1.5"), &format!("{path}.bad_to_good"), "[0, 1]");
+    expect(&gilbert("good_to_bad = 0.1"), &format!("{path}.bad_to_good"), "is required");
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, loss_bad = -0.1"),
+        &format!("{path}.loss_bad"),
+        "[0, 1]",
+    );
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, loss_good = 1.0"),
+        &format!("{path}.loss_good"),
+        "[0, 1)",
+    );
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, burst = 4"),
+        &format!("{path}.burst"),
+        "unknown key",
+    );
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nloss = { model = \"gilbert\" }"),
+        "topology.bottleneck.loss.model",
+        "model = \"gilbert_elliott\"",
+    );
+
     expect(&format!("{BASE}\n[[flows]]\nname = \"bulk\"\nrtt = \"40ms\"\n"), "flows[1].name", "used twice");
     expect(
         &BASE.replace("rtt = \"40ms\"", "rtt = \"40ms\"\napp = { kind = \"transfer\" }"),

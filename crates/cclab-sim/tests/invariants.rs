@@ -9,8 +9,8 @@ use common::tiles;
 fn scenario(
     duration: &str,
     recovery: &str,
-    loss: f64,
-    reverse_loss: f64,
+    loss: &str,
+    reverse_loss: &str,
     app: &str,
     delayed_ack: bool,
     count: u32,
@@ -50,8 +50,12 @@ fn transfers_are_delivered_exactly_once_in_order_under_random_loss() {
     let size = 300_000u64 + 777; // a partial last segment
     let app = format!("{{ kind = \"transfer\", size = \"{size}B\" }}");
     let mut runs = 0;
+    // Bursty loss: 0.01 / (0.01 + 0.3) = 3.2 % each way, in bursts of 3.3 packets on average.
+    let bursty = r#"{ model = "gilbert_elliott", good_to_bad = 0.01, bad_to_good = 0.3 }"#;
     for recovery in ["tahoe", "reno", "newreno", "sack", "sack1"] {
-        for (loss, reverse_loss) in [(0.0, 0.0), (0.01, 0.0), (0.05, 0.05), (0.1, 0.1)] {
+        for (loss, reverse_loss) in
+            [("0.0", "0.0"), ("0.01", "0.0"), ("0.05", "0.05"), ("0.1", "0.1"), (bursty, bursty)]
+        {
             for seed in 1..=6u64 {
                 let delayed = seed % 2 == 0;
                 let scn =
@@ -73,15 +77,15 @@ fn transfers_are_delivered_exactly_once_in_order_under_random_loss() {
             }
         }
     }
-    assert_eq!(runs, 120);
+    assert_eq!(runs, 150);
 }
 
 #[test]
 fn bulk_flows_deliver_a_gapless_prefix_and_conserve_packets() {
     for recovery in ["tahoe", "reno", "newreno", "sack", "sack1"] {
         for seed in 1..=4u64 {
-            let scn =
-                parse(&scenario("120s", recovery, 0.03, 0.03, "\"bulk\"", seed % 2 == 1, 4), "t").unwrap();
+            let scn = parse(&scenario("120s", recovery, "0.03", "0.03", "\"bulk\"", seed % 2 == 1, 4), "t")
+                .unwrap();
             let mut sim = build(&scn, seed).unwrap();
             sim.record_deliveries();
             sim.engine.run();
@@ -144,7 +148,7 @@ fn red_and_cw_queues_conserve_packets_and_deliver_exactly_once() {
         ("cw", "threshold = 4, w_q = 0.02", true),
     ];
     for (queue, params, ecn) in queues {
-        for (loss, reverse_loss) in [(0.0, 0.0), (0.02, 0.01)] {
+        for (loss, reverse_loss) in [("0.0", "0.0"), ("0.02", "0.01")] {
             for seed in 1..=3u64 {
                 let case = format!("{queue} {{ {params} }} p={loss} seed {seed}");
                 let text = scenario("600s", "sack", loss, reverse_loss, &app, seed % 2 == 0, 6)
