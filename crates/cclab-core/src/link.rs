@@ -457,6 +457,39 @@ mod tests {
         assert!(by_flow.iter().all(|&b| b > 0), "{by_flow:?}");
     }
 
+    /// A CW link (threshold 0, w_q 0.5), four arrivals at time 0. The first
+    /// finds the link idle and empty, the second the first in transmission and
+    /// nothing waiting: the average stays 0, no mark. The third finds one
+    /// waiting (average 0.5): marked. The fourth finds two (average 1.25) but
+    /// is not ECN-capable: not marked. The link counts the mark, reports it to
+    /// the caller, and publishes the discipline's average.
+    #[test]
+    fn a_marking_discipline_marks_through_the_link_and_counts_it() {
+        let mut l = link(BufferLimit::Packets(10));
+        let d = crate::queue::find("cw").expect("cw registered");
+        let mut params = cclab_wire::Params::new();
+        for (p, text) in d.parameters.iter().zip(["0", "0.5", "500B"]) {
+            params.insert(p.name, p.parse_text(text).expect("valid"));
+        }
+        let q = crate::queue::QueueLink {
+            buffer: BufferLimit::Packets(10),
+            rate_bps: 8_000_000,
+            rng: RngStream::new(1, "q"),
+        };
+        l.set_queue(BufferLimit::Packets(10), (d.build)(&params, q).expect("builds"));
+        let mut ect = pkt(1000);
+        ect.ect = true;
+        let marked = |e: Enqueued| matches!(e, Enqueued::Admitted { marked: true, .. });
+        assert!(!marked(l.enqueue(0, PacketRef::new(0, &ect), 1, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(1, &ect), 2, &ALL)));
+        assert!(marked(l.enqueue(0, PacketRef::new(2, &ect), 3, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(3, &pkt(1000)), 4, &ALL)));
+        assert_eq!((l.stats.marks, l.stats.window_marks, l.stats.drops), (1, 1, 0));
+        let mut log = cclab_wire::MetricLog::default();
+        l.discipline_metrics(&mut Metrics::new(&mut log));
+        assert_eq!(log.get("avg_queue"), Some(1.25));
+    }
+
     #[test]
     fn a_link_that_is_not_observed_counts_nothing() {
         let mut l = link(BufferLimit::Unlimited);

@@ -95,4 +95,16 @@ mod tests {
         assert_eq!(pool.get(b).tcp().map(|h| h.kind), Some(TcpKind::Ack));
         assert_eq!(pool.live(), 2);
     }
+
+    #[test]
+    fn a_reference_carries_the_ect_bit_and_a_mark_sets_ce_in_the_pool() {
+        let mut pool = PacketPool::default();
+        let mut p = packet(TcpKind::Data);
+        p.ect = true;
+        let r = pool.insert(&p);
+        assert!(r.ect && PacketRef::new(r.id, &p).ect);
+        assert!(!pool.get(r.id).ce);
+        pool.mark_ce(r.id);
+        assert!(pool.get(r.id).ce);
+    }
 }
