@@ -143,8 +143,9 @@ fn cw_marks_while_the_average_queue_is_above_its_threshold_and_not_below() {
     assert_eq!(link.early_drops, 0, "CW never drops early");
 }
 
-/// RED draws from its link's own named stream: the same seed gives the same
-/// result bit for bit, another seed other drops.
+/// RED draws from its link's own named stream (`link:left->right:queue`):
+/// the same seed gives the same result bit for bit; another seed (other start
+/// times and draws) another.
 #[test]
 fn red_is_deterministic_per_seed() {
     let text = red_bottleneck("red", "", "").replace("duration = \"30s\"", "duration = \"12s\"");
