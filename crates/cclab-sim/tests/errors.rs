@@ -356,6 +356,63 @@ fn westwood_parameters_are_range_checked() {
     );
 }
 
+/// RED and CW parameters: out of range, inconsistent, or above the buffer,
+/// each named by its key path with the allowed range, at validation. The
+/// buffer check uses the resolved buffer (here 40 packets, or 1 BDP).
+#[test]
+fn red_and_cw_parameters_are_checked_against_each_other_and_the_buffer() {
+    let queue = |name: &str, params: &str| {
+        BASE.replace(
+            "buffer = \"1bdp\"",
+            &format!("buffer = \"40pkts\"\nqueue = \"{name}\"\nqueue_params = {{ {params} }}"),
+        )
+    };
+    validate_toml(&queue("red", ""), "t").unwrap();
+    validate_toml(&queue("red", "min_thresh = 10, max_thresh = 40, max_p = 1, w_q = 0.5, ecn = true"), "t")
+        .unwrap();
+    validate_toml(&queue("cw", "threshold = 40"), "t").unwrap();
+    let red = "topology.bottleneck.queue_params";
+    expect(&queue("red", "min_thresh = 15"), &format!("{red}.min_thresh"), "must be below max_thresh");
+    expect(
+        &queue("red", "min_thresh = -1"),
+        &format!("{red}.min_thresh"),
+        "-1 is out of range [0, 1000000000] packets",
+    );
+    expect(&queue("red", "max_p = 0"), &format!("{red}.max_p"), "must be in (0, 1]");
+    expect(&queue("red", "max_p = 1.5"), &format!("{red}.max_p"), "1.5 is out of range [0, 1]");
+    expect(&queue("red", "w_q = 0"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(&queue("red", "w_q = 1"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(&queue("red", "w_q = -0.1"), &format!("{red}.w_q"), "-0.1 is out of range [0, 1]");
+    expect(
+        &queue("red", "max_thresh = 41"),
+        &format!("{red}.max_thresh"),
+        "must not exceed the link's buffer of 40 packets",
+    );
+    expect(&queue("red", "gentle = 1"), &format!("{red}.gentle"), "true or false");
+    expect(
+        &queue("cw", "threshold = 41"),
+        &format!("{red}.threshold"),
+        "must not exceed the link's buffer of 40 packets",
+    );
+    expect(&queue("cw", "threshold = -2"), &format!("{red}.threshold"), "-2 is out of range");
+    expect(&queue("cw", "w_q = 1"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(
+        &queue("cw", "min_thresh = 3"),
+        &format!("{red}.min_thresh"),
+        "cw has no parameter \"min_thresh\"",
+    );
+    // A buffer resolved from the BDP (100 Mbit/s x 40 ms, about 330 packets) is checked too.
+    let bdp = queue("red", "max_thresh = 1000").replace("buffer = \"40pkts\"", "buffer = \"1bdp\"");
+    expect(&bdp, &format!("{red}.max_thresh"), "must not exceed the link's buffer of");
+    // A graph link names its own key.
+    let graph = graph_with_flow("from = \"a\"\nto = \"b\"").replacen(
+        "buffer = \"50pkts\"",
+        "buffer = \"50pkts\"\nqueue = \"cw\"\nqueue_params = { threshold = 60 }",
+        1,
+    );
+    expect(&graph, "topology.links[0].queue_params.threshold", "buffer of 50 packets");
+}
+
 /// A UDP flow to add to [`BASE`] as `flows[1]`.
 const UDP: &str = r#"
 [[flows]]
@@ -588,9 +645,9 @@ fn unknown_names_list_the_valid_ones() {
         "unknown direction \"revers\"; did you mean \"reverse\"? (one of forward, reverse)",
     );
     expect(
-        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"red\""),
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"codel\""),
         "topology.bottleneck.queue",
-        "unknown queue discipline \"red\" (one of droptail)",
+        "unknown queue discipline \"codel\" (one of droptail, red, cw)",
     );
     expect(&tcp_with("pacing = \"fq\""), "flows[0].pacing", "(one of none, rtt, linux)");
 }

@@ -136,3 +136,49 @@ recovery = "tahoe"
     assert!(sim.engine.packets_in_flight() > 0);
     sim.check_conservation().unwrap();
 }
+
+/// RED (dropping, and marking for ECN flows) and the CW marker keep the
+/// invariants DropTail keeps: packets conserved at every queue, transfers
+/// delivered exactly once in order, under random loss too.
+#[test]
+fn red_and_cw_queues_conserve_packets_and_deliver_exactly_once() {
+    let size = 300_000u64 + 777;
+    let app = format!("{{ kind = \"transfer\", size = \"{size}B\" }}");
+    let queues = [
+        ("red", "min_thresh = 3, max_thresh = 10, w_q = 0.02", false),
+        ("red", "min_thresh = 3, max_thresh = 10, w_q = 0.02, ecn = true", true),
+        ("red", "min_thresh = 3, max_thresh = 6, w_q = 0.02, gentle = false, wait = false, ecn = true", true),
+        ("cw", "threshold = 4, w_q = 0.02", true),
+    ];
+    for (queue, params, ecn) in queues {
+        for (loss, reverse_loss) in [("0.0", "0.0"), ("0.02", "0.01")] {
+            for seed in 1..=3u64 {
+                let case = format!("{queue} {{ {params} }} p={loss} seed {seed}");
+                let text = scenario("600s", "sack", loss, reverse_loss, &app, seed % 2 == 0, 6)
+                    .replace(
+                        "buffer = \"20pkts\"",
+                        &format!("buffer = \"20pkts\"\nqueue = \"{queue}\"\nqueue_params = {{ {params} }}"),
+                    )
+                    .replace("min_rto = \"200ms\"", &format!("min_rto = \"200ms\"\necn = {ecn}"));
+                let mut sim = build(&parse(&text, "t").unwrap(), seed).unwrap();
+                sim.record_deliveries();
+                sim.engine.run();
+                sim.check_conservation().unwrap_or_else(|e| panic!("{case}: {e}"));
+                let (mut drops, mut early, mut marks) = (0, 0, 0);
+                for l in &sim.engine.net.links {
+                    (drops, early, marks) =
+                        (drops + l.stats.drops, early + l.stats.early_drops, marks + l.stats.marks);
+                }
+                assert!(early <= drops, "{case}");
+                match (queue, ecn) {
+                    ("red", false) => assert!(early > 0 && marks == 0, "{case}: early {early} marks {marks}"),
+                    _ => assert!(marks > 0, "{case}: no marks"),
+                }
+                for f in &sim.flows {
+                    assert!(tiles(sim.deliveries(f).unwrap(), size), "{case} flow {}", f.flow_id);
+                    assert!(sim.sender(f).unwrap().is_finished(), "{case}");
+                }
+            }
+        }
+    }
+}
