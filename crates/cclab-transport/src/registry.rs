@@ -39,6 +39,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::cubic::DESCRIPTOR,
     cc::westwood::DESCRIPTOR,
     cc::westwood_plus::DESCRIPTOR,
+    cc::decoupled::DESCRIPTOR,
 ];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[

@@ -33,6 +33,7 @@
 
 pub mod bic;
 pub mod cubic;
+pub mod decoupled;
 pub mod highspeed;
 pub mod reno;
 pub mod scalable;
