@@ -327,7 +327,7 @@ fn bic_and_cubic_parameters_are_range_checked() {
 
 /// Westwood's filter parameters outside their ranges name the key and the
 /// range: tau must be positive (at least 1 ms), alpha inside (0, 1);
-/// Westwood+ has no filter parameters.
+/// Westwood+ has no filter parameters; Decoupled TCP's gains lie inside (0, 1).
 #[test]
 fn westwood_parameters_are_range_checked() {
     let cc = |name: &str, params: &str| {
@@ -354,6 +354,15 @@ fn westwood_parameters_are_range_checked() {
         "flows[0].cc_params.tau",
         "westwood_plus has no parameter \"tau\"",
     );
+    // Decoupled TCP's WABE gains, and its RTT choice.
+    validate_toml(
+        &cc("decoupled", "gain = 0.05, ia_gain = 0.2, rtt = \"smoothed\", slow_start = false"),
+        "t",
+    )
+    .unwrap();
+    expect(&cc("decoupled", "gain = 1.0"), "flows[0].cc_params.gain", "1 is out of range [0.001, 0.999]");
+    expect(&cc("decoupled", "ia_gain = 0"), "flows[0].cc_params.ia_gain", "0 is out of range [0.001, 0.999]");
+    expect(&cc("decoupled", "rtt = \"mean\""), "flows[0].cc_params.rtt", "is not one of min, smoothed");
 }
 
 /// RED and CW parameters: out of range, inconsistent, or above the buffer,
