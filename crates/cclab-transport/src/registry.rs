@@ -37,6 +37,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::scalable::DESCRIPTOR,
     cc::bic::DESCRIPTOR,
     cc::cubic::DESCRIPTOR,
+    cc::bbr::DESCRIPTOR,
 ];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
