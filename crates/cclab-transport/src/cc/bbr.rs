@@ -610,3 +610,389 @@ impl CongestionControl for Bbr {
         out.put("pacing_gain", self.pacing_gain);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::test_support::event;
+    use crate::tcp::rate::RateSample;
+    use cclab_wire::time::secs;
+
+    const MSS: u32 = 1000;
+    /// 10 Mbit/s of payload and 40 ms: a BDP of 50 segments.
+    const BW: f64 = 1.25e6;
+    const RTPROP: Time = 40_000_000;
+
+    /// An ACK at `now` delivering `delivered` segments and leaving `inflight` in the pipe.
+    fn ack(now: Time, delivered: u64, inflight: u64) -> AckSample {
+        let mut a = AckSample::new(now, MSS);
+        a.acked = delivered;
+        a.in_flight = inflight;
+        a.pipe = Some(inflight);
+        a.srtt = RTPROP;
+        a
+    }
+
+    /// A delivery-rate sample of `bytes_per_second` over one RTprop.
+    fn rate(bytes_per_second: f64) -> RateSample {
+        let delivered = (bytes_per_second * 0.04).round() as u64;
+        RateSample { delivered, interval: RTPROP, prior_delivered: 0, app_limited: false }
+    }
+
+    /// PROBE_BW in phase `index` with the model BW x RTPROP, RTprop measured at 0.
+    fn probe_bw(index: usize) -> Bbr {
+        let mut b = Bbr::new(Config::default());
+        b.mss = MSS;
+        b.initial_cwnd = Some(4.0);
+        b.btl_bw.reset(0, BW);
+        b.rtprop = Some(RTPROP);
+        b.full_bw_reached = true;
+        b.mode = Mode::ProbeBw;
+        b.cycle_index = index;
+        b.update_gains();
+        b
+    }
+
+    fn window(cwnd: f64) -> Window {
+        Window { cwnd, ssthresh: 1e9 }
+    }
+
+    #[test]
+    fn gains_are_linux_constants_and_the_cycle_is_eight_phases_of_one_probe_one_drain() {
+        let c = Config::default();
+        assert_eq!(c.high_gain, 2.885);
+        assert!((2.0 / std::f64::consts::LN_2 - c.high_gain).abs() < 1e-3, "2/ln 2 = 2.8854");
+        assert_eq!(CYCLE, [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!((c.cwnd_gain, c.bw_window_rounds, c.full_bw_growth, c.full_bw_rounds), (2.0, 10, 1.25, 3));
+        assert_eq!((c.probe_rtt_interval, c.probe_rtt_duration), (secs(10), millis(200)));
+        let mut b = Bbr::new(c);
+        assert_eq!((b.pacing_gain, b.cwnd_gain), (2.885, 2.885));
+        b.mode = Mode::Drain;
+        b.update_gains();
+        assert!((b.pacing_gain - 1000.0 / 2885.0).abs() < 1e-12);
+        assert_eq!(b.cwnd_gain, 2.885);
+        b.mode = Mode::ProbeRtt;
+        b.update_gains();
+        assert_eq!((b.pacing_gain, b.cwnd_gain), (1.0, 1.0));
+        // The defaults in the descriptor are the same constants.
+        let p = DESCRIPTOR.info().defaults().unwrap_or_default();
+        assert_eq!(p.number("high_gain"), Ok(2.885));
+        assert_eq!(p.duration("probe_rtt_interval"), Ok(Some(secs(10))));
+    }
+
+    #[test]
+    fn startup_ends_after_three_round_starts_without_25_percent_growth_and_not_before() {
+        let mut b = Bbr::new(Config::default());
+        let mut w = window(10.0);
+        let round = |b: &mut Bbr, w: &mut Window, i: u64, bw: f64| {
+            let mut a = ack(millis(40 * i), 1, 1000);
+            a.rtt = Some(RTPROP);
+            a.rate = Some(rate(bw));
+            a.round_start = true;
+            b.on_ack(w, &a);
+        };
+        round(&mut b, &mut w, 1, 100_000.0);
+        round(&mut b, &mut w, 2, 200_000.0); // doubled: growth
+        round(&mut b, &mut w, 3, 249_000.0); // +24.5 %: not enough
+        round(&mut b, &mut w, 4, 249_900.0);
+        assert_eq!(b.mode(), Mode::Startup, "two rounds without growth are not enough");
+        // An ACK that is not a round start does not count.
+        let mut a = ack(millis(170), 1, 1000);
+        a.rate = Some(rate(240_000.0));
+        b.on_ack(&mut w, &a);
+        assert_eq!(b.mode(), Mode::Startup);
+        round(&mut b, &mut w, 5, 240_000.0);
+        assert!(b.full_bw_reached());
+        assert_eq!(b.mode(), Mode::Drain, "1000 segments in flight is far above one BDP");
+    }
+
+    #[test]
+    fn growth_of_25_percent_restarts_the_count() {
+        let mut b = Bbr::new(Config::default());
+        let mut w = window(10.0);
+        for (i, bw) in [100.0, 100.0, 100.0, 125.0, 125.0, 125.0].into_iter().enumerate() {
+            let mut a = ack(millis(40 * (i as u64 + 1)), 1, 1000);
+            a.rate = Some(rate(bw * 1000.0));
+            a.round_start = true;
+            b.on_ack(&mut w, &a);
+        }
+        assert_eq!(b.mode(), Mode::Startup, "the fourth round grew by exactly 25 %");
+    }
+
+    #[test]
+    fn drain_ends_when_the_flight_is_at_most_one_bdp() {
+        let mut b = probe_bw(2);
+        b.mode = Mode::Drain;
+        let mut w = window(150.0);
+        // BDP = 1.25e6 B/s x 40 ms = 50 segments, + 3 quanta = 53, even: 54.
+        b.on_ack(&mut w, &ack(millis(100), 1, 55));
+        assert_eq!(b.mode(), Mode::Drain);
+        b.on_ack(&mut w, &ack(millis(101), 1, 54));
+        assert_eq!(b.mode(), Mode::ProbeBw);
+        assert_ne!(b.cycle_index(), 1, "PROBE_BW never starts in the 3/4 phase");
+    }
+
+    #[test]
+    fn probe_bw_starts_in_any_phase_but_the_draining_one_from_the_seed() {
+        let mut seen = [0; 8];
+        for seed in 0..700 {
+            let mut b = probe_bw(2);
+            b.seed(seed);
+            b.enter_probe_bw(0);
+            seen[b.cycle_index()] += 1;
+        }
+        assert_eq!(seen[1], 0);
+        // Seven phases, 100 expected each.
+        assert!(seen.iter().enumerate().all(|(i, &n)| i == 1 || (60..140).contains(&n)), "{seen:?}");
+        let draw = |seed| {
+            let mut b = probe_bw(2);
+            b.seed(seed);
+            b.enter_probe_bw(0);
+            b.cycle_index()
+        };
+        assert_eq!(draw(42), draw(42), "same seed, same phase");
+    }
+
+    #[test]
+    fn the_probing_phase_lasts_one_rtprop_and_until_the_flight_reaches_five_quarters_bdp_or_a_loss() {
+        // 5/4 target: ceil(50 x 1.25) = 63, + 3 = 66 (even), + 2 in this phase = 68.
+        let mut b = probe_bw(0);
+        let mut w = window(120.0);
+        b.on_ack(&mut w, &ack(millis(20), 1, 100));
+        assert_eq!(b.cycle_index(), 0, "not yet one RTprop");
+        b.on_ack(&mut w, &ack(millis(41), 1, 66));
+        assert_eq!(b.cycle_index(), 0, "one RTprop, but the flight before this ACK (67) is below 68");
+        b.on_ack(&mut w, &ack(millis(42), 1, 67));
+        assert_eq!(b.cycle_index(), 1);
+        assert_eq!(b.pacing_gain(), 0.75);
+
+        let mut b = probe_bw(0);
+        b.on_ack(&mut w, &ack(millis(41), 1, 10));
+        assert_eq!(b.cycle_index(), 0);
+        let _ = b.on_congestion(&w, &event(EventKind::FastRetransmit, 100.0));
+        b.on_ack(&mut w, &ack(millis(42), 1, 10));
+        assert_eq!(b.cycle_index(), 1, "a loss ends the probe after one RTprop");
+    }
+
+    #[test]
+    fn the_draining_phase_ends_early_at_one_bdp_and_the_others_after_one_rtprop() {
+        // The 1.0 target: 50 + 3 = 53, even: 54.
+        let mut b = probe_bw(1);
+        let mut w = window(120.0);
+        b.on_ack(&mut w, &ack(millis(10), 1, 54));
+        assert_eq!(b.cycle_index(), 1, "flight before the ACK 55 > 54");
+        b.on_ack(&mut w, &ack(millis(11), 1, 53));
+        assert_eq!(b.cycle_index(), 2, "flight before the ACK 54: drained early");
+        let stamp = millis(11);
+        b.on_ack(&mut w, &ack(stamp + RTPROP, 1, 10));
+        assert_eq!(b.cycle_index(), 2, "a phase of 1.0 lasts more than one RTprop, whatever the flight");
+        b.on_ack(&mut w, &ack(stamp + RTPROP + 1, 1, 200));
+        assert_eq!(b.cycle_index(), 3);
+
+        let mut b = probe_bw(1);
+        b.on_ack(&mut w, &ack(millis(41), 1, 200));
+        assert_eq!(b.cycle_index(), 2, "the draining phase also ends after one RTprop");
+        // 7 -> 0: the cycle wraps.
+        let mut b = probe_bw(7);
+        b.on_ack(&mut w, &ack(millis(41), 1, 10));
+        assert_eq!((b.cycle_index(), b.pacing_gain()), (0, 1.25));
+    }
+
+    #[test]
+    fn pacing_and_cwnd_follow_the_model() {
+        let mut b = probe_bw(2);
+        let mut w = window(10.0);
+        b.on_ack(&mut w, &ack(millis(1), 1, 10));
+        let pacing = b.pacing_rate(&w, RTPROP).unwrap_or(0.0);
+        assert!((pacing - BW * 0.99).abs() < 1e-6, "{pacing}");
+        // cwnd grows by the delivered segments toward 2 BDP + 3 = 103, even: 104.
+        assert_eq!(w.cwnd, 11.0);
+        let mut w = window(500.0);
+        b.on_ack(&mut w, &ack(millis(2), 1, 10));
+        assert_eq!(w.cwnd, 104.0, "above the target once the pipe was full: snap down");
+        let mut log = cclab_wire::metrics::MetricLog::default();
+        b.metrics(&mut Metrics::new(&mut log));
+        assert!(log.0.contains(&("btl_bw".to_string(), BW * 8.0)), "{:?}", log.0);
+        assert!(log.0.contains(&("mode".to_string(), 2.0)));
+    }
+
+    #[test]
+    fn before_a_bandwidth_sample_the_rate_comes_from_the_initial_window_and_srtt() {
+        let mut b = Bbr::new(Config::default());
+        let mut w = window(4.0);
+        assert_eq!(b.pacing_rate(&w, 0), None, "the segment size is not known before the first ACK");
+        let mut a = ack(millis(40), 1, 3);
+        a.rtt = Some(RTPROP);
+        b.on_ack(&mut w, &a);
+        // Linux: high_gain x cwnd x mss / srtt, less the margin; cwnd was 4 at the ACK.
+        let expected = 2.885 * 4.0 * 1000.0 / 0.04 * 0.99;
+        let pacing = b.pacing_rate(&w, RTPROP).unwrap_or(0.0);
+        assert!((pacing - expected).abs() < 1e-6, "{pacing} {expected}");
+    }
+
+    #[test]
+    fn btl_bw_forgets_a_peak_after_ten_rounds_and_ignores_low_app_limited_samples() {
+        let mut b = probe_bw(2);
+        let mut w = window(100.0);
+        let mut a = ack(millis(1), 1, 50);
+        a.rate = Some(rate(2.0 * BW));
+        a.round_start = true;
+        b.on_ack(&mut w, &a); // round 1
+        let mut low = rate(BW / 2.0);
+        low.app_limited = true;
+        for r in 2..=11 {
+            let mut a = ack(millis(r), 1, 50);
+            a.rate = Some(if r == 2 { low } else { rate(BW) });
+            a.round_start = true;
+            b.on_ack(&mut w, &a);
+            assert_eq!(b.btl_bw(), 2.0 * BW, "round {r}: the peak of round 1 is within 10 rounds");
+        }
+        let mut a = ack(millis(12), 1, 50);
+        a.rate = Some(rate(BW));
+        a.round_start = true;
+        b.on_ack(&mut w, &a);
+        assert_eq!(b.btl_bw(), BW, "round 12: the peak has left the window");
+        // An app-limited sample above the max still enters.
+        let mut high = rate(3.0 * BW);
+        high.app_limited = true;
+        let mut a = ack(millis(13), 1, 50);
+        a.rate = Some(high);
+        b.on_ack(&mut w, &a);
+        assert_eq!(b.btl_bw(), 3.0 * BW);
+    }
+
+    #[test]
+    fn rtprop_keeps_its_minimum_for_ten_seconds_then_takes_the_next_sample() {
+        let mut b = Bbr::new(Config::default());
+        let mut w = window(10.0);
+        let mut sample = |b: &mut Bbr, now: Time, rtt_ms: u64| {
+            let mut a = ack(now, 1, 10);
+            a.rtt = Some(millis(rtt_ms));
+            b.on_ack(&mut w, &a);
+            b.rtprop()
+        };
+        assert_eq!(sample(&mut b, 0, 40), Some(millis(40)));
+        assert_eq!(sample(&mut b, secs(5), 50), Some(millis(40)));
+        assert_eq!(sample(&mut b, secs(10), 50), Some(millis(40)), "exactly 10 s old: not expired");
+        assert_eq!(
+            sample(&mut b, secs(10) + 1, 50),
+            Some(millis(50)),
+            "expired: the next sample replaces it"
+        );
+    }
+
+    #[test]
+    fn an_equal_rtt_renews_rtprop_only_under_linux_s_rule() {
+        for (on_equal, expect_probe_rtt) in [(true, false), (false, true)] {
+            let mut b = probe_bw(2);
+            b.config.rtprop_refresh_on_equal = on_equal;
+            let mut w = window(100.0);
+            for t in [secs(5), secs(10) + 1] {
+                let mut a = ack(t, 1, 50);
+                a.rtt = Some(RTPROP);
+                b.on_ack(&mut w, &a);
+            }
+            assert_eq!(b.mode() == Mode::ProbeRtt, expect_probe_rtt, "refresh on equal: {on_equal}");
+        }
+    }
+
+    #[test]
+    fn probe_rtt_after_ten_seconds_holds_four_segments_for_200_ms_and_a_round_then_restores() {
+        let mut b = probe_bw(2);
+        let mut w = window(100.0);
+        let at = |b: &mut Bbr, w: &mut Window, now: Time, inflight: u64, round_start: bool| {
+            let mut a = ack(now, 1, inflight);
+            a.rtt = Some(RTPROP + millis(5));
+            a.round_start = round_start;
+            b.on_ack(w, &a);
+            b.mode()
+        };
+        assert_eq!(at(&mut b, &mut w, secs(10), 50, false), Mode::ProbeBw);
+        assert_eq!(w.cwnd, 101.0);
+        let entry = secs(10) + 1;
+        assert_eq!(at(&mut b, &mut w, entry, 50, false), Mode::ProbeRtt);
+        assert_eq!(w.cwnd, MIN_CWND);
+        assert_eq!(b.pacing_gain(), 1.0);
+        // The flight reaches 4 at 10.05 s: 200 ms from there, and a round start.
+        let low = secs(10) + millis(50);
+        at(&mut b, &mut w, low, 4, false);
+        assert_eq!(at(&mut b, &mut w, low + millis(100), 4, true), Mode::ProbeRtt);
+        assert_eq!(at(&mut b, &mut w, low + millis(200), 4, false), Mode::ProbeRtt, "200 ms not yet passed");
+        assert_eq!(w.cwnd, MIN_CWND);
+        let exit = low + millis(200) + 1;
+        assert_eq!(at(&mut b, &mut w, exit, 4, false), Mode::ProbeBw);
+        assert_eq!(w.cwnd, 102.0, "cwnd before PROBE_RTT (101) restored, then grown by one segment");
+        // The next PROBE_RTT comes 10 s after the exit (RTprop's new timestamp),
+        // given RTT samples above RTprop (45 ms, from the entry) since.
+        let later = |b: &mut Bbr, w: &mut Window, now: Time| {
+            let mut a = ack(now, 1, 50);
+            a.rtt = Some(millis(50));
+            b.on_ack(w, &a);
+            b.mode()
+        };
+        assert_eq!(later(&mut b, &mut w, exit + secs(10)), Mode::ProbeBw);
+        assert_eq!(later(&mut b, &mut w, exit + secs(10) + 1), Mode::ProbeRtt);
+    }
+
+    #[test]
+    fn probe_rtt_waits_for_a_round_start_and_returns_to_startup_if_the_pipe_was_never_full() {
+        let mut b = probe_bw(2);
+        b.full_bw_reached = false;
+        let mut w = window(100.0);
+        let at = |b: &mut Bbr, w: &mut Window, now: Time| {
+            b.on_ack(w, &ack(now, 1, 4));
+            b.mode()
+        };
+        assert_eq!(at(&mut b, &mut w, secs(10) + 1), Mode::ProbeRtt);
+        assert_eq!(at(&mut b, &mut w, secs(11)), Mode::ProbeRtt, "200 ms passed, no round yet");
+        let mut a = ack(secs(11) + 1, 1, 4);
+        a.round_start = true;
+        b.on_ack(&mut w, &a);
+        assert_eq!(b.mode(), Mode::Startup);
+    }
+
+    #[test]
+    fn recovery_conserves_packets_for_a_round_then_grows_and_restores_cwnd_on_exit() {
+        let mut b = probe_bw(2);
+        let mut w = window(100.0);
+        assert!(b.owns_cwnd_in_recovery());
+        assert_eq!(b.on_congestion(&w, &event(EventKind::FastRetransmit, 100.0)), Response::NoReduction);
+        let recovery = |now: Time, delivered: u64, pipe: u64| {
+            let mut a = ack(now, delivered, pipe);
+            a.phase = AckPhase::Recovery;
+            a
+        };
+        // Entry: cwnd = pipe + delivered.
+        b.on_ack(&mut w, &recovery(millis(1), 1, 60));
+        assert_eq!(w.cwnd, 61.0);
+        // Conservation: never below pipe + delivered, never cut further.
+        b.on_ack(&mut w, &recovery(millis(2), 2, 50));
+        assert_eq!(w.cwnd, 61.0);
+        b.on_ack(&mut w, &recovery(millis(3), 3, 65));
+        assert_eq!(w.cwnd, 68.0);
+        // The next round: growth by the delivered segments toward the target (104).
+        let mut a = recovery(millis(50), 2, 40);
+        a.round_start = true;
+        b.on_ack(&mut w, &a);
+        assert_eq!(w.cwnd, 70.0);
+        b.on_recovery_exit(&mut w, millis(60));
+        assert_eq!(w.cwnd, 100.0, "the cwnd from before the loss");
+    }
+
+    #[test]
+    fn a_timeout_leaves_one_segment_and_a_mark_changes_nothing() {
+        let mut b = probe_bw(2);
+        let w = window(100.0);
+        assert_eq!(
+            b.on_congestion(&w, &event(EventKind::Timeout, 100.0)),
+            Response::Reduce { ssthresh: 1e9, cwnd: 1.0 }
+        );
+        assert_eq!(b.on_congestion(&w, &event(EventKind::Mark, 100.0)), Response::NoReduction);
+        // Then cwnd regrows by the delivered segments.
+        let mut w = window(1.0);
+        b.on_ack(&mut w, &ack(millis(1), 1, 0));
+        assert_eq!(w.cwnd, MIN_CWND, "the floor of 4 segments");
+        b.on_ack(&mut w, &ack(millis(2), 2, 4));
+        assert_eq!(w.cwnd, 6.0);
+    }
+}
