@@ -4,7 +4,7 @@
 //! it enter PROBE_RTT every 10 s, that it deliver every byte once under
 //! random loss, and that it keep the link busy where Reno cannot.
 
-use cclab_sim::{run_toml, RunResult};
+use cclab_sim::{run_toml, validate_toml, RunResult};
 use common::{lossy_transfers, series, summary};
 
 mod common;
@@ -155,4 +155,23 @@ fn the_random_start_phase_comes_from_the_run_seed() {
     let distinct: std::collections::BTreeSet<String> =
         (1..=4u64).map(|seed| summary(&text, seed)["flows"].to_string()).collect();
     assert!(distinct.len() > 1, "the seed changed nothing");
+}
+
+/// A parameter outside its range, or a pacer beside an algorithm that paces
+/// itself, is one line naming the key path (and the range).
+#[test]
+fn bad_parameters_name_the_key_path_and_the_range() {
+    let error = |text: &str| validate_toml(text, "t").err().map(|e| e.to_string()).unwrap_or_default();
+    for (params, key, message) in [
+        ("cwnd_gain = 20", "flows[0].cc_params.cwnd_gain", "20 is out of range [1, 10]"),
+        ("pacing_margin = 0.9", "flows[0].cc_params.pacing_margin", "0.9 is out of range [0, 0.5]"),
+        ("probe_rtt_interval = \"0s\"", "flows[0].cc_params.probe_rtt_interval", "out of range"),
+        ("bw_window_rounds = 2.5", "flows[0].cc_params.bw_window_rounds", "whole number"),
+        ("high_gain = 0.5", "flows[0].cc_params.high_gain", "out of range [1, 10]"),
+    ] {
+        let e = error(&scenario("bbr", params, 10, 0.0));
+        assert!(e.contains(key) && e.contains(message) && !e.contains('\n'), "{params}: {e}");
+    }
+    let paced = scenario("bbr", "", 10, 0.0).replace("cc = \"bbr\"", "cc = \"bbr\"\npacing = \"linux\"");
+    assert!(error(&paced).contains("flows[0].pacing"), "{}", error(&paced));
 }
