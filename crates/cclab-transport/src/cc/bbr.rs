@@ -124,7 +124,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
             min: 0.001,
             max: 3600.0,
             default: ParamDefault::Value("10s"),
-            meaning: "RTprop expires after this long without a new minimum, which starts PROBE_RTT",
+            meaning: "RTprop expires this long after it was last renewed, which starts PROBE_RTT",
         },
         Parameter {
             name: "probe_rtt_duration",
