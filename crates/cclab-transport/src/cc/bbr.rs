@@ -62,14 +62,18 @@
 //!   end earlier than a full RTT after that moment.
 //! - Linux deducts the segments newly marked lost from cwnd in recovery; the
 //!   ACK sample does not carry that count, so only the entry's cut applies.
+//!   The flight BBR reads is [`AckSample::pipe`], which leaves out the
+//!   retransmissions in flight that Linux's `tcp_packets_in_flight` counts.
 //! - No long-term ("policer") bandwidth mode, no ACK-aggregation allowance
 //!   (added to Linux after the 2017 draft), no idle restart, no EDT
 //!   correction of the flight; RTT samples are not screened for delayed ACKs.
 //! - Before the first ACK the segment size is unknown here, so the initial
 //!   window leaves unpaced; from the first ACK until the model has a
 //!   bandwidth, the rate is Linux's `high_gain` x cwnd / srtt (1 ms without an
-//!   RTT sample). The rate paces wire bytes, as Linux's does, so with 40-byte
-//!   headers on 1000-byte segments the flow paces about 4 % below the link.
+//!   RTT sample). The rate, computed from delivered payload, paces whole
+//!   packets (as, to our reading, Linux's pacing does with each packet's
+//!   length), so with 40-byte headers on 1000-byte segments the flow paces
+//!   about 4 % below the link.
 //! - After a timeout, the cwnd from before is not restored when the sender
 //!   leaves the loss state (our recoveries do not report the end of a
 //!   timeout's go-back-N); cwnd regrows toward the target instead.
