@@ -236,6 +236,31 @@ NEW_BAD_INPUTS = [
         'flows[0].ssthresh_basis: unknown basis "pipes"; did you mean "pipe"? (one of flight, pipe, cwnd)',
     ),
     ('cc = "reno"', 'cc = "reno"\nsend_overhead = "-1ms"', 'flows[0].send_overhead: "-1ms" is negative'),
+    (
+        'queue = "droptail"',
+        'queue = "red"\nqueue_params = { min_thresh = 20, max_thresh = 10 }',
+        "topology.bottleneck.queue_params.min_thresh: must be below max_thresh",
+    ),
+    (
+        'queue = "droptail"',
+        'queue = "red"\nqueue_params = { w_q = 0 }',
+        "topology.bottleneck.queue_params.w_q: must be in (0, 1)",
+    ),
+    (
+        'queue = "droptail"',
+        'queue = "red"\nqueue_params = { max_p = 2 }',
+        "topology.bottleneck.queue_params.max_p: 2 is out of range [0, 1]",
+    ),
+    (
+        'buffer = "1bdp"',
+        'buffer = "20pkts"\nqueue_params = { threshold = 30 }',
+        "topology.bottleneck.queue_params.threshold: droptail has no parameter",
+    ),
+    (
+        'queue = "droptail"',
+        'queue = "cw"\nqueue_params = { threshold = 1e6 }',
+        "topology.bottleneck.queue_params.threshold: must not exceed the link's buffer of",
+    ),
 ]
 
 

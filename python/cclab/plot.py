@@ -527,7 +527,12 @@ def save(fig: Figure, path: str | Path) -> list[Path]:
 
 #: Colours of the time-sequence graph's marks (tcptrace's, where they stay apart in print).
 _TSEQ_COLOURS = {"sent": "black", "retransmitted": "tab:red", "ack": "tab:green", "sack": "tab:purple"}
-_DROP_COLOURS = {"random_loss": "tab:orange", "buffer_full": "tab:red", "orphan": "tab:gray"}
+_DROP_COLOURS = {
+    "random_loss": "tab:orange",
+    "buffer_full": "tab:red",
+    "early_drop": "tab:purple",
+    "orphan": "tab:gray",
+}
 
 
 def _trace_of(source: Result | pl.DataFrame) -> pl.DataFrame:

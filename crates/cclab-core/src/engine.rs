@@ -677,19 +677,22 @@ impl Engine {
         let seq = self.next_seq;
         self.next_seq += 1;
         let enqueued = self.net.links[l as usize].enqueue(self.now, p, seq, &self.window);
+        if let Enqueued::Admitted { marked: true, .. } = enqueued {
+            self.pool.mark_ce(id);
+        }
         if RECORDING {
             let event = match enqueued {
-                Enqueued::Dropped => TraceEvent::Drop(DropCause::BufferFull),
-                Enqueued::Admitted(_) => TraceEvent::Enqueue,
+                Enqueued::Dropped(cause) => TraceEvent::Drop(cause),
+                Enqueued::Admitted { .. } => TraceEvent::Enqueue,
             };
             self.record_event(event, Some(l), at, id);
         }
         match enqueued {
-            Enqueued::Dropped => self.pool.release(id),
-            Enqueued::Admitted(Some((time, seq))) => {
+            Enqueued::Dropped(_) => self.pool.release(id),
+            Enqueued::Admitted { head: Some((time, seq)), .. } => {
                 self.heap.push(Event { time, seq, target: Target::Link(l) });
             }
-            Enqueued::Admitted(None) => {}
+            Enqueued::Admitted { head: None, .. } => {}
         }
     }
 
@@ -871,6 +874,9 @@ impl Engine {
                     m.put("queue_bytes", occ.bytes as f64);
                     m.put("arrivals", s.arrivals as f64);
                     m.put("drops", s.drops as f64);
+                    m.put("early_drops", s.early_drops as f64);
+                    m.put("marks", s.marks as f64);
+                    link.discipline_metrics(&mut m);
                     m.put("losses", s.losses as f64);
                     m.put("delivered", s.delivered as f64);
                     let Some(departures) = link.departures() else { continue };

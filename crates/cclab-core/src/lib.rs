@@ -15,6 +15,7 @@ pub mod cancel;
 pub mod engine;
 mod events;
 pub mod link;
+pub mod loss;
 pub mod network;
 pub mod pool;
 pub mod queue;

@@ -7,13 +7,14 @@
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
 
+use crate::loss::{LossModel, LossProcess};
 use crate::pool::PacketRef;
 use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
 use crate::ring::Ring;
-use crate::rng::RngStream;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
+use crate::trace::DropCause;
 use cclab_wire::time::{serialization_time, Time};
-use cclab_wire::Packet;
+use cclab_wire::{Metrics, Packet};
 use serde::Serialize;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -25,8 +26,8 @@ pub struct LinkSpec {
     /// One-way propagation delay.
     pub delay: Time,
     pub buffer: BufferLimit,
-    /// Probability that a transmitted packet is lost (corrupted) on this link.
-    pub loss: f64,
+    /// How transmitted packets are lost (corrupted) on this link.
+    pub loss: LossModel,
 }
 
 /// A packet inside the link: its slot in the engine's [`crate::pool::PacketPool`]
@@ -40,11 +41,12 @@ struct InFlight {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueued {
-    /// Refused by the queue discipline; the caller frees the packet.
-    Dropped,
-    /// Admitted; carries the new head key when the delay line was empty (the
-    /// caller must schedule it).
-    Admitted(Option<HeadKey>),
+    /// Refused by the queue discipline (buffer full, or an early drop); the
+    /// caller frees the packet.
+    Dropped(DropCause),
+    /// Admitted; `head` is the new head key when the delay line was empty (the
+    /// caller must schedule it); `marked`: the caller sets the packet's CE bit.
+    Admitted { head: Option<HeadKey>, marked: bool },
 }
 
 pub struct Link {
@@ -59,7 +61,7 @@ pub struct Link {
     /// Boxed: the generator's state and buffer (about 300 bytes) are read
     /// only by lossy links, and inline they doubled the size of every link,
     /// so the fields each hop touches spread over more cache lines.
-    loss_rng: Option<Box<RngStream>>,
+    loss: Option<Box<LossProcess>>,
     /// The last two packet sizes and their serialisation times: most packets
     /// of a link have one of a few sizes (a bottleneck carries one direction's
     /// data and the other's ACKs, interleaved), and this saves a 64-bit
@@ -87,8 +89,15 @@ impl Discipline {
         }
     }
 
+    /// `busy_until` is read only by the disciplines that go through the trait.
     #[inline]
-    fn admit(&mut self, now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
+    fn admit(
+        &mut self,
+        now: Time,
+        waiting: QueueOccupancy,
+        busy_until: Time,
+        packet: &PacketRef,
+    ) -> Admission {
         match self {
             Discipline::TailDrop(limit) => {
                 if droptail::fits(*limit, waiting, packet.wire_bytes) {
@@ -97,7 +106,7 @@ impl Discipline {
                     Admission::Drop
                 }
             }
-            Discipline::Other(d) => d.admit(now, waiting, packet),
+            Discipline::Other(d) => d.admit(now, waiting, (busy_until <= now).then_some(busy_until), packet),
         }
     }
 }
@@ -106,7 +115,7 @@ impl Discipline {
 pub type HeadKey = (Time, u64);
 
 impl Link {
-    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss_rng: Option<RngStream>) -> Self {
+    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss: Option<LossProcess>) -> Self {
         Self {
             spec,
             discipline: Discipline::new(discipline),
@@ -114,7 +123,7 @@ impl Link {
             delay_line: Ring::new(),
             waiting: Ring::new(),
             waiting_bytes: 0,
-            loss_rng: loss_rng.map(Box::new),
+            loss: loss.map(Box::new),
             last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
@@ -158,13 +167,22 @@ impl Link {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        if self.discipline.admit(now, occupancy, &packet) == Admission::Drop {
-            self.stats.drops += 1;
-            if in_window {
-                self.stats.window_drops += 1;
+        let marked = match self.discipline.admit(now, occupancy, self.busy_until, &packet) {
+            Admission::Enqueue => false,
+            Admission::EnqueueMarked => {
+                self.stats.count_mark(in_window);
+                true
             }
-            return Enqueued::Dropped;
-        }
+            Admission::Drop => {
+                self.stats.count_drop(in_window);
+                return Enqueued::Dropped(DropCause::BufferFull);
+            }
+            Admission::EarlyDrop => {
+                self.stats.count_drop(in_window);
+                self.stats.count_early_drop(in_window);
+                return Enqueued::Dropped(DropCause::EarlyDrop);
+            }
+        };
 
         let bytes = packet.wire_bytes;
         let start = self.busy_until.max(now);
@@ -202,7 +220,14 @@ impl Link {
 
         let was_empty = self.delay_line.is_empty();
         self.delay_line.push_back(InFlight { arrival, seq, packet });
-        Enqueued::Admitted(was_empty.then_some((arrival, seq)))
+        Enqueued::Admitted { head: was_empty.then_some((arrival, seq)), marked }
+    }
+
+    /// Publishes the queue discipline's own metrics (RED's and CW's `avg_queue`).
+    pub fn discipline_metrics(&self, m: &mut Metrics) {
+        if let Discipline::Other(d) = &self.discipline {
+            d.metrics(m);
+        }
     }
 
     /// Removes the head packet (its arrival event fired) and returns it with the
@@ -215,8 +240,8 @@ impl Link {
     ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
-        let lost = match self.loss_rng.as_mut() {
-            Some(rng) => rng.bernoulli(self.spec.loss),
+        let lost = match self.loss.as_mut() {
+            Some(process) => process.next_lost(),
             None => false,
         };
         if lost {
@@ -286,6 +311,7 @@ impl Link {
 mod tests {
     use super::*;
     use crate::queue::DropTail;
+    use crate::rng::RngStream;
     use cclab_wire::time::{micros, millis};
     use cclab_wire::{Header, TcpHeader, TcpKind, TrafficKind, UdpHeader};
     use std::collections::VecDeque;
@@ -298,7 +324,7 @@ mod tests {
             rate_bps: 8_000_000, // 1 byte per microsecond
             delay: millis(1),
             buffer,
-            loss: 0.0,
+            loss: LossModel::NONE,
         };
         Link::new(spec, Box::new(DropTail::new(buffer)), None)
     }
@@ -314,9 +340,12 @@ mod tests {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
             l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL),
-            Enqueued::Admitted(Some((micros(1000) + millis(1), 1)))
+            Enqueued::Admitted { head: Some((micros(1000) + millis(1), 1)), marked: false }
         );
-        assert_eq!(l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL), Enqueued::Admitted(None));
+        assert_eq!(
+            l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL),
+            Enqueued::Admitted { head: None, marked: false }
+        );
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
         assert_eq!(next, Some((micros(2000) + millis(1), 2)));
@@ -368,10 +397,10 @@ mod tests {
             rate_bps: 8_000_000,
             delay: 0,
             buffer: BufferLimit::Unlimited,
-            loss: 1.0,
+            loss: LossModel::Bernoulli { p: 1.0 },
         };
-        let mut l =
-            Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(RngStream::new(1, "x")));
+        let loss = LossProcess::new(spec.loss, RngStream::new(1, "x"));
+        let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(loss));
         l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
@@ -402,8 +431,8 @@ mod tests {
         for (seq, p) in packets.iter().cycle().take(40).enumerate() {
             offered += p.wire_bytes as u64;
             match l.enqueue(0, PacketRef::new(0, p), seq as u64, &ALL) {
-                Enqueued::Dropped => dropped += p.wire_bytes as u64,
-                Enqueued::Admitted(_) => {
+                Enqueued::Dropped(_) => dropped += p.wire_bytes as u64,
+                Enqueued::Admitted { .. } => {
                     in_link.push_back(p.wire_bytes as u64);
                     admitted.push(*p);
                 }
@@ -426,6 +455,39 @@ mod tests {
         assert_eq!(l.in_flight(), 0);
         assert!(by_kind.iter().take(3).all(|&b| b > 0), "{by_kind:?}");
         assert!(by_flow.iter().all(|&b| b > 0), "{by_flow:?}");
+    }
+
+    /// A CW link (threshold 0, w_q 0.5), four arrivals at time 0. The first
+    /// finds the link idle and empty, the second the first in transmission and
+    /// nothing waiting: the average stays 0, no mark. The third finds one
+    /// waiting (average 0.5): marked. The fourth finds two (average 1.25) but
+    /// is not ECN-capable: not marked. The link counts the mark, reports it to
+    /// the caller, and publishes the discipline's average.
+    #[test]
+    fn a_marking_discipline_marks_through_the_link_and_counts_it() {
+        let mut l = link(BufferLimit::Packets(10));
+        let d = crate::queue::find("cw").expect("cw registered");
+        let mut params = cclab_wire::Params::new();
+        for (p, text) in d.parameters.iter().zip(["0", "0.5", "500B"]) {
+            params.insert(p.name, p.parse_text(text).expect("valid"));
+        }
+        let q = crate::queue::QueueLink {
+            buffer: BufferLimit::Packets(10),
+            rate_bps: 8_000_000,
+            rng: RngStream::new(1, "q"),
+        };
+        l.set_queue(BufferLimit::Packets(10), (d.build)(&params, q).expect("builds"));
+        let mut ect = pkt(1000);
+        ect.ect = true;
+        let marked = |e: Enqueued| matches!(e, Enqueued::Admitted { marked: true, .. });
+        assert!(!marked(l.enqueue(0, PacketRef::new(0, &ect), 1, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(1, &ect), 2, &ALL)));
+        assert!(marked(l.enqueue(0, PacketRef::new(2, &ect), 3, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(3, &pkt(1000)), 4, &ALL)));
+        assert_eq!((l.stats.marks, l.stats.window_marks, l.stats.drops), (1, 1, 0));
+        let mut log = cclab_wire::MetricLog::default();
+        l.discipline_metrics(&mut Metrics::new(&mut log));
+        assert_eq!(log.get("avg_queue"), Some(1.25));
     }
 
     #[test]

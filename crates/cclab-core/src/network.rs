@@ -1,6 +1,7 @@
 //! Nodes, links and static shortest-path routing.
 
 use crate::link::{Link, LinkSpec};
+use crate::loss::LossProcess;
 use crate::queue::QueueDiscipline;
 use crate::rng::RngStream;
 use cclab_wire::{LinkId, NodeId, Time};
@@ -69,8 +70,11 @@ impl Network {
     /// Adds a one-way link. Its loss process draws from the stream named after the
     /// link, so it is independent of every other random component.
     pub fn add_link(&mut self, spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, seed: u64) -> LinkId {
-        let rng = (spec.loss > 0.0).then(|| RngStream::new(seed, &format!("link:{}:loss", spec.name)));
-        self.links.push(Link::new(spec, discipline, rng));
+        let loss = spec
+            .loss
+            .is_lossy()
+            .then(|| LossProcess::new(spec.loss, RngStream::new(seed, &format!("link:{}:loss", spec.name))));
+        self.links.push(Link::new(spec, discipline, loss));
         (self.links.len() - 1) as LinkId
     }
 
@@ -163,7 +167,7 @@ mod tests {
             rate_bps: 1_000_000,
             delay: millis(delay_ms),
             buffer: BufferLimit::Unlimited,
-            loss: 0.0,
+            loss: crate::loss::LossModel::NONE,
         }
     }
 

@@ -16,11 +16,14 @@ pub struct PacketRef {
     pub id: PacketId,
     pub dst: NodeId,
     pub wire_bytes: u32,
+    /// ECN-capable: a marking discipline marks it instead of dropping it.
+    /// Fits the padding of the delay line's entries, which stay 32 bytes.
+    pub ect: bool,
 }
 
 impl PacketRef {
     pub fn new(id: PacketId, packet: &Packet) -> Self {
-        Self { id, dst: packet.dst, wire_bytes: packet.wire_bytes }
+        Self { id, dst: packet.dst, wire_bytes: packet.wire_bytes, ect: packet.ect }
     }
 }
 
@@ -32,7 +35,7 @@ pub struct PacketPool {
 
 impl PacketPool {
     pub fn insert(&mut self, packet: &Packet) -> PacketRef {
-        let (dst, wire_bytes) = (packet.dst, packet.wire_bytes);
+        let (dst, wire_bytes, ect) = (packet.dst, packet.wire_bytes, packet.ect);
         let id = match self.free.pop() {
             Some(id) => {
                 self.slots[id as usize] = *packet;
@@ -43,11 +46,16 @@ impl PacketPool {
                 (self.slots.len() - 1) as PacketId
             }
         };
-        PacketRef { id, dst, wire_bytes }
+        PacketRef { id, dst, wire_bytes, ect }
     }
 
     pub fn get(&self, id: PacketId) -> &Packet {
         &self.slots[id as usize]
+    }
+
+    /// Sets the congestion-experienced bit of packet `id` (a queue marked it).
+    pub fn mark_ce(&mut self, id: PacketId) {
+        self.slots[id as usize].ce = true;
     }
 
     /// Starts loading packet `id`, which will be read soon.
@@ -86,5 +94,17 @@ mod tests {
         assert_eq!(pool.insert(&packet(TcpKind::Ack)).id, a);
         assert_eq!(pool.get(b).tcp().map(|h| h.kind), Some(TcpKind::Ack));
         assert_eq!(pool.live(), 2);
+    }
+
+    #[test]
+    fn a_reference_carries_the_ect_bit_and_a_mark_sets_ce_in_the_pool() {
+        let mut pool = PacketPool::default();
+        let mut p = packet(TcpKind::Data);
+        p.ect = true;
+        let r = pool.insert(&p);
+        assert!(r.ect && PacketRef::new(r.id, &p).ect);
+        assert!(!pool.get(r.id).ce);
+        pool.mark_ce(r.id);
+        assert!(pool.get(r.id).ce);
     }
 }

@@ -40,14 +40,21 @@ impl MeasurementWindow {
 pub struct LinkStats {
     /// Packets offered to the queue.
     pub arrivals: u64,
-    /// Refused by the queue discipline (buffer overflow).
+    /// Refused by the queue discipline (buffer overflow or early drop).
     pub drops: u64,
+    /// The part of `drops` an active queue management rule refused while the
+    /// buffer had room (RED).
+    pub early_drops: u64,
+    /// Admitted with the CE bit set (RED with ECN, the CW marker).
+    pub marks: u64,
     /// Transmitted but discarded by the link's random loss process.
     pub losses: u64,
     /// Handed to the node at the far end.
     pub delivered: u64,
     pub window_arrivals: u64,
     pub window_drops: u64,
+    pub window_early_drops: u64,
+    pub window_marks: u64,
     pub window_losses: u64,
     /// Time the transmitter was busy inside the window.
     pub window_busy: Time,
@@ -58,6 +65,26 @@ pub struct LinkStats {
     pub queue_byte_time: u128,
     pub queue_max_packets: u64,
     pub queue_max_bytes: u64,
+}
+
+impl LinkStats {
+    #[inline]
+    pub fn count_drop(&mut self, in_window: bool) {
+        self.drops += 1;
+        self.window_drops += in_window as u64;
+    }
+
+    #[inline]
+    pub fn count_early_drop(&mut self, in_window: bool) {
+        self.early_drops += 1;
+        self.window_early_drops += in_window as u64;
+    }
+
+    #[inline]
+    pub fn count_mark(&mut self, in_window: bool) {
+        self.marks += 1;
+        self.window_marks += in_window as u64;
+    }
 }
 
 /// Wire bytes a link transmitted so far (random losses included: they used
@@ -202,6 +229,17 @@ pub const LINK_METRICS: &[MetricDesc] = &[
     MetricDesc { name: "queue_bytes", unit: "bytes", meaning: "bytes waiting in the queue" },
     MetricDesc { name: "arrivals", unit: "packets", meaning: "packets offered to the queue so far" },
     MetricDesc { name: "drops", unit: "packets", meaning: "packets the queue refused so far" },
+    MetricDesc {
+        name: "early_drops",
+        unit: "packets",
+        meaning: "the drops an active queue management rule made while the buffer had room (red) so far",
+    },
+    MetricDesc {
+        name: "marks",
+        unit: "packets",
+        meaning: "packets the queue admitted with CE set (red, cw) so far",
+    },
+    crate::queue::red::AVG_QUEUE,
     MetricDesc {
         name: "losses",
         unit: "packets",

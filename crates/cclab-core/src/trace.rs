@@ -14,8 +14,10 @@ use cclab_wire::{FlowId, LinkId, NodeId, Packet, Time};
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DropCause {
-    /// The link's queue discipline refused it (buffer full, or an AQM drop).
+    /// The link's queue discipline refused it: the buffer was full.
     BufferFull,
+    /// An active queue management rule (RED) refused it while the buffer had room.
+    EarlyDrop,
     /// The link's Bernoulli loss process destroyed it in transit.
     RandomLoss,
     /// It reached a connection that was already reclaimed.
@@ -26,6 +28,7 @@ impl DropCause {
     pub fn as_str(self) -> &'static str {
         match self {
             DropCause::BufferFull => "buffer_full",
+            DropCause::EarlyDrop => "early_drop",
             DropCause::RandomLoss => "random_loss",
             DropCause::Orphan => "orphan",
         }

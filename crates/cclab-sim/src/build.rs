@@ -13,8 +13,9 @@ use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
+use cclab_core::loss::LossModel;
 use cclab_core::network::NodeKind;
-use cclab_core::queue::{self, QueueDiscipline};
+use cclab_core::queue::{self, QueueDiscipline, QueueLink};
 use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream};
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
@@ -83,15 +84,30 @@ impl PlannedFlow {
     }
 }
 
+/// Builds link `link`'s queue discipline; `key` is where its buffer was
+/// configured (`....buffer`), beside which its `queue_params` are.
 fn discipline(
     name: &str,
     params: &Params,
-    limit: BufferLimit,
+    link: QueueLink,
     key: &str,
 ) -> Result<Box<dyn QueueDiscipline>, ScenarioError> {
     let d = queue::find(name)
         .ok_or_else(|| ScenarioError::at(key, format!("unknown queue discipline \"{name}\"")))?;
-    (d.build)(params, limit).map_err(|e| ScenarioError::at(key, e.to_string()))
+    let buffer = link.buffer;
+    (d.build)(params, link).map_err(|e| {
+        let params_key = format!("{}queue_params.{}", key.strip_suffix("buffer").unwrap_or(key), e.name);
+        if e.problem == queue::ABOVE_BUFFER {
+            let size = match buffer {
+                BufferLimit::Packets(n) => format!("{n} packets"),
+                BufferLimit::Bytes(b) => format!("{b} bytes"),
+                BufferLimit::Unlimited => "unlimited".into(),
+            };
+            ScenarioError::at(params_key, format!("{} of {size}", e.problem))
+        } else {
+            ScenarioError::at(params_key, e.problem)
+        }
+    })
 }
 
 fn add_duplex(
@@ -167,8 +183,8 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 buffer: d.access_buffer,
                 queue: queue::droptail::DESCRIPTOR.name.to_string(),
                 queue_params: Params::new(),
-                loss: 0.0,
-                reverse_loss: 0.0,
+                loss: LossModel::NONE,
+                reverse_loss: LossModel::NONE,
             };
             for (g, group) in scenario.flows.iter().enumerate() {
                 for k in 0..group.count {
@@ -241,7 +257,7 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         })?;
         rtts.push(there + back);
     }
-    resolve_buffers(&mut net, &pending, scenario, &planned, &rtts)?;
+    resolve_buffers(&mut net, &pending, scenario, &planned, &rtts, seed)?;
 
     let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
     let mut engine = Engine::new(net, window);
@@ -393,6 +409,7 @@ fn resolve_buffers(
     scenario: &Scenario,
     planned: &[PlannedFlow],
     rtts: &[Time],
+    seed: u64,
 ) -> Result<(), ScenarioError> {
     let n = planned.len().max(1) as f64;
     let mean_rtt_s = rtts.iter().map(|&r| cclab_wire::time::to_secs_f64(r)).sum::<f64>() / n;
@@ -428,7 +445,9 @@ fn resolve_buffers(
                 BufferLimit::Packets(packets as u64)
             }
         };
-        link.set_queue(limit, discipline(&b.queue, &b.queue_params, limit, &b.key)?);
+        let rng = RngStream::new(seed, &format!("link:{}:queue", link.spec.name));
+        let queue_link = QueueLink { buffer: limit, rate_bps: link.spec.rate_bps, rng };
+        link.set_queue(limit, discipline(&b.queue, &b.queue_params, queue_link, &b.key)?);
     }
     Ok(())
 }

@@ -111,6 +111,25 @@ impl<'a> Section<'a> {
         Ok(Some(x))
     }
 
+    /// A number in the closed range `[min, max]`.
+    pub fn number_closed(
+        &mut self,
+        key: &'static str,
+        min: f64,
+        max: f64,
+    ) -> Result<Option<f64>, ScenarioError> {
+        let x = match self.get(key) {
+            None => return Ok(None),
+            Some(Value::Float(f)) => *f,
+            Some(Value::Integer(i)) => *i as f64,
+            Some(v) => return Err(self.wrong_type(key, v, "a number")),
+        };
+        if !(x >= min && x <= max) {
+            return Err(self.error(key, format!("{x} is out of range [{min}, {max}]")));
+        }
+        Ok(Some(x))
+    }
+
     /// A string parsed by `parse`; the integer 0 is accepted as zero for
     /// durations. `example` shows a bare number how to carry its unit.
     fn parsed<T>(

@@ -18,6 +18,7 @@ use crate::scenario::{
 };
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
+use cclab_core::loss::LossModel;
 use cclab_wire::{Law, ParamValue, Params, SizeDistribution, Time};
 use toml::Value;
 
@@ -170,8 +171,21 @@ impl Writer {
         self.string("buffer", buffer(*b));
         self.string("queue", queue.as_str());
         self.raw("queue_params", &params(queue_params));
-        self.value("loss", Value::Float(*loss));
-        self.value("reverse_loss", Value::Float(*reverse_loss));
+        self.raw("loss", &loss_model(loss));
+        self.raw("reverse_loss", &loss_model(reverse_loss));
+    }
+}
+
+fn loss_model(m: &LossModel) -> String {
+    match *m {
+        LossModel::Bernoulli { p } => Value::Float(p).to_string(),
+        LossModel::GilbertElliott { good_to_bad, bad_to_good, loss_good, loss_bad } => inline(&[
+            ("model".into(), string("gilbert_elliott")),
+            ("good_to_bad".into(), Value::Float(good_to_bad)),
+            ("bad_to_good".into(), Value::Float(bad_to_good)),
+            ("loss_good".into(), Value::Float(loss_good)),
+            ("loss_bad".into(), Value::Float(loss_bad)),
+        ]),
     }
 }
 

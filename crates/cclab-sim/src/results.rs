@@ -142,6 +142,10 @@ pub struct LinkResult {
     pub throughput_bps: f64,
     pub arrivals: u64,
     pub drops: u64,
+    /// The part of `drops` an AQM rule made while the buffer had room (RED).
+    pub early_drops: u64,
+    /// Packets admitted with CE set (RED with ECN, the CW marker).
+    pub marks: u64,
     pub losses: u64,
     pub queue_mean_pkts: f64,
     pub queue_mean_bytes: f64,
@@ -407,6 +411,8 @@ impl RunResult {
                     throughput_bps: rate(l.stats.window_bytes, secs),
                     arrivals: l.stats.window_arrivals,
                     drops: l.stats.window_drops,
+                    early_drops: l.stats.window_early_drops,
+                    marks: l.stats.window_marks,
                     losses: l.stats.window_losses,
                     queue_mean_pkts: q_pkts,
                     queue_mean_bytes: q_bytes,

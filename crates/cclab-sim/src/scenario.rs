@@ -14,6 +14,7 @@ use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
+use cclab_core::loss::LossModel;
 use cclab_core::queue;
 use cclab_transport::cc::SsthreshBasis;
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
@@ -67,9 +68,9 @@ pub struct LinkParams {
     /// Queue discipline (a descriptor name) and its parameters.
     pub queue: String,
     pub queue_params: Params,
-    /// Bernoulli loss probability in the link's forward (`from` -> `to`) direction.
-    pub loss: f64,
-    pub reverse_loss: f64,
+    /// Random loss in the link's forward (`from` -> `to`) direction.
+    pub loss: LossModel,
+    pub reverse_loss: LossModel,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -367,8 +368,37 @@ fn parse_queue(s: &mut Section) -> Result<(String, Params), ScenarioError> {
     Ok((name.to_string(), params))
 }
 
-fn parse_loss(s: &mut Section, key: &'static str) -> Result<f64, ScenarioError> {
-    Ok(s.number(key, 0.0, 1.0)?.unwrap_or(0.0))
+/// `loss = P` (Bernoulli) or `loss = { model = "gilbert_elliott", good_to_bad = .., bad_to_good = .., loss_good = 0, loss_bad = 1 }`.
+fn parse_loss(s: &mut Section, key: &'static str) -> Result<LossModel, ScenarioError> {
+    if !matches!(s.get(key), Some(toml::Value::Table(_))) {
+        return Ok(LossModel::Bernoulli { p: s.number(key, 0.0, 1.0)?.unwrap_or(0.0) });
+    }
+    let Some(mut t) = s.table(key)? else { return Ok(LossModel::NONE) };
+    let model = match t.required_string("model")? {
+        "gilbert_elliott" => {
+            // A chain that can leave a state only with probability in (0, 1]:
+            // at 0 a state would never be left (or never entered, the same as
+            // plain loss with `loss_good`); `loss_bad` may be 1 (Gilbert's model).
+            let mut transition = |k: &'static str| -> Result<f64, ScenarioError> {
+                let p = t.number_closed(k, 0.0, 1.0)?.ok_or_else(|| t.error(k, "is required"))?;
+                if p == 0.0 {
+                    return Err(t.error(k, format!("{p} is out of range (0, 1]")));
+                }
+                Ok(p)
+            };
+            let good_to_bad = transition("good_to_bad")?;
+            let bad_to_good = transition("bad_to_good")?;
+            let loss_good = t.number("loss_good", 0.0, 1.0)?.unwrap_or(0.0);
+            let loss_bad = t.number_closed("loss_bad", 0.0, 1.0)?.unwrap_or(1.0);
+            LossModel::GilbertElliott { good_to_bad, bad_to_good, loss_good, loss_bad }
+        }
+        other => {
+            let message = format!("unknown loss model \"{other}\": a table takes model = \"gilbert_elliott\" (a number is Bernoulli loss)");
+            return Err(t.error("model", message));
+        }
+    };
+    t.finish()?;
+    Ok(model)
 }
 
 fn parse_link_params(

@@ -192,6 +192,42 @@ fn structural_problems() {
         "out of range",
     );
     expect(&BASE.replace("rtt = \"40ms\"", "rtt = \"40ms\"\ncount = 0"), "flows[0].count", "out of range");
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nloss = 1.0"),
+        "topology.bottleneck.loss",
+        "[0, 1)",
+    );
+    let gilbert = |fields: &str| {
+        BASE.replace(
+            "buffer = \"1bdp\"",
+            &format!("buffer = \"1bdp\"\nreverse_loss = {{ model = \"gilbert_elliott\", {fields} }}"),
+        )
+    };
+    let path = "topology.bottleneck.reverse_loss";
+    expect(&gilbert("good_to_bad = 0.0, bad_to_good = 0.5"), &format!("{path}.good_to_bad"), "(0, 1]");
+    expect(&gilbert("good_to_bad = 0.1, bad_to_good = 1.5"), &format!("{path}.bad_to_good"), "[0, 1]");
+    expect(&gilbert("good_to_bad = 0.1"), &format!("{path}.bad_to_good"), "is required");
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, loss_bad = -0.1"),
+        &format!("{path}.loss_bad"),
+        "[0, 1]",
+    );
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, loss_good = 1.0"),
+        &format!("{path}.loss_good"),
+        "[0, 1)",
+    );
+    expect(
+        &gilbert("good_to_bad = 0.1, bad_to_good = 0.5, burst = 4"),
+        &format!("{path}.burst"),
+        "unknown key",
+    );
+    expect(
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nloss = { model = \"gilbert\" }"),
+        "topology.bottleneck.loss.model",
+        "model = \"gilbert_elliott\"",
+    );
+
     expect(&format!("{BASE}\n[[flows]]\nname = \"bulk\"\nrtt = \"40ms\"\n"), "flows[1].name", "used twice");
     expect(
         &BASE.replace("rtt = \"40ms\"", "rtt = \"40ms\"\napp = { kind = \"transfer\" }"),
@@ -287,6 +323,94 @@ fn bic_and_cubic_parameters_are_range_checked() {
     expect(&cc("bic", "constants = \"ns3\""), "flows[0].cc_params.constants", "is not one of paper, linux");
     expect(&cc("cubic", "c = 0"), "flows[0].cc_params.c", "0 is out of range [0.001, 1000] segments/s^3");
     expect(&cc("cubic", "beta = 0"), "flows[0].cc_params.beta", "0 is out of range [0.01, 0.99]");
+}
+
+/// Westwood's filter parameters outside their ranges name the key and the
+/// range: tau must be positive (at least 1 ms), alpha inside (0, 1);
+/// Westwood+ has no filter parameters.
+#[test]
+fn westwood_parameters_are_range_checked() {
+    let cc = |name: &str, params: &str| {
+        BASE.replace("cc = \"reno\"", &format!("cc = \"{name}\"\ncc_params = {{ {params} }}"))
+    };
+    validate_toml(&cc("westwood", "filter = \"constant\", alpha = 0.95, response = \"linux\""), "t").unwrap();
+    validate_toml(&cc("westwood", "tau = \"100ms\""), "t").unwrap();
+    validate_toml(&cc("westwood_plus", "response = \"linux\""), "t").unwrap();
+    expect(&cc("westwood", "tau = \"0s\""), "flows[0].cc_params.tau", "0 s is out of range [0.001 s, 100 s]");
+    expect(&cc("westwood", "alpha = 0"), "flows[0].cc_params.alpha", "0 is out of range [0.001, 0.999]");
+    expect(&cc("westwood", "alpha = 1"), "flows[0].cc_params.alpha", "1 is out of range [0.001, 0.999]");
+    expect(
+        &cc("westwood", "filter = \"median\""),
+        "flows[0].cc_params.filter",
+        "is not one of tustin, constant",
+    );
+    expect(
+        &cc("westwood_plus", "response = \"x\""),
+        "flows[0].cc_params.response",
+        "is not one of original, linux",
+    );
+    expect(
+        &cc("westwood_plus", "tau = \"1s\""),
+        "flows[0].cc_params.tau",
+        "westwood_plus has no parameter \"tau\"",
+    );
+}
+
+/// RED and CW parameters: out of range, inconsistent, or above the buffer,
+/// each named by its key path with the allowed range, at validation. The
+/// buffer check uses the resolved buffer (here 40 packets, or 1 BDP).
+#[test]
+fn red_and_cw_parameters_are_checked_against_each_other_and_the_buffer() {
+    let queue = |name: &str, params: &str| {
+        BASE.replace(
+            "buffer = \"1bdp\"",
+            &format!("buffer = \"40pkts\"\nqueue = \"{name}\"\nqueue_params = {{ {params} }}"),
+        )
+    };
+    validate_toml(&queue("red", ""), "t").unwrap();
+    validate_toml(&queue("red", "min_thresh = 10, max_thresh = 40, max_p = 1, w_q = 0.5, ecn = true"), "t")
+        .unwrap();
+    validate_toml(&queue("cw", "threshold = 40"), "t").unwrap();
+    let red = "topology.bottleneck.queue_params";
+    expect(&queue("red", "min_thresh = 15"), &format!("{red}.min_thresh"), "must be below max_thresh");
+    expect(
+        &queue("red", "min_thresh = -1"),
+        &format!("{red}.min_thresh"),
+        "-1 is out of range [0, 1000000000] packets",
+    );
+    expect(&queue("red", "max_p = 0"), &format!("{red}.max_p"), "must be in (0, 1]");
+    expect(&queue("red", "max_p = 1.5"), &format!("{red}.max_p"), "1.5 is out of range [0, 1]");
+    expect(&queue("red", "w_q = 0"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(&queue("red", "w_q = 1"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(&queue("red", "w_q = -0.1"), &format!("{red}.w_q"), "-0.1 is out of range [0, 1]");
+    expect(
+        &queue("red", "max_thresh = 41"),
+        &format!("{red}.max_thresh"),
+        "must not exceed the link's buffer of 40 packets",
+    );
+    expect(&queue("red", "gentle = 1"), &format!("{red}.gentle"), "true or false");
+    expect(
+        &queue("cw", "threshold = 41"),
+        &format!("{red}.threshold"),
+        "must not exceed the link's buffer of 40 packets",
+    );
+    expect(&queue("cw", "threshold = -2"), &format!("{red}.threshold"), "-2 is out of range");
+    expect(&queue("cw", "w_q = 1"), &format!("{red}.w_q"), "must be in (0, 1)");
+    expect(
+        &queue("cw", "min_thresh = 3"),
+        &format!("{red}.min_thresh"),
+        "cw has no parameter \"min_thresh\"",
+    );
+    // A buffer resolved from the BDP (100 Mbit/s x 40 ms, about 330 packets) is checked too.
+    let bdp = queue("red", "max_thresh = 1000").replace("buffer = \"40pkts\"", "buffer = \"1bdp\"");
+    expect(&bdp, &format!("{red}.max_thresh"), "must not exceed the link's buffer of");
+    // A graph link names its own key.
+    let graph = graph_with_flow("from = \"a\"\nto = \"b\"").replacen(
+        "buffer = \"50pkts\"",
+        "buffer = \"50pkts\"\nqueue = \"cw\"\nqueue_params = { threshold = 60 }",
+        1,
+    );
+    expect(&graph, "topology.links[0].queue_params.threshold", "buffer of 50 packets");
 }
 
 /// A UDP flow to add to [`BASE`] as `flows[1]`.
@@ -521,9 +645,9 @@ fn unknown_names_list_the_valid_ones() {
         "unknown direction \"revers\"; did you mean \"reverse\"? (one of forward, reverse)",
     );
     expect(
-        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"red\""),
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"codel\""),
         "topology.bottleneck.queue",
-        "unknown queue discipline \"red\" (one of droptail)",
+        "unknown queue discipline \"codel\" (one of droptail, red, cw)",
     );
     expect(&tcp_with("pacing = \"fq\""), "flows[0].pacing", "(one of none, rtt, linux)");
 }

@@ -9,8 +9,8 @@ use common::tiles;
 fn scenario(
     duration: &str,
     recovery: &str,
-    loss: f64,
-    reverse_loss: f64,
+    loss: &str,
+    reverse_loss: &str,
     app: &str,
     delayed_ack: bool,
     count: u32,
@@ -50,8 +50,15 @@ fn transfers_are_delivered_exactly_once_in_order_under_random_loss() {
     let size = 300_000u64 + 777; // a partial last segment
     let app = format!("{{ kind = \"transfer\", size = \"{size}B\" }}");
     let mut runs = 0;
-    for recovery in ["tahoe", "reno", "newreno", "sack", "sack1"] {
-        for (loss, reverse_loss) in [(0.0, 0.0), (0.01, 0.0), (0.05, 0.05), (0.1, 0.1)] {
+    // Bursty loss: 0.01 / (0.01 + 0.3) = 3.2 % each way, in bursts of 3.3 packets on average.
+    let bursty = r#"{ model = "gilbert_elliott", good_to_bad = 0.01, bad_to_good = 0.3 }"#;
+    let cases = [("0.0", "0.0"), ("0.01", "0.0"), ("0.05", "0.05"), ("0.1", "0.1"), (bursty, bursty)];
+    // Decoupled TCP is meant for heavy wireless loss: up to 20 % each way.
+    let heavy = [("0.2", "0.0"), ("0.2", "0.2")];
+    let recoveries = ["tahoe", "reno", "newreno", "sack", "sack1", "decoupled"];
+    for recovery in recoveries {
+        let extra: &[(&str, &str)] = if recovery == "decoupled" { &heavy } else { &[] };
+        for &(loss, reverse_loss) in cases.iter().chain(extra) {
             for seed in 1..=6u64 {
                 let delayed = seed % 2 == 0;
                 let scn =
@@ -73,15 +80,15 @@ fn transfers_are_delivered_exactly_once_in_order_under_random_loss() {
             }
         }
     }
-    assert_eq!(runs, 120);
+    assert_eq!(runs, 6 * (recoveries.len() * cases.len() + heavy.len()));
 }
 
 #[test]
 fn bulk_flows_deliver_a_gapless_prefix_and_conserve_packets() {
-    for recovery in ["tahoe", "reno", "newreno", "sack", "sack1"] {
+    for recovery in ["tahoe", "reno", "newreno", "sack", "sack1", "decoupled"] {
         for seed in 1..=4u64 {
-            let scn =
-                parse(&scenario("120s", recovery, 0.03, 0.03, "\"bulk\"", seed % 2 == 1, 4), "t").unwrap();
+            let scn = parse(&scenario("120s", recovery, "0.03", "0.03", "\"bulk\"", seed % 2 == 1, 4), "t")
+                .unwrap();
             let mut sim = build(&scn, seed).unwrap();
             sim.record_deliveries();
             sim.engine.run();
@@ -128,4 +135,50 @@ recovery = "tahoe"
     assert!(drops > 100, "expected congestion drops, got {drops}");
     assert!(sim.engine.packets_in_flight() > 0);
     sim.check_conservation().unwrap();
+}
+
+/// RED (dropping, and marking for ECN flows) and the CW marker keep the
+/// invariants DropTail keeps: packets conserved at every queue, transfers
+/// delivered exactly once in order, under random loss too.
+#[test]
+fn red_and_cw_queues_conserve_packets_and_deliver_exactly_once() {
+    let size = 300_000u64 + 777;
+    let app = format!("{{ kind = \"transfer\", size = \"{size}B\" }}");
+    let queues = [
+        ("red", "min_thresh = 3, max_thresh = 10, w_q = 0.02", false),
+        ("red", "min_thresh = 3, max_thresh = 10, w_q = 0.02, ecn = true", true),
+        ("red", "min_thresh = 3, max_thresh = 6, w_q = 0.02, gentle = false, wait = false, ecn = true", true),
+        ("cw", "threshold = 4, w_q = 0.02", true),
+    ];
+    for (queue, params, ecn) in queues {
+        for (loss, reverse_loss) in [("0.0", "0.0"), ("0.02", "0.01")] {
+            for seed in 1..=3u64 {
+                let case = format!("{queue} {{ {params} }} p={loss} seed {seed}");
+                let text = scenario("600s", "sack", loss, reverse_loss, &app, seed % 2 == 0, 6)
+                    .replace(
+                        "buffer = \"20pkts\"",
+                        &format!("buffer = \"20pkts\"\nqueue = \"{queue}\"\nqueue_params = {{ {params} }}"),
+                    )
+                    .replace("min_rto = \"200ms\"", &format!("min_rto = \"200ms\"\necn = {ecn}"));
+                let mut sim = build(&parse(&text, "t").unwrap(), seed).unwrap();
+                sim.record_deliveries();
+                sim.engine.run();
+                sim.check_conservation().unwrap_or_else(|e| panic!("{case}: {e}"));
+                let (mut drops, mut early, mut marks) = (0, 0, 0);
+                for l in &sim.engine.net.links {
+                    (drops, early, marks) =
+                        (drops + l.stats.drops, early + l.stats.early_drops, marks + l.stats.marks);
+                }
+                assert!(early <= drops, "{case}");
+                match (queue, ecn) {
+                    ("red", false) => assert!(early > 0 && marks == 0, "{case}: early {early} marks {marks}"),
+                    _ => assert!(marks > 0, "{case}: no marks"),
+                }
+                for f in &sim.flows {
+                    assert!(tiles(sim.deliveries(f).unwrap(), size), "{case} flow {}", f.flow_id);
+                    assert!(sim.sender(f).unwrap().is_finished(), "{case}");
+                }
+            }
+        }
+    }
 }

@@ -180,7 +180,7 @@ fn linux_pacing_uses_ratio_2_in_slow_start_and_1_2_after() {
 fn paced_transfers_deliver_every_byte_once_with_each_loss_recovery() {
     let size = 300_000u64 + 777;
     for pacing in ["rtt", "linux"] {
-        for recovery in ["tahoe", "reno", "newreno", "sack", "sack1"] {
+        for recovery in ["tahoe", "reno", "newreno", "sack", "sack1", "decoupled"] {
             let keys = format!("recovery = \"{recovery}\"\npacing = \"{pacing}\"\nmin_rto = \"200ms\"");
             let case = format!("{pacing} {recovery}");
             let retransmits: u64 = (1..=4u64).map(|seed| lossy_transfers(&keys, size, seed, &case)).sum();

@@ -43,7 +43,7 @@ rate = "12.5Mbps"
 delay = "7.25ms"
 buffer = "25%bdp"
 loss = 0.0123
-reverse_loss = 0.001
+reverse_loss = { model = "gilbert_elliott", good_to_bad = 0.002, bad_to_good = 0.25, loss_bad = 0.5 }
 [[flows]]
 name = "fwd"
 count = 2

@@ -5,7 +5,7 @@
 
 use crate::cc::{self, CongestionControl};
 use crate::pacing::{self, Pacer};
-use crate::tcp::recovery::{newreno, reno, sack, sack1, tahoe, LossRecovery};
+use crate::tcp::recovery::{decoupled, newreno, reno, sack, sack1, tahoe, LossRecovery};
 use cclab_wire::{Descriptor, Info, ParamError, Params};
 
 /// How to build a congestion control, and whether it paces itself.
@@ -37,11 +37,19 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::scalable::DESCRIPTOR,
     cc::bic::DESCRIPTOR,
     cc::cubic::DESCRIPTOR,
+    cc::westwood::DESCRIPTOR,
+    cc::westwood_plus::DESCRIPTOR,
     cc::bbr::DESCRIPTOR,
 ];
 
-pub const LOSS_RECOVERIES: &[RecoveryDescriptor] =
-    &[tahoe::DESCRIPTOR, reno::DESCRIPTOR, newreno::DESCRIPTOR, sack::DESCRIPTOR, sack1::DESCRIPTOR];
+pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[
+    tahoe::DESCRIPTOR,
+    reno::DESCRIPTOR,
+    newreno::DESCRIPTOR,
+    sack::DESCRIPTOR,
+    sack1::DESCRIPTOR,
+    decoupled::DESCRIPTOR,
+];
 
 pub const PACINGS: &[PacingDescriptor] = &[pacing::NONE, pacing::RTT, pacing::LINUX];
 

@@ -33,7 +33,7 @@ fn two_hosts() -> Network {
             rate_bps: 8_000_000,
             delay: millis(1),
             buffer: BufferLimit::Unlimited,
-            loss: 0.0,
+            loss: crate::loss::LossModel::NONE,
         };
         net.add_link(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), 1);
     }

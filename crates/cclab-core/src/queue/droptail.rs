@@ -2,7 +2,7 @@
 //! packets or bytes, counting only packets waiting behind the one being
 //! transmitted (ns-2 `Queue/DropTail` and its `limit_`).
 
-use super::{Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueOccupancy};
+use super::{Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink, QueueOccupancy};
 use crate::pool::PacketRef;
 use cclab_wire::{Descriptor, ParamError, Params, Role, Time};
 
@@ -16,8 +16,8 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     build,
 };
 
-fn build(_: &Params, limit: BufferLimit) -> Result<Box<dyn QueueDiscipline>, ParamError> {
-    Ok(Box::new(DropTail::new(limit)))
+fn build(_: &Params, link: QueueLink) -> Result<Box<dyn QueueDiscipline>, ParamError> {
+    Ok(Box::new(DropTail::new(link.buffer)))
 }
 
 pub struct DropTail {
@@ -35,7 +35,7 @@ impl QueueDiscipline for DropTail {
         "droptail"
     }
 
-    fn admit(&mut self, _now: Time, waiting: QueueOccupancy, packet: &PacketRef) -> Admission {
+    fn admit(&mut self, _: Time, waiting: QueueOccupancy, _: Option<Time>, packet: &PacketRef) -> Admission {
         if fits(self.limit, waiting, packet.wire_bytes) {
             Admission::Enqueue
         } else {

@@ -39,6 +39,8 @@ pub mod reno;
 pub mod scalable;
 #[cfg(test)]
 mod test_support;
+pub mod westwood;
+pub mod westwood_plus;
 
 use crate::tcp::rate::RateSample;
 use cclab_wire::{Metrics, Time};

@@ -129,16 +129,20 @@ impl SenderState {
     }
 
     /// The event congestion control is asked about.
+    /// `in_network` is what loss recovery counts as in the network
+    /// ([`LossRecovery::in_network`]): RFC 5681's FlightSize for every
+    /// recovery that sends within `snd_una + cwnd`.
     pub fn congestion_event(
         &self,
         now: Time,
         kind: EventKind,
         mark: MarkStatus,
         basis: SsthreshBasis,
+        in_network: u64,
     ) -> CongestionEvent {
         let flight = match kind {
-            EventKind::FastRetransmit => self.flight_size().saturating_sub(self.limited_transmit_sent),
-            EventKind::Timeout | EventKind::Mark => self.flight_size(),
+            EventKind::FastRetransmit => in_network.saturating_sub(self.limited_transmit_sent),
+            EventKind::Timeout | EventKind::Mark => in_network,
         };
         let mut event = CongestionEvent::new(now, kind, flight, self.mss);
         event.basis = match basis {
@@ -426,7 +430,7 @@ impl TcpSender {
         sample.rtt = rtt_sample;
         sample.srtt = s.rtt.srtt();
         sample.min_rtt = s.rtt.min_rtt();
-        sample.in_flight = s.flight_size();
+        sample.in_flight = self.recovery.in_network(s);
         sample.pipe = self.cc_owns_cwnd.then(|| s.pipe_without_retransmissions());
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
         sample.ece = h.ece;
@@ -437,28 +441,20 @@ impl TcpSender {
         let outcome = self.recovery.on_ack(&self.state, &info);
         self.apply(now, outcome);
         if outcome.loss_detected {
-            self.counters.recoveries += 1;
-            let window = if self.ecn && !self.ecn_recover.covered_by(self.state.snd_una) {
-                // This window of data was already reduced for: retransmit only.
-                self.state.window.cwnd
-            } else {
-                let mark = self.mark_status(h.ece);
-                let event =
-                    self.state.congestion_event(now, EventKind::FastRetransmit, mark, self.ssthresh_basis);
-                self.respond(&event)
-            };
-            let entry = self.recovery.enter(&self.state, window);
-            self.apply(now, entry);
-            if entry.restart_timer {
-                self.timers.set(Timer::Retransmission, now + self.state.rtt.rto());
-            }
+            self.on_loss_detected(now, h.ece);
         } else if self.ecn
             && h.ece
             && !self.recovery.in_recovery()
             && self.ecn_recover.covered_by(self.state.snd_una)
         {
-            let event =
-                self.state.congestion_event(now, EventKind::Mark, MarkStatus::Marked, self.ssthresh_basis);
+            let in_network = self.recovery.in_network(&self.state);
+            let event = self.state.congestion_event(
+                now,
+                EventKind::Mark,
+                MarkStatus::Marked,
+                self.ssthresh_basis,
+                in_network,
+            );
             let window = self.respond(&event);
             self.state.window.cwnd = window;
         }
@@ -476,6 +472,32 @@ impl TcpSender {
             }
         }
         self.try_send(now, out);
+    }
+
+    /// Loss recovery detected a loss (on an ACK, or by a timer of its own):
+    /// congestion control answers, then recovery starts from the new window.
+    fn on_loss_detected(&mut self, now: Time, echoed: bool) {
+        self.counters.recoveries += 1;
+        let window = if self.ecn && !self.ecn_recover.covered_by(self.state.snd_una) {
+            // This window of data was already reduced for: retransmit only.
+            self.state.window.cwnd
+        } else {
+            let mark = self.mark_status(echoed);
+            let in_network = self.recovery.in_network(&self.state);
+            let event = self.state.congestion_event(
+                now,
+                EventKind::FastRetransmit,
+                mark,
+                self.ssthresh_basis,
+                in_network,
+            );
+            self.respond(&event)
+        };
+        let entry = self.recovery.enter(&self.state, window);
+        self.apply(now, entry);
+        if entry.restart_timer {
+            self.timers.set(Timer::Retransmission, now + self.state.rtt.rto());
+        }
     }
 
     /// Applies congestion control's response to an event: sets ssthresh and
@@ -527,6 +549,7 @@ impl TcpSender {
                 EventKind::Timeout,
                 MarkStatus::Unknown,
                 self.ssthresh_basis,
+                self.state.flight_size(),
             );
             let ssthresh_before = self.state.window.ssthresh;
             let window = self.respond(&event);
@@ -679,6 +702,10 @@ impl Endpoint for TcpSender {
         if self.recovery_timers && self.recovery.next_timer() <= now {
             let outcome = self.recovery.on_timer(now, &self.state);
             self.apply(now, outcome);
+            if outcome.loss_detected {
+                self.on_loss_detected(now, false);
+                self.state.window.cwnd = self.state.window.cwnd.max(1.0);
+            }
         }
         self.try_send(now, out);
     }

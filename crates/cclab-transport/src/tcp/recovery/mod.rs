@@ -2,7 +2,7 @@
 //! between detecting a loss and recovering from it.
 //!
 //! One implementation per file: [`tahoe`], [`reno`], [`newreno`], [`sack`],
-//! [`sack1`].
+//! [`sack1`], [`decoupled`].
 //! Loss recovery reads the sender's state ([`SenderState`]) and answers with
 //! what should happen ([`Outcome`]); it never changes the sender itself. The
 //! sender, on each ACK, first updates the scoreboard, `snd_una` and
@@ -16,6 +16,7 @@
 //! recovery may own timers of its own (`next_timer`/`on_timer`), and may take
 //! over retransmission timing entirely (`replaces_rto`).
 
+pub mod decoupled;
 pub mod newreno;
 pub mod reno;
 pub mod sack;
@@ -109,6 +110,15 @@ pub trait LossRecovery {
     fn enter(&mut self, s: &SenderState, window: f64) -> Outcome;
     /// After the sender applied the common retransmission-timeout rules.
     fn on_rto(&mut self, s: &SenderState) -> Outcome;
+    /// Segments this recovery counts as in the network, which congestion
+    /// control sees as the flight (`AckSample::in_flight`, a congestion
+    /// event's FlightSize): RFC 5681's FlightSize, `snd_max - snd_una`, for a
+    /// recovery that sends within `snd_una + cwnd`. One that sends past a
+    /// standing hole (Decoupled TCP) counts only what may still be in transit.
+    fn in_network(&self, s: &SenderState) -> u64 {
+        s.flight_size()
+    }
+
     /// The next segment the window allows, if any.
     fn next_segment(&mut self, s: &SenderState) -> Option<Transmission>;
     /// A transmission left (from `next_segment` or a requested retransmission).

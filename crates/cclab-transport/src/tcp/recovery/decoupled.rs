@@ -1,0 +1,378 @@
+//! Decoupled TCP's loss recovery (seed paper 001, Kang and Mo, "Decoupled TCP:
+//! TCP for Wireless Networks", §2.1): what is sent next never waits for the
+//! cumulative ACK point, so a wireless loss does not stall new data.
+//!
+//! The seed's rules, as read here:
+//!
+//! - Every transmitted segment, first transmission or retransmission, waits in
+//!   WAITQ with its own expiry timer. An ACK that acknowledges it
+//!   (cumulatively or, here, selectively) removes it.
+//! - It moves to RETRXQ when its timer expires before it is acknowledged, or
+//!   when three duplicate ACKs arrive for it (the segment at the cumulative
+//!   ACK point, on the DupThresh-th duplicate, as RFC 5681 counts them).
+//! - RETRXQ goes before new data. About cwnd segments are sent per round
+//!   trip, retransmissions first, whatever the cumulative ACK point: a segment
+//!   may be sent while fewer than cwnd segments wait in WAITQ.
+//! - No fast retransmit and no fast recovery: there is no recovery state and
+//!   cwnd is never inflated; a retransmission leaves only from RETRXQ.
+//! - A loss (expiry or three duplicates) is a congestion event: congestion
+//!   control answers it (the seed: cwnd = ABE x RTT, eq. 1) without changing
+//!   what is sent, which follows the new cwnd.
+//!
+//! Readings where the seed is silent, each documented and, where it matters,
+//! a parameter:
+//!
+//! - The expiry time is the RTO of RFC 6298 (SRTT + 4 RTTVAR, clamped to the
+//!   flow's `min_rto`) when the segment is sent, without back-off: each segment
+//!   has its own timer, so there is no single timer to back off. The RFC 6298
+//!   timer is not run.
+//! - Acknowledgment uses SACK: without it a segment above a hole could leave
+//!   WAITQ only by expiry, which would resend what already arrived; the
+//!   receiver therefore sends SACK blocks to this recovery.
+//! - How often congestion control is told: `respond = "per_window"` (default)
+//!   tells it at most once per window of data, as RFC 5681 and 6582 reduce once
+//!   per loss episode (the seed's eq. 1 sets, not scales, the window, so a
+//!   second response in the same window would only undo the growth since the
+//!   first); `"per_loss"` tells it of every loss.
+//! - The seed's "each RTT about cwnd packets" is the pipe rule above, which
+//!   clocks sending by acknowledgments instead of by a per-RTT timer; the
+//!   receiver's advertised window still bounds the highest segment sent.
+
+use super::{AckInfo, DupAcks, LossRecovery, Outcome, Recover, Transmission};
+use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
+use crate::tcp::sender::SenderState;
+use cclab_wire::{
+    Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,
+};
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, BinaryHeap};
+
+const METRICS: &[MetricDesc] = &[
+    super::METRICS[0],
+    MetricDesc {
+        name: "waitq",
+        unit: "segments",
+        meaning: "segments sent and waiting for an ACK or their expiry",
+    },
+    MetricDesc { name: "retrxq", unit: "segments", meaning: "segments waiting to be retransmitted" },
+];
+
+pub const DESCRIPTOR: RecoveryDescriptor = Descriptor {
+    name: "decoupled",
+    role: Role::LossRecovery,
+    summary: "Decoupled TCP: per-segment expiry (WAITQ), retransmissions first (RETRXQ), no fast recovery",
+    source: "Kang & Mo, Decoupled TCP: TCP for Wireless Networks (seed paper 001), §2.1",
+    parameters: &[Parameter {
+        name: "respond",
+        ty: ParamType::Choice(&["per_window", "per_loss"]),
+        unit: "",
+        min: 0.0,
+        max: 0.0,
+        default: ParamDefault::Value("per_window"),
+        meaning: "tell congestion control of a loss at most once per window of data, or of every loss",
+    }],
+    metrics: METRICS,
+    build: RecoveryBuilder { build, uses_sack: true },
+};
+
+fn build(p: &Params) -> Result<Box<dyn LossRecovery>, ParamError> {
+    let per_loss = p.choice("respond")? == "per_loss";
+    Ok(Box::new(Decoupled { per_loss, ..Decoupled::default() }))
+}
+
+#[derive(Debug, Default)]
+pub struct Decoupled {
+    per_loss: bool,
+    /// WAITQ's expiry timers: (expiry, segment, the send time it was set at).
+    /// An entry is stale once its segment was acknowledged, moved to RETRXQ or
+    /// sent again; stale entries are dropped when they reach the top.
+    expiries: BinaryHeap<Reverse<(Time, u64, Time)>>,
+    retrxq: BTreeSet<u64>,
+    /// WAITQ's size after the last change, for the metric (which sees no sender state).
+    waitq: u64,
+    dupacks: DupAcks,
+    /// The end of the window of data of the last congestion response.
+    recover: Recover,
+}
+
+impl Decoupled {
+    /// Segments in WAITQ: sent, neither acknowledged nor deemed lost. Every
+    /// segment in `[snd_una, snd_max)` is SACKed, in RETRXQ or in WAITQ.
+    fn waiting(&self, s: &SenderState) -> u64 {
+        s.flight_size().saturating_sub(s.scoreboard.sacked_count() + self.retrxq.len() as u64)
+    }
+
+    fn acknowledged(s: &SenderState, seg: u64) -> bool {
+        seg < s.snd_una || s.scoreboard.is_sacked(seg)
+    }
+
+    /// Moves a lost segment to RETRXQ; whether congestion control is to be told.
+    fn lost(&mut self, s: &SenderState, seg: u64) -> bool {
+        self.retrxq.insert(seg);
+        self.per_loss || self.recover.covered_by(s.snd_una)
+    }
+
+    fn forget_acknowledged(&mut self, s: &SenderState, ack: &AckInfo) {
+        if ack.newly_acked > 0 {
+            self.retrxq = self.retrxq.split_off(&s.snd_una);
+        }
+        if ack.newly_sacked > 0 {
+            self.retrxq.retain(|&seg| !s.scoreboard.is_sacked(seg));
+        }
+    }
+}
+
+impl LossRecovery for Decoupled {
+    fn name(&self) -> &'static str {
+        "decoupled"
+    }
+
+    fn metrics(&self, out: &mut Metrics<'_>) {
+        out.put("in_recovery", 0.0);
+        out.put("waitq", self.waitq as f64);
+        out.put("retrxq", self.retrxq.len() as f64);
+    }
+
+    fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        self.forget_acknowledged(s, ack);
+        self.waitq = self.waiting(s);
+        let seg = s.snd_una;
+        let third_duplicate = self.dupacks.reaches_threshold(s, ack);
+        if third_duplicate && seg < s.snd_max && !self.retrxq.contains(&seg) && !Self::acknowledged(s, seg) {
+            let respond = self.lost(s, seg);
+            self.waitq = self.waiting(s);
+            return Outcome { loss_detected: respond, ..Outcome::default() };
+        }
+        Outcome::default()
+    }
+
+    /// WAITQ: with holes standing at the cumulative ACK point, `snd_max -
+    /// snd_una` also counts what was delivered (SACKed) or is known lost.
+    fn in_network(&self, s: &SenderState) -> u64 {
+        self.waiting(s)
+    }
+
+    /// Congestion control has answered: only its window changes.
+    fn enter(&mut self, s: &SenderState, window: f64) -> Outcome {
+        self.recover.set(s.snd_max);
+        Outcome { cwnd: Some(window), ..Outcome::default() }
+    }
+
+    /// Not called: this recovery replaces the retransmission timer.
+    fn on_rto(&mut self, _s: &SenderState) -> Outcome {
+        Outcome::default()
+    }
+
+    fn next_segment(&mut self, s: &SenderState) -> Option<Transmission> {
+        // cwnd >= 1, so truncation is floor.
+        if self.waiting(s) >= s.window.cwnd as u64 {
+            return None;
+        }
+        while let Some(&seg) = self.retrxq.first() {
+            if !Self::acknowledged(s, seg) {
+                return Some(Transmission::retransmit(seg));
+            }
+            self.retrxq.pop_first();
+        }
+        let within_rwnd = s.snd_max < s.snd_una + s.rwnd;
+        (s.has_unsent_data() && within_rwnd).then_some(Transmission::new_data(s.snd_max))
+    }
+
+    fn on_transmit(&mut self, s: &SenderState, tx: Transmission) {
+        self.retrxq.remove(&tx.seg);
+        // The sender recorded this transmission in the scoreboard just before.
+        let sent_at = s.scoreboard.get(tx.seg).map_or(0, |r| r.sent_at);
+        self.expiries.push(Reverse((sent_at + s.rtt.rto(), tx.seg, sent_at)));
+        self.waitq = self.waiting(s);
+    }
+
+    fn in_recovery(&self) -> bool {
+        false
+    }
+
+    fn in_loss_episode(&self, s: &SenderState) -> bool {
+        !self.recover.reached_by(s.snd_una)
+    }
+
+    fn has_timers(&self) -> bool {
+        true
+    }
+
+    fn next_timer(&self) -> Time {
+        self.expiries.peek().map_or(cclab_wire::NEVER, |Reverse((at, _, _))| *at)
+    }
+
+    fn on_timer(&mut self, now: Time, s: &SenderState) -> Outcome {
+        // Stops at the first loss congestion control is to hear of, so that
+        // each gets its own answer; the rest are due at once and come next.
+        let mut respond = false;
+        while let Some(&Reverse((at, seg, sent_at))) = self.expiries.peek() {
+            if at > now || respond {
+                break;
+            }
+            self.expiries.pop();
+            let current = s.scoreboard.get(seg).is_some_and(|r| r.sent_at == sent_at);
+            if current && !Self::acknowledged(s, seg) && !self.retrxq.contains(&seg) {
+                respond = self.lost(s, seg);
+            }
+        }
+        self.waitq = self.waiting(s);
+        Outcome { loss_detected: respond, ..Outcome::default() }
+    }
+
+    fn replaces_rto(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tcp::test_support::*;
+    use crate::tcp::{TcpConfig, TcpSender};
+    use cclab_wire::time::{millis, secs};
+    use cclab_wire::{Endpoint, MetricLog, Metrics, Outbox};
+
+    /// SACK on, no limited transmit (this recovery has none: the pipe rule
+    /// already lets data out on duplicate ACKs).
+    fn cfg(initial_window: u32) -> TcpConfig {
+        TcpConfig { limited_transmit: false, ..config(initial_window, true) }
+    }
+
+    fn metric(s: &TcpSender, name: &str) -> f64 {
+        let mut log = MetricLog::default();
+        s.metrics(&mut Metrics::new(&mut log));
+        log.get(name).unwrap_or(f64::NAN)
+    }
+
+    fn started(recovery: &str, initial_window: u32) -> TcpSender {
+        let mut s = sender(recovery, &cfg(initial_window));
+        assert_eq!(start(&mut s), (0..u64::from(initial_window)).collect::<Vec<_>>());
+        s
+    }
+
+    #[test]
+    fn a_duplicate_ack_lets_new_data_out_without_waiting_for_the_hole() {
+        // Segment 0 lost: each SACK says one segment left WAITQ, so one new
+        // segment goes out (10 sent, 1 SACKed: 9 waiting < cwnd 10).
+        let mut s = started("decoupled", 10);
+        assert_eq!(ack(&mut s, 100, 0, &[(1, 2)]), vec![10]);
+        assert_eq!(ack(&mut s, 101, 0, &[(1, 3)]), vec![11]);
+        assert_eq!(metric(&s, "recovery.waitq"), 10.0);
+        assert_eq!(s.recoveries(), 0);
+    }
+
+    #[test]
+    fn the_third_duplicate_moves_the_segment_to_retrxq_and_it_leaves_before_new_data() {
+        let mut s = started("decoupled", 10);
+        ack(&mut s, 100, 0, &[(1, 2)]);
+        ack(&mut s, 101, 0, &[(1, 3)]);
+        // Third duplicate: 0 joins RETRXQ; congestion control (Reno) halves
+        // what is in the network, 12 sent - 3 SACKed - 1 lost = 8, to 4.
+        assert!(ack(&mut s, 102, 0, &[(1, 4)]).is_empty(), "8 in WAITQ, cwnd 4");
+        assert_eq!(s.recoveries(), 1);
+        assert_eq!((cwnd(&s), ssthresh(&s)), (4.0, 4.0));
+        assert_eq!(metric(&s, "recovery.retrxq"), 1.0);
+        assert_eq!(metric(&s, "recovery.in_recovery"), 0.0, "no fast recovery state");
+        // Each further SACK drains WAITQ by one; below cwnd the retransmission goes first.
+        for (k, now) in (4..8).zip(103..) {
+            assert!(ack(&mut s, now, 0, &[(1, k + 1)]).is_empty(), "SACK up to {k}");
+        }
+        assert_eq!(ack(&mut s, 107, 0, &[(1, 9)]), vec![0], "waiting 3 < 4: RETRXQ first");
+        assert_eq!(ack(&mut s, 108, 0, &[(1, 10)]), vec![12], "then new data");
+        assert_eq!(metric(&s, "recovery.retrxq"), 0.0);
+    }
+
+    #[test]
+    fn a_segment_unacknowledged_at_its_expiry_is_retransmitted_without_duplicates() {
+        // 0 and 3 lost; 1 and 2 SACKed: two duplicates, short of three. Both
+        // lost segments expire one RTO (1 s before an RTT sample) after they
+        // were sent and are resent lowest first, with no RFC 6298 timeout.
+        let mut s = started("decoupled", 4);
+        assert_eq!(ack(&mut s, millis(100), 0, &[(1, 2)]), vec![4]);
+        assert_eq!(ack(&mut s, millis(101), 0, &[(1, 3)]), vec![5]);
+        assert_eq!(s.next_wakeup(), secs(1), "segments 0-3 were sent at 0");
+        let mut out = Outbox::default();
+        while s.next_wakeup() <= secs(1) {
+            s.on_timer(secs(1), &mut out);
+        }
+        assert_eq!(
+            segs(&out.packets),
+            Vec::<u64>::new(),
+            "Reno halved the 4 in the network to 2, 2 still wait"
+        );
+        assert_eq!(metric(&s, "recovery.retrxq"), 2.0);
+        assert_eq!((s.recoveries(), s.timeouts()), (1, 0));
+        assert_eq!(ack(&mut s, secs(1) + 1, 0, &[(1, 3), (4, 5)]), vec![0], "WAITQ 1 < 2: lowest first");
+        assert_eq!(ack(&mut s, secs(1) + 2, 0, &[(1, 3), (4, 6)]), vec![3]);
+    }
+
+    #[test]
+    fn one_congestion_response_per_window_of_data_unless_asked_for_every_loss() {
+        // 0, 2, 4 and 5 expire together: one window of data.
+        for (respond, expected) in [("per_window", 1), ("per_loss", 4)] {
+            let mut s = sender_with("decoupled", respond, 6);
+            ack(&mut s, millis(100), 0, &[(1, 2)]);
+            ack(&mut s, millis(101), 0, &[(1, 2), (3, 4)]);
+            let mut out = Outbox::default();
+            while s.next_wakeup() <= secs(1) {
+                s.on_timer(secs(1), &mut out);
+            }
+            assert_eq!(metric(&s, "recovery.retrxq"), 4.0, "{respond}");
+            assert_eq!(s.recoveries(), expected, "{respond}");
+        }
+    }
+
+    fn sender_with(recovery: &str, respond: &str, initial_window: u32) -> TcpSender {
+        let mut params = cclab_wire::Params::new();
+        params.insert("respond", cclab_wire::ParamValue::Text(respond.into()));
+        let built = super::build(&params).expect("a valid choice");
+        let mut s = TcpSender::new(
+            &cfg(initial_window),
+            crate::registry::defaults::congestion_control("reno").expect("registered"),
+            built,
+            None,
+        );
+        assert_eq!(s.recovery().name(), recovery);
+        start(&mut s);
+        s
+    }
+
+    #[test]
+    fn a_repeatedly_lost_segment_costs_sack_timeouts_and_decoupled_tcp_none() {
+        // Segment 5 is lost three times. SACK recovery falls back on its
+        // retransmission timer, backed off, and restarts from one segment;
+        // Decoupled TCP resends 5 at each expiry while new data keeps going
+        // (bounded by the receiver's window, none here). Measured at 3 s:
+        // SACK 278 segments sent and delivered in order with 2 timeouts,
+        // Decoupled 322 with none.
+        let after_3s = |recovery: &str| {
+            let cfg = TcpConfig { max_window: None, ..transfer(400_000, true) };
+            let mut p = Path::new(recovery, &cfg, Box::new(|seg, n| seg == 5 && n <= 3));
+            p.run(secs(3));
+            let in_order = p.receiver.deliveries().and_then(|d| d.last()).map_or(0, |&(_, end)| end);
+            (p.sender.state().snd_max, p.sender.timeouts(), in_order)
+        };
+        let (sack, decoupled) = (after_3s("sack"), after_3s("decoupled"));
+        assert_eq!((sack.1, decoupled.1), (2, 0), "timeouts");
+        assert!(decoupled.0 as f64 > 1.1 * sack.0 as f64, "sent: decoupled {decoupled:?}, sack {sack:?}");
+        assert_eq!(
+            (sack.2, decoupled.2),
+            (sack.0 * 1000, decoupled.0 * 1000),
+            "all delivered in order by 3 s"
+        );
+    }
+
+    #[test]
+    fn every_byte_arrives_exactly_once_in_order_up_to_20_percent_loss() {
+        for percent in [0, 1, 5, 10, 20] {
+            for seed in 1..=5 {
+                let bytes = 300_000 + 777;
+                let cfg = transfer(bytes, true);
+                let mut p = Path::new("decoupled", &cfg, random_loss(seed, percent));
+                p.run(secs(600));
+                assert!(p.delivered_exactly_once_in_order(bytes), "{percent} % seed {seed}");
+                assert!(p.sender.is_finished(), "{percent} % seed {seed}");
+            }
+        }
+    }
+}
