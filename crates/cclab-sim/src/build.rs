@@ -370,7 +370,10 @@ fn transfer_opener(
 
 /// The two endpoints of one TCP connection of `group`, with its algorithms
 /// built from their descriptors and the group's resolved parameters;
-/// `overhead_seed` seeds the sender's send-overhead draws.
+/// `overhead_seed`, the connection's draw from the run's stream, seeds the
+/// sender's send-overhead draws as it is and the congestion control's (BBR's
+/// first gain phase) through a stream named `cc` derived from it, so that
+/// neither shifts the other's draws nor any existing connection's.
 pub fn tcp_endpoints(
     group: &FlowGroup,
     start: Time,
@@ -386,9 +389,11 @@ pub fn tcp_endpoints(
     let recovery =
         registry::loss_recovery(&a.recovery).ok_or_else(|| missing("loss recovery", &a.recovery))?;
     let pacing = registry::pacing(&a.pacing).ok_or_else(|| missing("pacing", &a.pacing))?;
+    let mut cc = (cc.build.build)(&a.cc_params).map_err(|e| format!("cc {e}"))?;
+    cc.seed(RngStream::new(overhead_seed, "cc").next_u64());
     let sender = TcpSender::new(
         &cfg,
-        (cc.build.build)(&a.cc_params).map_err(|e| format!("cc {e}"))?,
+        cc,
         (recovery.build.build)(&a.recovery_params).map_err(|e| format!("recovery {e}"))?,
         (pacing.build)(&a.pacing_params).map_err(|e| format!("pacing {e}"))?,
     );

@@ -13,3 +13,4 @@ pub mod pacing;
 pub mod registry;
 pub mod tcp;
 pub mod udp;
+pub mod windowed_filter;

@@ -31,6 +31,7 @@
 //! Fields may be added to [`AckSample`] and [`CongestionEvent`] for later
 //! algorithms without changing the trait.
 
+pub mod bbr;
 pub mod bic;
 pub mod cubic;
 pub mod decoupled;
@@ -83,6 +84,11 @@ pub struct AckSample {
     pub min_rtt: Time,
     /// Segments outstanding after this ACK (snd_max - snd_una).
     pub in_flight: u64,
+    /// Of those, the segments neither SACKed nor deemed lost by RFC 6675
+    /// IsLost (the pipe without retransmissions; Linux's packets_in_flight
+    /// approximately). Computed only for an algorithm that owns cwnd in
+    /// recovery (BBR), since it costs a scoreboard walk; `None` otherwise.
+    pub pipe: Option<u64>,
     pub phase: AckPhase,
     /// The receiver echoed a congestion mark.
     pub ece: bool,
@@ -111,6 +117,7 @@ impl AckSample {
             srtt: 0,
             min_rtt: 0,
             in_flight: 0,
+            pipe: None,
             phase: AckPhase::Open,
             ece: false,
             duplicate: false,
@@ -249,6 +256,12 @@ pub trait CongestionControl {
     fn owns_cwnd_in_recovery(&self) -> bool {
         false
     }
+
+    /// Seeds the algorithm's random draws (BBR's first PROBE_BW phase). An
+    /// algorithm has no randomness of its own: the driver calls this once,
+    /// right after building it, with a seed from the run's random stream
+    /// named after the connection, as it seeds the sender's send overhead.
+    fn seed(&mut self, _seed: u64) {}
 
     /// Loss recovery has ended (after it set cwnd by its own rules).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}

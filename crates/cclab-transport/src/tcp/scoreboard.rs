@@ -162,12 +162,17 @@ impl Scoreboard {
             prefetch(&self.records[self.slot(seg + AHEAD)]);
         } else if self.contains(seg) {
             let slot = self.slot(seg);
+            let (w, bit) = (slot / WORD, 1 << (slot % WORD));
+            // A segment already delivered (SACKed, which consumed its snapshot)
+            // and sent again because a timeout forgot the SACK information
+            // delivers nothing new when acknowledged: counting it again would
+            // inflate the delivery rate (BBR's BtlBw) after every such timeout.
+            let pending = tx.pending && self.pending[w] & bit != 0;
             let r = &mut self.records[slot];
             r.sent_at = now;
             r.retransmitted |= retransmission;
-            r.tx = tx;
-            let (w, bit) = (slot / WORD, 1 << (slot % WORD));
-            self.pending[w] = if tx.pending { self.pending[w] | bit } else { self.pending[w] & !bit };
+            r.tx = TxSnapshot { pending, ..tx };
+            self.pending[w] = if pending { self.pending[w] | bit } else { self.pending[w] & !bit };
         }
     }
 
@@ -773,6 +778,29 @@ mod tests {
         b.ack_to_with(140, &mut consume);
         let expected: Vec<u64> = (100..130).chain(95..100).chain(0..95).chain(130..140).collect();
         assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn a_delivered_segment_sent_again_after_a_timeout_is_not_delivered_twice() {
+        let mut b = Scoreboard::default();
+        let tx = TxSnapshot { pending: true, ..TxSnapshot::NONE };
+        for s in 0..10 {
+            b.on_transmit_with(s, s * 10, false, tx);
+        }
+        let mut seen = Vec::new();
+        let mut consume = |seg: u64, tx: &mut TxSnapshot| {
+            seen.push(seg);
+            tx.pending = false;
+        };
+        b.mark_sacked_with(5, 10, &mut consume);
+        // A timeout forgets the SACKs and go-back-N resends everything.
+        b.clear_sacks();
+        for s in 0..10 {
+            b.on_transmit_with(s, 200 + s, true, tx);
+        }
+        b.ack_to_with(10, &mut consume);
+        let expected: Vec<u64> = (5..10).chain(0..5).collect();
+        assert_eq!(seen, expected, "segments 5-9 were delivered by their SACKs already");
     }
 
     #[test]

@@ -431,6 +431,7 @@ impl TcpSender {
         sample.srtt = s.rtt.srtt();
         sample.min_rtt = s.rtt.min_rtt();
         sample.in_flight = self.recovery.in_network(s);
+        sample.pipe = self.cc_owns_cwnd.then(|| s.pipe_without_retransmissions());
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
         sample.ece = h.ece;
         sample.duplicate = newly_acked == 0;
