@@ -6,18 +6,19 @@
 //! The model is two numbers: BtlBw, the windowed maximum of the delivery-rate
 //! samples over the last `bw_window_rounds` packet-timed round trips (a
 //! [`WindowedFilter`]; application-limited samples only enter if they raise
-//! the maximum), and RTprop, the minimum RTT, refreshed by any sample at or
-//! below it and replaced by the next sample once it is `probe_rtt_interval`
-//! old. From them: pacing rate = pacing_gain x BtlBw x (1 - `pacing_margin`),
+//! the maximum), and RTprop, the minimum RTT, refreshed by any sample below
+//! it and replaced by the next sample once it is `probe_rtt_interval` old. From them: pacing rate = pacing_gain x BtlBw x (1 - `pacing_margin`),
 //! and cwnd = cwnd_gain x BDP + a quantisation allowance, at least 4 segments.
 //!
-//! Linux and the draft renew RTprop with an RTT sample equal to it; the 2016
-//! paper, as we remember it (its text was not at hand to quote), describes
-//! ProbeRTT as due when no lower RTT was measured for several seconds. On a
-//! simulated path whose queue empties, many samples equal the propagation
-//! delay to the nanosecond, so with Linux's rule PROBE_RTT never comes;
-//! `rtprop_refresh_on_equal = false` takes the paper's description.
-//!
+//! RTprop is renewed only by a strictly lower RTT (`rtprop_refresh_on_equal
+//! = false`, the default), as Linux does since "tcp: only postpone PROBE_RTT
+//! if RTT is < current min_rtt estimate" (Sharpelletti and Cardwell, November
+//! 2020, in v5.10 and the stable kernels): an equal sample renewed it before
+//! (the version read here, and the 2017 draft and ns-3), and a flow whose RTT
+//! was flat then never probed. On a simulated path whose queue empties every
+//! gain cycle the RTT equals the propagation delay to the nanosecond, so with
+//! `rtprop_refresh_on_equal = true` PROBE_RTT never comes (tests/bbr.rs).
+
 //! States (gains as Linux's fixed-point constants, here as reals):
 //! - STARTUP: pacing and cwnd gain `high_gain` (2/ln 2; Linux 2885/1000).
 //!   Ends when, at three successive round starts (`full_bw_rounds`) with a
@@ -145,8 +146,8 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
             unit: "",
             min: 0.0,
             max: 0.0,
-            default: ParamDefault::Value("true"),
-            meaning: "an RTT equal to RTprop renews it (Linux, draft); false: only a lower one (the 2016 paper's description)",
+            default: ParamDefault::Value("false"),
+            meaning: "an RTT equal to RTprop renews it (Linux before v5.10, the 2017 draft, ns-3); false: only a lower one (Linux since v5.10)",
         },
         Parameter {
             name: "pacing_margin",
@@ -233,7 +234,7 @@ impl Default for Config {
             probe_rtt_interval: millis(10_000),
             probe_rtt_duration: millis(200),
             pacing_margin: 0.01,
-            rtprop_refresh_on_equal: true,
+            rtprop_refresh_on_equal: false,
             full_bw_growth: 1.25,
             full_bw_rounds: 3,
         }
