@@ -40,6 +40,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::westwood::DESCRIPTOR,
     cc::westwood_plus::DESCRIPTOR,
     cc::decoupled::DESCRIPTOR,
+    cc::jersey::DESCRIPTOR,
     cc::bbr::DESCRIPTOR,
 ];
 

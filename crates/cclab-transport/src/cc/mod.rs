@@ -36,6 +36,7 @@ pub mod bic;
 pub mod cubic;
 pub mod decoupled;
 pub mod highspeed;
+pub mod jersey;
 pub mod reno;
 pub mod scalable;
 #[cfg(test)]

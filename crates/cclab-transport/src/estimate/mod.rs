@@ -12,6 +12,7 @@
 //! [`DeliveredBytes`]; the sample, the filter and when to sample are each
 //! estimator's own.
 
+pub mod jersey;
 pub mod wabe;
 pub mod westwood;
 pub mod westwood_plus;
@@ -45,7 +46,8 @@ pub struct EstimatorEntry {
 }
 
 /// Every estimator, by name.
-pub const ESTIMATORS: &[EstimatorEntry] = &[westwood::ENTRY, westwood_plus::ENTRY, wabe::ENTRY];
+pub const ESTIMATORS: &[EstimatorEntry] =
+    &[westwood::ENTRY, westwood_plus::ENTRY, wabe::ENTRY, jersey::ENTRY];
 
 pub fn by_name(name: &str) -> Option<&'static EstimatorEntry> {
     ESTIMATORS.iter().find(|e| e.name == name)
