@@ -106,19 +106,12 @@ impl QueueDiscipline for CongestionWarning {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{packet, waiting};
     use super::*;
     use crate::rng::RngStream;
 
     fn cw(threshold: f64, w_q: f64, buffer: BufferLimit) -> CongestionWarning {
         CongestionWarning { threshold, buffer, average: AverageQueue::new(w_q, 8_000_000, 500) }
-    }
-
-    fn packet(ect: bool) -> PacketRef {
-        PacketRef { id: 0, dst: 0, wire_bytes: 1000, ect }
-    }
-
-    fn waiting(packets: u64) -> QueueOccupancy {
-        QueueOccupancy { packets, bytes: packets * 1000 }
     }
 
     /// With the queue held at 20 and w_q = 0.01, the average crosses 5 at

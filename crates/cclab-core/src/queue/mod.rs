@@ -9,6 +9,8 @@ pub mod avg_queue;
 pub mod cw;
 pub mod droptail;
 pub mod red;
+#[cfg(test)]
+mod test_support;
 
 pub use droptail::DropTail;
 

@@ -296,6 +296,7 @@ impl QueueDiscipline for Red {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{packet, waiting};
     use super::*;
 
     fn config() -> Config {
@@ -313,14 +314,6 @@ mod tests {
 
     fn red(config: Config, buffer: BufferLimit) -> Red {
         Red::new(config, QueueLink { buffer, rate_bps: 8_000_000, rng: RngStream::new(7, "red-test") })
-    }
-
-    fn packet(ect: bool) -> PacketRef {
-        PacketRef { id: 0, dst: 0, wire_bytes: 1000, ect }
-    }
-
-    fn waiting(packets: u64) -> QueueOccupancy {
-        QueueOccupancy { packets, bytes: packets * 1000 }
     }
 
     #[test]
