@@ -15,13 +15,15 @@
 //!   before `count pb` reaches 1 and `pa = pb / (2 - count pb)` up to 2;
 //! - random decisions only while at least two packets wait (`qlen > 1`);
 //! - with `ecn`, an ECN-capable packet chosen while the average is below
-//!   `max_thresh` is marked (CE) instead of dropped (ns-2 `setbit_`, whose
-//!   default `use_mark_p_` marks while pb is under 0.1, max_p's default);
-//!   other packets are dropped;
+//!   `max_thresh` is marked (CE) instead of dropped (ns-2 `setbit_`). ns-2.35's
+//!   default `use_mark_p_ true` marks only while pb <= `mark_p_` (0.1): the
+//!   same as here at the default max_p of 0.1 except at avg = max_thresh
+//!   exactly, where ns-2 marks; with another max_p the two differ (not
+//!   modelled). Other packets are dropped;
 //! - the buffer is the hard limit (tail drop, as DropTail).
 //!
-//! Thresholds are in packets (ns-2's `queue_in_bytes_ = false`): byte mode
-//! is not modelled. ns-2.35 configures the thresholds and `q_weight_`
+//! Thresholds are in packets: byte mode, ns-2.35's default (`bytes_ true`,
+//! `queue_in_bytes_ true`), is not modelled. ns-2.35 configures the thresholds and `q_weight_`
 //! automatically by default (`thresh_ 0`, `q_weight_ -1`); the defaults here
 //! are the fixed values it used before (thresh 5, maxthresh 15, q_weight
 //! 0.002, as in the ns-default.tcl comments and red.cc's header).

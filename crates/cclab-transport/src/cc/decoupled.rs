@@ -109,7 +109,8 @@ impl CongestionControl for Decoupled {
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
         self.wabe.on_ack(ack);
         let delivered = self.delivered.on_ack(ack);
-        if delivered == 0 || ack.ece {
+        // In another recovery's fast recovery the window is that recovery's.
+        if delivered == 0 || ack.ece || ack.phase == super::AckPhase::Recovery {
             return;
         }
         if self.slow_start && w.in_slow_start() {

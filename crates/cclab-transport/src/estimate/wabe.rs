@@ -16,6 +16,14 @@
 //! closer than the bottleneck spaced their data (ACK compression, back-to-back
 //! delayed ACKs) dominate just as strongly and make WABE read high.
 //!
+//! What the inverse buys, found in review: with ACKs of equal size, d x IA
+//! has the long-run mean of d / gap, so WABE reads what any filter weighting
+//! every ACK's d / gap alike reads (Westwood with a constant gain, as ns-3 and
+//! UDT implement it, comes as close); it differs from that in a second
+//! smoothing stage. What drags the paper's Westwood down is its Tustin filter,
+//! whose weight grows with the time a sample covers, so one long gap outweighs
+//! the cluster. The tests compare the three.
+//!
 //! Readings where the seed is silent: d_k is what the ACK newly reports
 //! delivered ([`DeliveredBytes`], as for Westwood); both gains default to the
 //! seed's "α below 0.1" bound, 0.1; the first ACK only starts the clock, the
@@ -180,30 +188,45 @@ mod tests {
     }
 
     /// The seed's case: per 100 ms round trip a cluster of 10 ACKs 1 ms apart
-    /// (the bottleneck's spacing: 1 MB/s), then silence. Westwood's per-ACK
-    /// sample sees one 91 ms gap per round trip; WABE's IA gains only 0.1/91 ms
-    /// from it. After 100 round trips WABE reads the spacing within the
-    /// clusters, what the path carries when the window lets it, less the
-    /// little the gap still takes off (measured 0.91 of it; IA loses 10 % at
-    /// each gap and regains it over the cluster); Westwood (Tustin, 500 ms)
-    /// reads 0.55.
+    /// (the bottleneck's spacing: 1 MB/s), then silence. Averaged over the last
+    /// cluster's ACKs, WABE reads 0.90 of the spacing inside the clusters
+    /// (IA loses 10 % at each gap and regains it through the cluster), where
+    /// the paper's Westwood (Tustin, 500 ms) reads 0.55: its weight for the
+    /// one 91 ms sample outweighs the cluster. A constant-gain Westwood (0.9,
+    /// ns-3's) also reads 0.90: weighting every ACK alike is what WABE shares
+    /// with it; WABE swings 0.013 within the cluster, it 0.082 (the second
+    /// stage).
     #[test]
-    fn clustered_acks_leave_wabe_at_the_bottleneck_rate_where_westwood_sags() {
+    fn clustered_acks_leave_wabe_near_the_bottleneck_rate_where_tustin_westwood_sags() {
         let mut w = wabe();
         let mut tustin = Westwood::new(Filter::Tustin { tau: millis(500) });
+        let mut constant = Westwood::new(Filter::Constant { alpha: 0.9 });
+        let mut last = [Vec::new(), Vec::new(), Vec::new()];
         clustered(100, 10, millis(1), millis(100), |a| {
             w.on_ack(a);
             tustin.on_ack(a);
+            constant.on_ack(a);
+            if a.now >= millis(9900) {
+                for (k, e) in [w.estimate(), tustin.estimate(), constant.estimate()].into_iter().enumerate() {
+                    last[k].push(e / 1e6);
+                }
+            }
         });
-        let link = 1e6;
+        let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len() as f64;
+        let spread = |v: &Vec<f64>| {
+            v.iter().cloned().fold(f64::MIN, f64::max) - v.iter().cloned().fold(f64::MAX, f64::min)
+        };
+        let (wabe, tustin, constant) = (mean(&last[0]), mean(&last[1]), mean(&last[2]));
         eprintln!(
-            "clustered ACKs at 1 MB/s: WABE {:.0} B/s, Westwood (Tustin) {:.0} B/s",
-            w.estimate(),
-            tustin.estimate()
+            "clustered ACKs, share of the bottleneck rate: WABE {wabe:.3} (spread {:.3}), Westwood Tustin {tustin:.3}, \
+             Westwood constant {constant:.3} (spread {:.3})",
+            spread(&last[0]),
+            spread(&last[2])
         );
-        assert!(w.estimate() > 0.85 * link && w.estimate() <= link, "WABE {}", w.estimate());
-        assert!(tustin.estimate() < 0.7 * link, "Westwood {}", tustin.estimate());
-        assert!(w.estimate() > 1.4 * tustin.estimate());
+        assert!((0.8..=1.0).contains(&wabe), "WABE {wabe}");
+        assert!(tustin < 0.7, "Westwood (Tustin) {tustin}");
+        assert!((wabe - constant).abs() < 0.1, "WABE {wabe} vs constant-gain Westwood {constant}");
+        assert!(spread(&last[0]) < spread(&last[2]), "the second stage smooths");
     }
 
     /// A pause of 2 s is one interval: IA drops by 10 % of its value at most,
@@ -214,14 +237,16 @@ mod tests {
         let end = steady(0, millis(1), 1000, millis(100), |a| w.on_ack(a));
         let before = w.estimate();
         w.on_ack(&ack_at(end + 2_000_000_000, millis(100)));
-        assert!(w.estimate() >= 0.9 * before * 0.9, "{} from {before}", w.estimate());
+        // IA: 0.9 x 1000 + 0.1 x 0.5 per s; the estimate 0.9 x before + 0.1 x 1000 x IA: 0.99 x before.
+        assert!(w.estimate() >= 0.985 * before, "{} from {before}", w.estimate());
         steady(end + 2_000_000_000, millis(1), 50, millis(100), |a| w.on_ack(a));
         assert!((w.estimate() / before - 1.0).abs() < 0.02, "recovered to {}", w.estimate());
     }
 
     /// ACK compression: the same 1 MB/s, but ACKs in pairs 10 us apart every
     /// 2 ms. The pairs' 100 000/s dominates IA, so WABE reads many times the
-    /// rate (measured 50x): the price of averaging the inverse.
+    /// rate (measured 50x), as any filter weighting each ACK's bytes over its
+    /// gap alike would (a constant-gain one read 53x in review).
     #[test]
     fn compressed_acks_make_wabe_read_high() {
         let mut w = wabe();

@@ -61,7 +61,13 @@ impl RttEstimator {
 
     /// The current timeout, back-off included.
     pub fn rto(&self) -> Time {
-        let factor = 1u64.checked_shl(self.backoff).unwrap_or(u64::MAX);
+        self.backed_off(self.backoff)
+    }
+
+    /// The timeout without back-off doubled `times` times, at most the maximum
+    /// (RFC 6298 §5.5 for a timer of its own, as Decoupled TCP's per-segment ones).
+    pub fn backed_off(&self, times: u32) -> Time {
+        let factor = 1u64.checked_shl(times).unwrap_or(u64::MAX);
         self.base_rto.saturating_mul(factor).min(self.max_rto)
     }
 

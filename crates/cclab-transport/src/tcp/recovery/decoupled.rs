@@ -23,17 +23,29 @@
 //! a parameter:
 //!
 //! - The expiry time is the RTO of RFC 6298 (SRTT + 4 RTTVAR, clamped to the
-//!   flow's `min_rto`) when the segment is sent, without back-off: each segment
-//!   has its own timer, so there is no single timer to back off. The RFC 6298
-//!   timer is not run.
+//!   flow's `min_rto`) when the segment is sent, doubled for each time in a
+//!   row that segment expired with no ACK at all arriving after it was sent
+//!   (RFC 6298 §5.5 per segment; an ACK means the path delivers, as §5.7's
+//!   recomputed RTO does), so a path that returns nothing is probed ever more
+//!   slowly while random losses on a working path are resent at the plain RTO.
+//!   The RFC 6298 timer is not run.
 //! - Acknowledgment uses SACK: without it a segment above a hole could leave
 //!   WAITQ only by expiry, which would resend what already arrived; the
 //!   receiver therefore sends SACK blocks to this recovery.
 //! - How often congestion control is told: `respond = "per_window"` (default)
-//!   tells it at most once per window of data, as RFC 5681 and 6582 reduce once
+//!   tells it of a loss only if the lost segment was last sent after its
+//!   previous answer, once per window of data as RFC 5681 and 6582 reduce once
 //!   per loss episode (the seed's eq. 1 sets, not scales, the window, so a
 //!   second response in the same window would only undo the growth since the
-//!   first); `"per_loss"` tells it of every loss.
+//!   first). The cumulative ACK point cannot mark the episode here: it may
+//!   stand still behind one hole for many round trips. `"per_loss"` tells it
+//!   of every loss.
+//! - Only the segment at the cumulative ACK point is declared lost by three
+//!   duplicates, as the seed says; any other hole waits for its expiry even
+//!   when SACK already shows it missing (with a 1 s minimum RTO, about a fifth
+//!   of the losses at 5 % loss waited a full second in a review probe). The
+//!   duplicate count restarts when that segment is resent, so duplicates
+//!   caused by older segments do not resend it again.
 //! - The seed's "each RTT about cwnd packets" is the pipe rule above, which
 //!   clocks sending by acknowledgments instead of by a per-RTT timer; the
 //!   receiver's advertised window still bounds the highest segment sent.
@@ -45,7 +57,7 @@ use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,
 };
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BinaryHeap};
 
 const METRICS: &[MetricDesc] = &[
     super::METRICS[0],
@@ -87,12 +99,23 @@ pub struct Decoupled {
     /// An entry is stale once its segment was acknowledged, moved to RETRXQ or
     /// sent again; stale entries are dropped when they reach the top.
     expiries: BinaryHeap<Reverse<(Time, u64, Time)>>,
-    retrxq: BTreeSet<u64>,
+    /// Lost segments waiting to be resent, with how often each was lost.
+    retrxq: BTreeMap<u64, u32>,
     /// WAITQ's size after the last change, for the metric (which sees no sender state).
     waitq: u64,
     dupacks: DupAcks,
     /// The end of the window of data of the last congestion response.
     recover: Recover,
+    /// When congestion control last answered a loss: a loss of a segment
+    /// sent before then belongs to the episode it answered.
+    responded_at: Option<Time>,
+    /// For a segment resent into WAITQ: how often in a row it was lost with
+    /// no ACK arriving in between, for its backed-off expiry.
+    losses: BTreeMap<u64, u32>,
+    /// When the latest ACK (of anything) arrived.
+    last_ack: Option<Time>,
+    /// The time of the latest ACK, timer or transmission seen (`enter` is told none).
+    now: Time,
 }
 
 impl Decoupled {
@@ -106,10 +129,18 @@ impl Decoupled {
         seg < s.snd_una || s.scoreboard.is_sacked(seg)
     }
 
-    /// Moves a lost segment to RETRXQ; whether congestion control is to be told.
+    /// Moves a lost segment to RETRXQ; whether congestion control is to be
+    /// told: with `per_window`, only if the segment was last sent after its
+    /// previous answer (the cumulative ACK point cannot say, as it may stand
+    /// still for many round trips here).
     fn lost(&mut self, s: &SenderState, seg: u64) -> bool {
-        self.retrxq.insert(seg);
-        self.per_loss || self.recover.covered_by(s.snd_una)
+        let sent_at = s.scoreboard.get(seg).map_or(0, |r| r.sent_at);
+        // Back off only while nothing comes back: an ACK since the segment
+        // was sent says the path delivers, and its loss was bad luck.
+        let silent = self.last_ack.is_none_or(|at| at < sent_at);
+        let previous = self.losses.remove(&seg).unwrap_or(0);
+        self.retrxq.insert(seg, if silent { previous + 1 } else { 0 });
+        self.per_loss || self.responded_at.is_none_or(|at| sent_at >= at)
     }
 
     fn forget_acknowledged(&mut self, s: &SenderState, ack: &AckInfo) {
@@ -117,7 +148,7 @@ impl Decoupled {
             self.retrxq = self.retrxq.split_off(&s.snd_una);
         }
         if ack.newly_sacked > 0 {
-            self.retrxq.retain(|&seg| !s.scoreboard.is_sacked(seg));
+            self.retrxq.retain(|&seg, _| !s.scoreboard.is_sacked(seg));
         }
     }
 }
@@ -134,11 +165,17 @@ impl LossRecovery for Decoupled {
     }
 
     fn on_ack(&mut self, s: &SenderState, ack: &AckInfo) -> Outcome {
+        self.now = ack.now;
+        self.last_ack = Some(ack.now);
         self.forget_acknowledged(s, ack);
         self.waitq = self.waiting(s);
         let seg = s.snd_una;
         let third_duplicate = self.dupacks.reaches_threshold(s, ack);
-        if third_duplicate && seg < s.snd_max && !self.retrxq.contains(&seg) && !Self::acknowledged(s, seg) {
+        if third_duplicate
+            && seg < s.snd_max
+            && !self.retrxq.contains_key(&seg)
+            && !Self::acknowledged(s, seg)
+        {
             let respond = self.lost(s, seg);
             self.waitq = self.waiting(s);
             return Outcome { loss_detected: respond, ..Outcome::default() };
@@ -155,6 +192,7 @@ impl LossRecovery for Decoupled {
     /// Congestion control has answered: only its window changes.
     fn enter(&mut self, s: &SenderState, window: f64) -> Outcome {
         self.recover.set(s.snd_max);
+        self.responded_at = Some(self.now);
         Outcome { cwnd: Some(window), ..Outcome::default() }
     }
 
@@ -168,7 +206,7 @@ impl LossRecovery for Decoupled {
         if self.waiting(s) >= s.window.cwnd as u64 {
             return None;
         }
-        while let Some(&seg) = self.retrxq.first() {
+        while let Some((&seg, _)) = self.retrxq.first_key_value() {
             if !Self::acknowledged(s, seg) {
                 return Some(Transmission::retransmit(seg));
             }
@@ -179,10 +217,21 @@ impl LossRecovery for Decoupled {
     }
 
     fn on_transmit(&mut self, s: &SenderState, tx: Transmission) {
-        self.retrxq.remove(&tx.seg);
+        // A segment lost n times waits RTO x 2^n (RFC 6298 §5.5, per segment),
+        // so a path that loses everything is probed ever more slowly.
+        let times = self.retrxq.remove(&tx.seg).unwrap_or(0);
+        if times > 0 {
+            self.losses.insert(tx.seg, times);
+        }
+        if tx.seg == s.snd_una {
+            // Duplicates that follow were caused by segments sent before this
+            // resend: three of them must not declare it lost again.
+            self.dupacks = DupAcks::default();
+        }
         // The sender recorded this transmission in the scoreboard just before.
         let sent_at = s.scoreboard.get(tx.seg).map_or(0, |r| r.sent_at);
-        self.expiries.push(Reverse((sent_at + s.rtt.rto(), tx.seg, sent_at)));
+        self.now = self.now.max(sent_at);
+        self.expiries.push(Reverse((sent_at + s.rtt.backed_off(times), tx.seg, sent_at)));
         self.waitq = self.waiting(s);
     }
 
@@ -203,6 +252,7 @@ impl LossRecovery for Decoupled {
     }
 
     fn on_timer(&mut self, now: Time, s: &SenderState) -> Outcome {
+        self.now = now;
         // Stops at the first loss congestion control is to hear of, so that
         // each gets its own answer; the rest are due at once and come next.
         let mut respond = false;
@@ -212,7 +262,7 @@ impl LossRecovery for Decoupled {
             }
             self.expiries.pop();
             let current = s.scoreboard.get(seg).is_some_and(|r| r.sent_at == sent_at);
-            if current && !Self::acknowledged(s, seg) && !self.retrxq.contains(&seg) {
+            if current && !Self::acknowledged(s, seg) && !self.retrxq.contains_key(&seg) {
                 respond = self.lost(s, seg);
             }
         }
@@ -341,10 +391,10 @@ mod tests {
     fn a_repeatedly_lost_segment_costs_sack_timeouts_and_decoupled_tcp_none() {
         // Segment 5 is lost three times. SACK recovery falls back on its
         // retransmission timer, backed off, and restarts from one segment;
-        // Decoupled TCP resends 5 at each expiry while new data keeps going
-        // (bounded by the receiver's window, none here). Measured at 3 s:
-        // SACK 278 segments sent and delivered in order with 2 timeouts,
-        // Decoupled 322 with none.
+        // Decoupled TCP resends 5 at each of its backed-off expiries while new
+        // data keeps going (bounded by the receiver's window, none here).
+        // Measured at 3 s: SACK 278 segments sent and delivered in order with
+        // 2 timeouts, Decoupled 302 with none.
         let after_3s = |recovery: &str| {
             let cfg = TcpConfig { max_window: None, ..transfer(400_000, true) };
             let mut p = Path::new(recovery, &cfg, Box::new(|seg, n| seg == 5 && n <= 3));
@@ -354,7 +404,7 @@ mod tests {
         };
         let (sack, decoupled) = (after_3s("sack"), after_3s("decoupled"));
         assert_eq!((sack.1, decoupled.1), (2, 0), "timeouts");
-        assert!(decoupled.0 as f64 > 1.1 * sack.0 as f64, "sent: decoupled {decoupled:?}, sack {sack:?}");
+        assert!(decoupled.0 > sack.0, "sent: decoupled {decoupled:?}, sack {sack:?}");
         assert_eq!(
             (sack.2, decoupled.2),
             (sack.0 * 1000, decoupled.0 * 1000),
@@ -374,5 +424,74 @@ mod tests {
                 assert!(p.sender.is_finished(), "{percent} % seed {seed}");
             }
         }
+    }
+
+    /// A loss of data sent after the last answer is a new congestion event,
+    /// even while an older hole holds the cumulative ACK point (review finding:
+    /// the first version gated on `snd_una` and answered nothing while segment
+    /// 5 kept being lost, once in all). Segment 5 lost three times, 18 and 22
+    /// once: at least the answers given when 5 is lost only once (measured 3
+    /// and 4; the expiries of 5's resends, sent after an answer, may add more).
+    #[test]
+    fn losses_after_the_last_answer_are_answered_while_a_hole_stands() {
+        let answered = |five_lost: u32| {
+            let cfg = TcpConfig { max_window: None, ..transfer(2_000_000, true) };
+            let drop =
+                move |seg: u64, n: u32| (seg == 5 && n <= five_lost) || ((seg == 18 || seg == 22) && n == 1);
+            let mut p = Path::new("decoupled", &cfg, Box::new(drop));
+            p.run(secs(2));
+            p.sender.recoveries()
+        };
+        let (once, thrice) = (answered(1), answered(3));
+        eprintln!("congestion answers in 2 s: segment 5 lost once {once}, three times {thrice}");
+        assert!(once >= 2 && thrice >= once, "{once} {thrice}");
+    }
+
+    /// A segment lost again waits twice as long each time (RFC 6298 §5.5 per
+    /// segment): over a 10 s outage the sender probes a few times, not a window
+    /// per RTO (review finding: 153 transmissions before back-off, against 3
+    /// for Reno/SACK).
+    #[test]
+    fn a_persistent_outage_is_probed_with_backed_off_expiries() {
+        use std::cell::Cell;
+        use std::rc::Rc;
+        let cfg = TcpConfig {
+            app: crate::tcp::App::Bulk,
+            max_window: Some(20),
+            min_rto: secs(1),
+            ..config(4, true)
+        };
+        let outage = Rc::new(Cell::new(false));
+        let during = outage.clone();
+        let mut p = Path::new("decoupled", &cfg, Box::new(move |_, _| during.get()));
+        p.sender.record_transmissions();
+        p.run(secs(2));
+        outage.set(true);
+        p.run(secs(12));
+        let sent = p
+            .sender
+            .transmissions()
+            .map_or(0, |t| t.iter().filter(|r| r.at >= secs(2) + millis(100)).count());
+        eprintln!("transmissions in a 10 s outage: {sent}");
+        assert!(sent <= 60, "{sent}");
+    }
+
+    /// Duplicates caused by segments sent before a resend of the segment at
+    /// the ACK point do not declare it lost again (review finding: the third
+    /// duplicate after the expiry resent 0 a second time).
+    #[test]
+    fn duplicates_older_than_a_resend_do_not_repeat_it() {
+        let mut s = sender("decoupled", &cfg(2));
+        start(&mut s);
+        ack(&mut s, millis(100), 0, &[(1, 2)]);
+        ack(&mut s, millis(200), 0, &[(1, 3)]);
+        let mut out = Outbox::default();
+        while s.next_wakeup() <= secs(1) {
+            s.on_timer(secs(1), &mut out);
+        }
+        let before = s.retransmits();
+        let third = ack(&mut s, secs(1) + millis(10), 0, &[(1, 4)]);
+        assert!(!third.contains(&0), "0 resent again: {third:?}");
+        assert_eq!(s.retransmits(), before);
     }
 }
