@@ -87,7 +87,7 @@ class WirelessStudy(Study):
     def _base(self, ctx: StudyContext) -> dict[str, Any]:
         base = self.scenario("wireless.toml").to_dict()
         if ctx.quick:
-            base["run"].update(duration="20s", warmup="4s")
+            base["run"].update(duration="12s", warmup="3s")
         return base
 
     def _variant(self, base: dict[str, Any], variant: str, loss: float) -> dict[str, Any]:
@@ -279,7 +279,7 @@ class WirelessStudy(Study):
         ax.axhline(CAPACITY * PAYLOAD_SHARE / 1e6, color="grey", ls=":", lw=1, label="payload share 4.8 Mbit/s")
         ax.set(xlabel="time (s)", ylabel="Westwood ABE (Mbit/s)", ylim=(0, 6.5),
                title="Fig. 1: Westwood's ABE, one flow, no congestion")  # fmt: skip
-        ax.legend(loc="lower right", fontsize=8)
+        ax.legend(loc="upper center", fontsize=8, ncol=3)
         fig.tight_layout()
         return fig
 
