@@ -552,8 +552,10 @@ Decoupled TCP's window after a loss is ABE x RTTmin, and with ten flows on
 the link every flow's WABE sees packets that left the bottleneck back to
 back (1.6 ms apart at 5 Mbit/s) and estimates more than its share: in one
 run without loss the ten flows' mean estimates add up to about 15 Mbit/s on
-a 5 Mbit/s link (Westwood's to about 19). Westwood still halves its sending
-through NewReno's recovery; Decoupled TCP keeps sending about cwnd per RTT
+a 5 Mbit/s link (Westwood's to about 19, which is why ten Westwood flows
+see 6 % queue drops against Reno's 1.4 %). Westwood's sending still stalls
+in NewReno's recovery while a loss is repaired; Decoupled TCP keeps sending
+about cwnd per RTT
 whatever is lost, so its ten flows keep the queue full and the bottleneck
 drops about a quarter of their packets even without random loss (table
 of queue drops; Reno and SACK: about 1.5 %). Its goodput holds up because every loss is resent at once
@@ -564,7 +566,8 @@ that backlog is delivered after the warm-up: Decoupled's goodput over the
 measured window then exceeds the link's 4.8 Mbit/s of payload (mean per flow
 above 0.48 in the table), which is an artefact of the window, not more data
 than the link carried. A single Decoupled flow (Figs. 4-5) has no such
-excess.
+excess: its goodput there equals the mean available bandwidth
+(`tables/abe_error.csv`).
 
 The same aggressiveness decides the mixed reading of Fig. 6: with ten flows
 of each of Reno, SACK, Westwood and Decoupled TCP on the link, the ten
@@ -593,9 +596,9 @@ DOUBTS = """\
   packets arriving even without random loss (Fig. 6 queue drops, full
   study; BBR v1 with a one-BDP buffer and many flows is known to do this);
   Jersey's estimate at 1 % loss jumps far above the link for a sample or
-  two (Fig. 5: a cumulative ACK that closes a hole reports many
-  bytes in one short gap, and its window formula takes them as delivered at
-  once) and falls to about 0 after a timeout; Jersey with its CW queue
+  two (Fig. 5; presumably a cumulative ACK that closes a hole reports many
+  bytes in one short gap, which its formula counts as delivered at once; not
+  traced) and falls to about 0 after a timeout; Jersey with its CW queue
   gives the 50 ms flow 10 to 30 times the 200 ms flow's goodput without
   loss (Fig. 7 table); BBR retransmits hundreds of packets per run in
   Fig. 7 without random loss (two BBR flows with 2 x BDP of the 200 ms path
