@@ -175,3 +175,26 @@ def test_reproduce_pacing_quick(tmp_path: Path) -> None:
     fig4 = pl.read_csv(out / "tables" / "fig4.csv")
     assert fig4.height == 8 * (2 * 2 + 2)
     assert (fig4["ratio_of_means"] > 0).all()
+
+
+def test_reproduce_wireless_quick(tmp_path: Path) -> None:
+    out = tmp_path / "wireless"
+    proc = cli("reproduce", "wireless", "--quick", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = (out / "report.md").read_text()
+    for heading in ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims"):
+        assert heading in report, heading
+    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
+        assert (out / link).is_file(), link
+    fig6 = pl.read_csv(out / "tables" / "fig6.csv")
+    assert fig6.height == 9 * 3  # nine variants at the quick plan's three loss rates
+    # Ten flows share 5 Mbit/s: no variant's mean exceeds a tenth of the link by much.
+    assert fig6["goodput_mbps_mean"].max() < 0.6
+    # Without loss, Reno fills the link; at 10 % it nearly stops.
+    reno = {r["loss"]: r["goodput_mbps_mean"] for r in fig6.filter(pl.col("variant") == "reno").iter_rows(named=True)}
+    assert reno[0.0] > 0.45 and reno[0.1] < 0.2
+    error = pl.read_csv(out / "tables" / "abe_error.csv")
+    assert sorted(error["estimator"].unique().to_list()) == ["bbr", "decoupled", "jersey", "westwood", "westwood_plus"]
+    assert (error["mape_pct_mean"] >= 0).all()
+    fig7 = pl.read_csv(out / "tables" / "fig7.csv")
+    assert fig7.height == 9 * 2 and (fig7["ratio_mean"] > 0).all()

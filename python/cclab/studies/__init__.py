@@ -10,6 +10,7 @@ from cclab.studies.base import Study, StudyContext, StudyOptions
 STUDIES = {
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
+    "wireless": "cclab.studies.wireless",
 }
 
 
