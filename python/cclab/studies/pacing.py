@@ -441,11 +441,9 @@ def _discussion(plan: Plan, t2: pl.DataFrame, top_ratio: dict[str, float], f5: p
         paragraphs.append(
             f"**Efficiency.** {within} of our {len(gaps)} Table 2 cells are within 2 points of the paper's; "
             f"the largest gaps are {high[0]:+.2f} points ({high[1]}, {high[2]}) and {low[0]:+.2f} ({low[1]}, "
-            f"{low[2]}). Both simulators find the link nearly always busy, and the gaps are of the size a "
-            "background of this kind moves: efficiency here counts every byte on the wire, so the reverse "
-            "traffic's ACKs and the web model's load (which the paper does not specify beyond its share) add to "
-            "it. Where ours is higher at the lower speeds, candidates are the RTT range we drew for the "
-            "background (the paper gives none) and how its web traffic was configured; we did not tune either."
+            f"{low[2]}). Candidates for the gaps, none of them tuned: the background's RTT range (the paper "
+            "gives none), how its web traffic was configured (it gives only the share), and what efficiency "
+            "counts (here every byte on the wire, the reverse traffic's ACKs included)."
         )
     fig4 = []
     for label, paper in PAPER_FIG4.items():
@@ -473,7 +471,8 @@ def _discussion(plan: Plan, t2: pl.DataFrame, top_ratio: dict[str, float], f5: p
     paragraphs.append(
         "**TCP friendliness.** Pacing leaves more of the link to standard TCP in "
         + ", ".join(f"{n} of {m} algorithms at {s}" for s, n, m in friendlier)
-        + ", the paper's main claim. The paper's ordering is checked speed by speed in the list above."
+        + "; the paper's main claim is that it always does. Its ordering is checked speed by speed in the "
+        "list above."
     )
     return paragraphs
 
