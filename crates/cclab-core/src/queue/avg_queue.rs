@@ -17,6 +17,28 @@
 //! ([`super::cw`]).
 
 use cclab_wire::time::{to_secs_f64, Time};
+use cclab_wire::{ParamDefault, ParamType, Parameter};
+
+/// The estimator's parameters, which every discipline using it lists.
+pub const W_Q: Parameter = Parameter {
+    name: "w_q",
+    ty: ParamType::Number,
+    unit: "",
+    min: 0.0,
+    max: 1.0,
+    default: ParamDefault::Value("0.002"),
+    meaning: "weight of each arrival's queue in the average, in (0, 1) (ns-2 RED's q_weight_)",
+};
+
+pub const MEAN_PACKET_SIZE: Parameter = Parameter {
+    name: "mean_packet_size",
+    ty: ParamType::Size,
+    unit: "B",
+    min: 1.0,
+    max: 1e6,
+    default: ParamDefault::Value("500B"),
+    meaning: "packet size that turns idle time into packets for the average's decay (ns-2 mean_pktsize_)",
+};
 
 #[derive(Clone, Debug)]
 pub struct AverageQueue {

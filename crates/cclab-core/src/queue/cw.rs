@@ -11,7 +11,7 @@
 //! echoes CE as ECE only on flows with `ecn = true`, whose packets are
 //! ECN-capable. Marking the others would set a bit nobody reads.
 
-use super::avg_queue::AverageQueue;
+use super::avg_queue::{AverageQueue, MEAN_PACKET_SIZE, W_Q};
 use super::red::{check_weight, AVG_QUEUE};
 use super::{
     check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink,
@@ -35,24 +35,8 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             default: ParamDefault::Value("5"),
             meaning: "average queue above which every ECN-capable packet is marked; at most the buffer",
         },
-        Parameter {
-            name: "w_q",
-            ty: ParamType::Number,
-            unit: "",
-            min: 0.0,
-            max: 1.0,
-            default: ParamDefault::Value("0.002"),
-            meaning: "weight of each arrival's queue in the average, in (0, 1) (RED's q_weight_)",
-        },
-        Parameter {
-            name: "mean_packet_size",
-            ty: ParamType::Size,
-            unit: "B",
-            min: 1.0,
-            max: 1e6,
-            default: ParamDefault::Value("500B"),
-            meaning: "packet size that turns idle time into packets for the average's decay (ns-2 mean_pktsize_)",
-        },
+        W_Q,
+        MEAN_PACKET_SIZE,
     ],
     metrics: &[AVG_QUEUE],
     build,

@@ -28,7 +28,7 @@
 //! are the fixed values it used before (thresh 5, maxthresh 15, q_weight
 //! 0.002, as in the ns-default.tcl comments and red.cc's header).
 
-use super::avg_queue::AverageQueue;
+use super::avg_queue::{AverageQueue, MEAN_PACKET_SIZE, W_Q};
 use super::{
     check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink,
     QueueOccupancy,
@@ -72,15 +72,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             default: ParamDefault::Value("0.1"),
             meaning: "drop probability at max_thresh, in (0, 1] (ns-2 1/linterm_)",
         },
-        Parameter {
-            name: "w_q",
-            ty: ParamType::Number,
-            unit: "",
-            min: 0.0,
-            max: 1.0,
-            default: ParamDefault::Value("0.002"),
-            meaning: "weight of each arrival's queue in the average, in (0, 1) (ns-2 q_weight_)",
-        },
+        W_Q,
         Parameter {
             name: "gentle",
             ty: ParamType::Bool,
@@ -108,15 +100,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             default: ParamDefault::Value("false"),
             meaning: "mark ECN-capable packets (CE) instead of dropping them while the average is below max_thresh (ns-2 setbit_)",
         },
-        Parameter {
-            name: "mean_packet_size",
-            ty: ParamType::Size,
-            unit: "B",
-            min: 1.0,
-            max: 1e6,
-            default: ParamDefault::Value("500B"),
-            meaning: "packet size that turns idle time into packets for the average's decay (ns-2 mean_pktsize_)",
-        },
+        MEAN_PACKET_SIZE,
     ],
     metrics: &[AVG_QUEUE],
     build,
