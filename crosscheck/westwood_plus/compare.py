@@ -5,7 +5,8 @@ Runs one_flow.toml (cc = "westwood_plus", SACK recovery) without loss and with
 beside the ns-3 3.44 result saved in ns3_result.json the goodput from 5 s to
 30 s, the ratio to ns-3's, and the bandwidth estimate (ns-3's EstimatedBW,
 cclab's `cc.bwe`): its mean from 5 s to 30 s, the share of samples above the
-20 Mbit/s link, and its value every 2.5 s.
+20 Mbit/s link, and its value every 2.5 s; and how often ssthresh was set
+from 5 s on, and to what on average.
 
     python3 crosscheck/westwood_plus/compare.py          # from the repository root
 """
@@ -33,8 +34,16 @@ def ours(loss: float) -> tuple[float, dict[float, float], dict]:
     os.unlink(f.name)
     r = json.loads(out.stdout)
     flow = r["flows"][0]
+    names = [s["metric"] for s in r["timeseries"]["series"]]
     m = r["timeseries"]["metrics"]
-    bwe = {round(t, 3): v for t, v in zip(m["time_s"], m["value"], strict=True)}
+    bwe: dict[float, float] = {}
+    ssthresh: list[float] = []
+    for t, s, v in zip(m["time_s"], m["series"], m["value"], strict=True):
+        if names[s] == "cc.bwe":
+            bwe[round(t, 3)] = v
+        elif t >= FROM_S:
+            ssthresh.append(v)
+    flow["ssthresh_set"] = ssthresh
     return flow["bytes_delivered"] * 8 / SECONDS / 1e6, bwe, flow
 
 
@@ -46,10 +55,18 @@ def summary(bwe: dict[float, float]) -> str:
     return f"mean {mean:.2f}, above link {above:.2f}; {shown}"
 
 
+def cuts(values: list[float]) -> str:
+    """How many times ssthresh was set from 5 s, and the mean value, segments."""
+    if not values:
+        return "none"
+    return f"{len(values)} times, mean {sum(values) / len(values):.1f} segments"
+
+
 def main() -> None:
     ns3 = json.loads((HERE / "ns3_result.json").read_text())
     print(f"{'loss':<5} {'ns-3 Mb/s':>9} {'cclab Mb/s':>10} {'ratio':>6}  cclab recoveries, timeouts, retransmits")
     lines = []
+    ssthresh = []
     for ref in ns3["runs"]:
         loss = ref["loss"]
         ref_goodput = ref["bytes_from_5s"] * 8 / SECONDS / 1e6
@@ -62,8 +79,13 @@ def main() -> None:
         theirs = {round((i + 1) * every, 3): v for i, v in enumerate(ref["bwe_bps"])}
         lines.append(f"loss {loss}: ns-3  {summary(theirs)}")
         lines.append(f"loss {loss}: cclab {summary(bwe)}")
+        set_from = [v / 1000 for t, v in ref.get("ssthresh_set", []) if t >= FROM_S]
+        ssthresh.append(f"loss {loss}: ns-3  {cuts(set_from)}")
+        ssthresh.append(f"loss {loss}: cclab {cuts(flow['ssthresh_set'])}")
     print(f"\nbandwidth estimate, Mbit/s, from {FROM_S:g} s (values every {SHOW_EVERY_S:g} s):")
     print("\n".join(lines))
+    print(f"\nssthresh set from {FROM_S:g} s:")
+    print("\n".join(ssthresh))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@ ACK per segment, SACK and timestamps, min RTO 1 s, classic recovery (not
 ns-3's default PRR), traffic control removed. Random loss, when asked, drops
 1 % of the packets arriving at the far end of the bottleneck. Runs
 ns3::TcpWestwoodPlus with its defaults (FilterType TUSTIN) and prints one
-JSON line: bytes delivered from 5 s to 30 s and the EstimatedBW trace
-(bit/s, sampled every 0.5 s).
+JSON line: bytes delivered from 5 s to 30 s, the EstimatedBW trace
+(bit/s, sampled every 0.5 s) and every value ssthresh was set to (bytes).
 
     python3 -m venv v && . v/bin/activate && pip install ns3==3.44.post0
     python3 crosscheck/westwood_plus/ns3_westwood_plus.py > crosscheck/westwood_plus/ns3_result.json
@@ -34,12 +34,19 @@ cppyy.cppdef(
     namespace wwcheck {
     double bw = 0;
     std::vector<double> samples;
+    std::vector<double> ssthresh_t, ssthresh_v;
+    void Ssthresh(uint32_t, uint32_t v) {
+        ssthresh_t.push_back(ns3::Simulator::Now().GetSeconds());
+        ssthresh_v.push_back(v);
+    }
     void Bw(ns3::DataRate, ns3::DataRate v) { bw = v.GetBitRate(); }
     void Sample() { samples.push_back(bw); }
     void Connect() {
         ns3::Config::ConnectWithoutContext(
             "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/CongestionOps/$ns3::TcpWestwoodPlus/EstimatedBW",
             ns3::MakeCallback(&Bw));
+        ns3::Config::ConnectWithoutContext(
+            "/NodeList/0/$ns3::TcpL4Protocol/SocketList/0/SlowStartThreshold", ns3::MakeCallback(&Ssthresh));
     }
     void Schedule(double connect_at, double every, double until) {
         ns3::Simulator::Schedule(ns3::Seconds(connect_at), &Connect);
@@ -60,6 +67,8 @@ cppyy.cppdef(
 def run(loss: float) -> dict:
     cppyy.gbl.wwcheck.samples.clear()
     cppyy.gbl.wwcheck.bw = 0
+    cppyy.gbl.wwcheck.ssthresh_t.clear()
+    cppyy.gbl.wwcheck.ssthresh_v.clear()
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpWestwoodPlus"))
     ns.Config.SetDefault(
         "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
@@ -127,6 +136,9 @@ def run(loss: float) -> dict:
         "bytes_from_5s": int(total - cppyy.gbl.wwcheck.rx_at_from),
         "bwe_every_s": SAMPLE_S,
         "bwe_bps": [round(v) for v in cppyy.gbl.wwcheck.samples],
+        "ssthresh_set": [
+            [round(t, 4), int(v)] for t, v in zip(cppyy.gbl.wwcheck.ssthresh_t, cppyy.gbl.wwcheck.ssthresh_v, strict=True)
+        ],
     }
     ns.Simulator.Destroy()
     return result
