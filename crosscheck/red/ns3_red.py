@@ -115,7 +115,7 @@ def main() -> None:
     red.SetRootQueueDisc("ns3::RedQueueDisc")
     address = ns.Ipv4AddressHelper()
 
-    def link(a: int, b: int, rate: str, delay_ms: float, queue: str, subnet: int, aqm: bool):
+    def link(a: int, b: int, rate: str, delay_ms: float, queue: str, subnet: int, aqm: bool) -> tuple:
         p2p = ns.PointToPointHelper()
         p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
         p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))

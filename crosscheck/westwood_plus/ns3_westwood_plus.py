@@ -130,15 +130,14 @@ def run(loss: float) -> dict:
     ns.Simulator.Stop(ns.Seconds(DURATION_S))
     ns.Simulator.Run()
     total = cppyy.gbl.ns3.DynamicCast[cppyy.gbl.ns3.PacketSink](sink_apps.Get(0)).GetTotalRx()
+    check = cppyy.gbl.wwcheck
     result = {
         "cc": "ns3::TcpWestwoodPlus",
         "loss": loss,
         "bytes_from_5s": int(total - cppyy.gbl.wwcheck.rx_at_from),
         "bwe_every_s": SAMPLE_S,
         "bwe_bps": [round(v) for v in cppyy.gbl.wwcheck.samples],
-        "ssthresh_set": [
-            [round(t, 4), int(v)] for t, v in zip(cppyy.gbl.wwcheck.ssthresh_t, cppyy.gbl.wwcheck.ssthresh_v, strict=True)
-        ],
+        "ssthresh_set": [[round(t, 4), int(v)] for t, v in zip(check.ssthresh_t, check.ssthresh_v, strict=True)],
     }
     ns.Simulator.Destroy()
     return result
