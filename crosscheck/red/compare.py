@@ -5,7 +5,8 @@ through the Rust example runner and prints beside the ns-3 3.44 result saved
 in ns3_result.json, from 10 s to 30 s: the queue (packets waiting, sampled
 every 10 ms; cclab also its time mean and RED's average), early (ns-3:
 unforced) and forced drops (cclab: buffer full), the bottleneck's
-utilisation, the total goodput, and the ratios cclab / ns-3.
+utilisation, the total goodput, drops per arriving packet (ns-3: per packet
+sent or dropped), and the ratios cclab / ns-3.
 
     python3 crosscheck/red/compare.py          # from the repository root
 """
@@ -42,6 +43,7 @@ def ours() -> dict:
         "forced_drops": link["drops"] - link["early_drops"],
         "utilization": link["utilization"],
         "goodput_mbps": sum(f["bytes_delivered"] for f in r["flows"]) * 8 / SECONDS / 1e6,
+        "drop_share": link["drops"] / link["arrivals"],
     }
 
 
@@ -54,6 +56,8 @@ def main() -> None:
         "forced_drops": ns3["forced_drops"],
         "utilization": ns3["utilization"],
         "goodput_mbps": ns3["bytes_delivered"] * 8 / SECONDS / 1e6,
+        "drop_share": (ns3["unforced_drops"] + ns3["forced_drops"])
+        / (ns3["packets_sent"] + ns3["unforced_drops"] + ns3["forced_drops"]),
     }
     mine = ours()
     print(f"{'from 10 s to 30 s':<40} {'ns-3':>8} {'cclab':>8} {'ratio':>6}")
@@ -64,10 +68,12 @@ def main() -> None:
         ("forced_drops", "forced drops"),
         ("utilization", "bottleneck utilisation"),
         ("goodput_mbps", "total goodput, Mbit/s"),
+        ("drop_share", "drops per arriving packet"),
     ]:
         a, b = theirs[key], mine[key]
         ratio = f"{b / a:6.3f}" if a else f"{'-':>6}"
         print(f"{label:<40} {a:8.3f} {b:8.3f} {ratio}")
+    print(f"{'ns-3 only: queue disc alone (RED sees)':<40} {ns3['queue_disc_mean_pkts']:8.3f}")
     print(f"{'cclab only: queue, time mean':<40} {'':>8} {mine['queue_time_mean_pkts']:8.3f}")
     print(f"{'cclab only: RED average (10 ms samples)':<40} {'':>8} {mine['avg_queue_mean']:8.3f}")
 

@@ -8,8 +8,9 @@ links of 10 ms each). The bottleneck's traffic-control layer runs
 ns3::RedQueueDisc with every attribute set (below); the device queue under it
 holds one packet, so the queue builds in the queue disc. Other links have no
 queue disc. Prints one JSON line: from 10 s to 30 s, the bytes delivered, the
-bottleneck's busy time, the queue (queue disc plus device queue, packets
-waiting) sampled every 10 ms, and RED's unforced and forced drops.
+packets the bottleneck sent and its busy time, the queue (queue disc plus
+device queue, packets waiting; and the queue disc alone, which RED averages)
+sampled every 10 ms, and RED's unforced and forced drops.
 
     python3 -m venv v && . v/bin/activate && pip install ns3==3.44.post0
     python3 crosscheck/red/ns3_red.py > crosscheck/red/ns3_result.json
@@ -59,14 +60,20 @@ cppyy.cppdef(
     ns3::Ptr<ns3::QueueDisc> qd;
     ns3::Ptr<ns3::Queue<ns3::Packet>> devq;
     ns3::Ptr<ns3::Application> sink;
-    std::vector<double> queue;
-    uint64_t tx_bytes = 0;
+    std::vector<double> queue, disc;
+    uint64_t tx_bytes = 0, tx_packets = 0;
     double from = 0;
     uint64_t rx_from = 0, unforced_from = 0, forced_from = 0;
     void TxEnd(ns3::Ptr<const ns3::Packet> p) {
-        if (ns3::Simulator::Now().GetSeconds() >= from) tx_bytes += p->GetSize();
+        if (ns3::Simulator::Now().GetSeconds() >= from) {
+            tx_bytes += p->GetSize();
+            tx_packets += 1;
+        }
     }
-    void Sample() { queue.push_back(qd->GetNPackets() + devq->GetNPackets()); }
+    void Sample() {
+        queue.push_back(qd->GetNPackets() + devq->GetNPackets());
+        disc.push_back(qd->GetNPackets());
+    }
     uint64_t Unforced() { return qd->GetStats().GetNDroppedPackets(ns3::RedQueueDisc::UNFORCED_DROP); }
     uint64_t Forced() { return qd->GetStats().GetNDroppedPackets(ns3::RedQueueDisc::FORCED_DROP); }
     uint64_t Rx() { return ns3::DynamicCast<ns3::PacketSink>(sink)->GetTotalRx(); }
@@ -77,7 +84,9 @@ cppyy.cppdef(
         sink = s;
         from = at;
         queue.clear();
+        disc.clear();
         tx_bytes = 0;
+        tx_packets = 0;
         auto p2p = ns3::DynamicCast<ns3::PointToPointNetDevice>(dev);
         devq = p2p->GetQueue();
         p2p->TraceConnectWithoutContext("PhyTxEnd", ns3::MakeCallback(&TxEnd));
@@ -161,9 +170,11 @@ def main() -> None:
         "bytes_delivered": int(rc.Rx() - rc.rx_from),
         "unforced_drops": int(rc.Unforced() - rc.unforced_from),
         "forced_drops": int(rc.Forced() - rc.forced_from),
+        "packets_sent": int(rc.tx_packets),
         "utilization": rc.tx_bytes * 8 / (10e6 * seconds),
         "queue_mean_pkts": sum(rc.queue) / len(rc.queue),
         "queue_max_pkts": max(rc.queue),
+        "queue_disc_mean_pkts": sum(rc.disc) / len(rc.disc),
     }
     ns.Simulator.Destroy()
     json.dump(result, sys.stdout)
