@@ -5,8 +5,9 @@ Runs one_flow.toml (cc = "westwood_plus", SACK recovery) without loss and with
 beside the ns-3 3.44 result saved in ns3_result.json the goodput from 5 s to
 30 s, the ratio to ns-3's, and the bandwidth estimate (ns-3's EstimatedBW,
 cclab's `cc.bwe`): its mean from 5 s to 30 s, the share of samples above the
-20 Mbit/s link, and its value every 2.5 s; and how often ssthresh was set
-from 5 s on, and to what on average.
+20 Mbit/s link, and its value every 2.5 s; how often ssthresh was set
+from 5 s on, and to what on average; and, from ns-3's diagnostic runs, how
+many bytes its estimator counted against those delivered.
 
     python3 crosscheck/westwood_plus/compare.py          # from the repository root
 """
@@ -86,6 +87,9 @@ def main() -> None:
     print("\n".join(lines))
     print(f"\nssthresh set from {FROM_S:g} s:")
     print("\n".join(ssthresh))
+    print(f"\nns-3's estimator (FilterType None), bytes counted over bytes delivered from {FROM_S:g} s:")
+    for count in ns3.get("counts", []):
+        print(f"loss {count['loss']}: {count['counted_over_delivered']:.3f}")
 
 
 if __name__ == "__main__":
