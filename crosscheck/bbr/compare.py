@@ -11,13 +11,13 @@ or a loss for Reno), first time of each burst.
 """
 
 import json
-import os
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cclab_runner import run_scenario  # noqa: E402 (a sibling module, found through the path above)
+
 HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
 SECONDS = 25.0  # 5 s to 30 s
 
 
@@ -36,12 +36,7 @@ def ours(cc: str, params: str, loss: float) -> tuple[float, list[float]]:
     text = (HERE / "one_flow.toml").read_text()
     text = text.replace('cc = "bbr"', f'cc = "{cc}"').replace("cc_params = {}", f"cc_params = {{ {params} }}")
     text = text.replace("loss = 0.0", f"loss = {loss}")
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-        f.write(text)
-    command = ["cargo", "run", "--release", "-q", "-p", "cclab-sim", "--example", "run", "--", f.name]
-    out = subprocess.run(command, cwd=ROOT, env={**os.environ, "CCLAB_JSON": "1"}, check=True, capture_output=True)
-    os.unlink(f.name)
-    r = json.loads(out.stdout)
+    r = run_scenario(text)
     goodput = r["flows"][0]["bytes_delivered"] * 8 / SECONDS / 1e6
     m = r["timeseries"]["metrics"]
     cwnd = [(t, v) for t, v in zip(m["time_s"], m["value"], strict=True)]

@@ -16,9 +16,13 @@ delivered from 5 s to 30 s, and when cwnd fell to 4 segments or below (PROBE_RTT
 
 import json
 import sys
+from pathlib import Path
 
 import cppyy
 from ns import ns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 30.0
 FROM_S = 5.0
@@ -58,18 +62,7 @@ cppyy.cppdef(
 def run(socket_type: str, loss: float) -> dict:
     cppyy.gbl.bbrcheck.low.clear()
     cppyy.gbl.bbrcheck.last = 0
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket_type))
-    ns.Config.SetDefault(
-        "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
-    )
-    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
-    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+    configure_tcp(socket_type, SEGMENT)
 
     # Nodes: 0 sender, 1 and 2 routers, 3 receiver.
     nodes = ns.NodeContainer()

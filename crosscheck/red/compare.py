@@ -12,20 +12,19 @@ sent or dropped), and the ratios cclab / ns-3.
 """
 
 import json
-import os
-import subprocess
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cclab_runner import run_scenario  # noqa: E402 (a sibling module, found through the path above)
+
 HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
 FROM_S = 10.0
 SECONDS = 20.0  # 10 s to 30 s
 
 
 def ours() -> dict:
-    command = ["cargo", "run", "--release", "-q", "-p", "cclab-sim", "--example", "run", "--", str(HERE / "red.toml")]
-    out = subprocess.run(command, cwd=ROOT, env={**os.environ, "CCLAB_JSON": "1"}, check=True, capture_output=True)
-    r = json.loads(out.stdout)
+    r = run_scenario((HERE / "red.toml").read_text())
     link = next(link for link in r["links"] if link["name"] == "left->right")
     ts = r["timeseries"]
     names = [s["metric"] for s in ts["series"]]

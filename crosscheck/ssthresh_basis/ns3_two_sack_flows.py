@@ -16,9 +16,13 @@ events.
 
 import json
 import sys
+from pathlib import Path
 
 import cppyy
 from ns import ns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 20.0
 RTTS_MS = (40, 80)
@@ -51,19 +55,7 @@ cppyy.cppdef(
 
 
 def main() -> None:
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpNewReno"))
-    ns.Config.SetDefault(
-        "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
-    )
-    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
-    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+    configure_tcp("ns3::TcpNewReno", SEGMENT, limited_transmit=True)
 
     # Nodes: 0, 1 senders; 2, 3 routers; 4, 5 receivers.
     nodes = ns.NodeContainer()

@@ -13,13 +13,13 @@ many bytes its estimator counted against those delivered.
 """
 
 import json
-import os
-import subprocess
-import tempfile
+import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from cclab_runner import run_scenario  # noqa: E402 (a sibling module, found through the path above)
+
 HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
 SECONDS = 25.0  # 5 s to 30 s
 FROM_S = 5.0
 LINK_BPS = 20e6
@@ -28,12 +28,7 @@ SHOW_EVERY_S = 2.5
 
 def ours(loss: float) -> tuple[float, dict[float, float], dict]:
     text = (HERE / "one_flow.toml").read_text().replace("loss = 0.0", f"loss = {loss}")
-    with tempfile.NamedTemporaryFile("w", suffix=".toml", delete=False) as f:
-        f.write(text)
-    command = ["cargo", "run", "--release", "-q", "-p", "cclab-sim", "--example", "run", "--", f.name]
-    out = subprocess.run(command, cwd=ROOT, env={**os.environ, "CCLAB_JSON": "1"}, check=True, capture_output=True)
-    os.unlink(f.name)
-    r = json.loads(out.stdout)
+    r = run_scenario(text)
     flow = r["flows"][0]
     names = [s["metric"] for s in r["timeseries"]["series"]]
     m = r["timeseries"]["metrics"]

@@ -18,9 +18,13 @@ counted from 5 s against the bytes the receiver got.
 
 import json
 import sys
+from pathlib import Path
 
 import cppyy
 from ns import ns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 30.0
 FROM_S = 5.0
@@ -90,19 +94,8 @@ def run(loss: float, filter_type: str = "Tustin") -> dict:
     cppyy.gbl.wwcheck.bw = 0
     cppyy.gbl.wwcheck.ssthresh_t.clear()
     cppyy.gbl.wwcheck.ssthresh_v.clear()
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue("ns3::TcpWestwoodPlus"))
+    configure_tcp("ns3::TcpWestwoodPlus", SEGMENT)
     ns.Config.SetDefault("ns3::TcpWestwoodPlus::FilterType", ns.StringValue(filter_type))
-    ns.Config.SetDefault(
-        "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
-    )
-    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(SEGMENT))
-    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
-    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Timestamp", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
 
     # Nodes: 0 sender, 1 and 2 routers, 3 receiver.
     nodes = ns.NodeContainer()
