@@ -114,7 +114,8 @@ pub struct Decoupled {
     losses: BTreeMap<u64, u32>,
     /// When the latest ACK (of anything) arrived.
     last_ack: Option<Time>,
-    /// The time of the latest ACK, timer or transmission seen (`enter` is told none).
+    /// The time of the latest ACK or timer: `enter`, which is told no time,
+    /// always follows one of them.
     now: Time,
 }
 
@@ -230,7 +231,6 @@ impl LossRecovery for Decoupled {
         }
         // The sender recorded this transmission in the scoreboard just before.
         let sent_at = s.scoreboard.get(tx.seg).map_or(0, |r| r.sent_at);
-        self.now = self.now.max(sent_at);
         self.expiries.push(Reverse((sent_at + s.rtt.backed_off(times), tx.seg, sent_at)));
         self.waitq = self.waiting(s);
     }
