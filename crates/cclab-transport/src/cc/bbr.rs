@@ -534,8 +534,8 @@ impl CongestionControl for Bbr {
         let now = ack.now;
         self.mss = ack.mss;
         self.initial_cwnd.get_or_insert(w.cwnd);
-        let delivered = (ack.acked + ack.sacked) as f64;
-        self.delivered += ack.acked + ack.sacked;
+        let delivered = ack.delivered as f64;
+        self.delivered += ack.delivered;
         let inflight = ack.pipe.unwrap_or(ack.in_flight) as f64;
 
         // Linux bbr_update_bw.
@@ -632,6 +632,7 @@ mod tests {
     fn ack(now: Time, delivered: u64, inflight: u64) -> AckSample {
         let mut a = AckSample::new(now, MSS);
         a.acked = delivered;
+        a.delivered = delivered;
         a.in_flight = inflight;
         a.pipe = Some(inflight);
         a.srtt = RTPROP;

@@ -79,6 +79,12 @@ pub struct AckSample {
     pub acked: u64,
     /// Segments newly SACKed.
     pub sacked: u64,
+    /// Segments this ACK delivered for the first time, SACKed or cumulatively
+    /// acknowledged, each counted once in the connection's life (Linux
+    /// `rs->acked_sacked`). Unlike `acked + sacked` it does not count a
+    /// cumulative ACK over segments SACKed before, nor a segment SACKed again
+    /// after a timeout forgot the SACK information.
+    pub delivered: u64,
     /// RTT sample taken from this ACK, if any.
     pub rtt: Option<Time>,
     pub srtt: Time,
@@ -114,6 +120,7 @@ impl AckSample {
             now,
             acked: 0,
             sacked: 0,
+            delivered: 0,
             rtt: None,
             srtt: 0,
             min_rtt: 0,

@@ -72,7 +72,7 @@ pub const METRICS: &[MetricDesc] = &[
     MetricDesc {
         name: "in_flight",
         unit: "segments",
-        meaning: "segments sent and not yet acknowledged or lost",
+        meaning: "FlightSize, snd_max - snd_una: segments sent and not cumulatively acknowledged, SACKed and lost ones included (SACK recovery's sending limit is recovery.pipe)",
     },
 ];
 
@@ -379,7 +379,10 @@ impl TcpSender {
 
         let (mss, total, last) = (s.mss, s.total_segments, s.last_segment_len);
         let rate = &mut self.rate;
+        // The scoreboard hands over a segment's snapshot only the first time it is delivered.
+        let mut newly_delivered = 0;
         let mut delivered = |seg: u64, tx: &mut super::rate::TxSnapshot| {
+            newly_delivered += 1;
             rate.on_delivered(now, tx, segment_len(seg, mss, total, last) as u64);
         };
         let mut newly_sacked = 0;
@@ -427,6 +430,7 @@ impl TcpSender {
         sample.round_start = round_start;
         sample.acked = newly_acked;
         sample.sacked = newly_sacked;
+        sample.delivered = newly_delivered;
         sample.rtt = rtt_sample;
         sample.srtt = s.rtt.srtt();
         sample.min_rtt = s.rtt.min_rtt();

@@ -44,7 +44,7 @@ const SACK_METRICS: &[MetricDesc] = &[
     MetricDesc {
         name: "pipe",
         unit: "segments",
-        meaning: "RFC 6675 pipe: segments estimated in the network",
+        meaning: "RFC 6675 pipe: segments estimated in the network, as of the last ACK in recovery (or limited transmit) plus the segments sent since; outside those, only a count of transmissions",
     },
 ];
 
