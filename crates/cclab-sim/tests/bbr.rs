@@ -67,7 +67,7 @@ fn probe_rtts(r: &RunResult) -> Vec<(f64, f64)> {
 }
 
 /// After STARTUP and DRAIN (over by 1 s here), measured from 5 s to 20 s: the
-/// flow delivers 97.2 % of the payload rate (pacing at 0.99 x BtlBw of
+/// flow delivers 95.7 % of the payload rate (pacing at 0.99 x BtlBw of
 /// payload on 1040-byte packets is 0.95 of the link; the 5/4 phases add),
 /// BtlBw is the payload rate exactly, and the mean queue is 4.9 packets,
 /// 0.05 BDP.
@@ -121,7 +121,7 @@ fn when_an_equal_rtt_renews_rtprop_a_flat_path_never_probes_rtt() {
 }
 
 /// 1 % random loss on the bottleneck, measured from 5 s to 30 s: BBR, which
-/// does not read loss as congestion, delivers 94.9 % of the payload rate;
+/// does not read loss as congestion, delivers 92.6 % of the payload rate;
 /// Reno, halving at every loss, 11.6 %.
 #[test]
 fn bbr_keeps_the_link_busy_under_one_percent_random_loss_where_reno_collapses() {
@@ -180,17 +180,30 @@ fn bad_parameters_name_the_key_path_and_the_range() {
 
 /// Two BBR flows on the 1-BDP buffer: their 2-BDP windows keep a standing
 /// queue and cause losses (BBR v1's known behaviour), yet BtlBw never exceeds
-/// what the link delivers. Before the scoreboard stopped counting a segment
-/// resent by go-back-N after its SACK was forgotten as delivered again, this
-/// run had 14 timeouts and the link 90.9 % busy (and a single flow on a
-/// 5-packet buffer saw BtlBw at 23.3 Mbit/s of 19.2). Measured now: with the
-/// default rule (PROBE_RTT every 10 s) 5 timeouts and the link 94.3 % busy;
-/// with an equal RTT renewing RTprop (no PROBE_RTT) no timeout and 97.6 %.
-/// The timeouts around PROBE_RTT's exits are not yet explained (the flow
-/// restores its 2-BDP window into the other's standing queue).
+/// what the link delivers. Measured (seed 1): with the default rule (PROBE_RTT
+/// every 10 s) 5 timeouts and the link 97.7 % busy; with an equal RTT renewing
+/// RTprop (no PROBE_RTT) 6 timeouts and 98.5 % (seeds 1 to 8: 1 to 6
+/// timeouts against 0 to 10, so PROBE_RTT does not cause them).
+///
+/// Each timeout is a lost retransmission. The two BtlBw estimates add up to
+/// more than the link (19.2 Mbit/s of payload): 12.2 + 8.9 Mbit/s at 11-13 s
+/// without PROBE_RTT; after flow 0's PROBE_RTT at 10.1-10.4 s, flow 1 has
+/// measured the whole link (8.8 -> 12.6 Mbit/s) while flow 0 comes back with
+/// its 12.0 and the cwnd it had. Each flow keeps its 2-BDP cwnd in flight, so
+/// the 96-packet buffer stays full and drops a few % of what arrives, the
+/// retransmissions too (flow 1's segment 8934: sent at 10.707 s, dropped;
+/// resent by SACK recovery at 10.790 s, dropped; resent by the timeout at
+/// 11.868 s). RFC 6675 recovery sends a segment at most once per recovery, so
+/// only the timeout (`min_rto` 1 s) repairs a lost retransmission; Linux finds
+/// it with RACK (RFC 8985) about an RTT later and would not time out. Before
+/// BBR counted a segment delivered once (`AckSample::delivered`), seed 1 gave
+/// 5 timeouts and 94.3 % with PROBE_RTT, 0 and 97.6 % without; and before the
+/// scoreboard stopped counting a segment resent by go-back-N after its SACK
+/// was forgotten as delivered again, 14 timeouts and 90.9 % (and a single
+/// flow on a 5-packet buffer saw BtlBw at 23.3 Mbit/s of 19.2).
 #[test]
 fn two_flows_never_estimate_more_than_the_link_delivers() {
-    for (params, timeouts_at_most, busy) in [("", 10, 0.92), ("rtprop_refresh_on_equal = true", 0, 0.95)] {
+    for (params, timeouts_at_most, busy) in [("", 10, 0.95), ("rtprop_refresh_on_equal = true", 12, 0.96)] {
         let text = scenario("bbr", params, 30, 0.0)
             .replace("name = \"f\"", "name = \"f\"\ncount = 2\nstart = \"0s..2s\"");
         let r = run(&text);

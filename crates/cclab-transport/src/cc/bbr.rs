@@ -43,7 +43,9 @@
 //!   application-limited, as Linux marks them.
 //!
 //! cwnd follows Linux `bbr_set_cwnd`: on each ACK that delivers segments it
-//! grows by the segments delivered up to the target (before the pipe is full,
+//! grows by the segments delivered ([`AckSample::delivered`]: each segment
+//! once, when first SACKed or acknowledged, as Linux's `rs->acked_sacked`;
+//! a cumulative ACK over SACKed segments delivers only the others) up to the target (before the pipe is full,
 //! it grows without a cap while below the target), and snaps down to the
 //! target once the pipe was found full. The allowance is Linux's
 //! `bbr_quantization_budget` for a send quantum of one segment (our sender
@@ -75,6 +77,12 @@
 //!   packets (as, to our reading, Linux's pacing does with each packet's
 //!   length), so with 40-byte headers on 1000-byte segments the flow paces
 //!   about 4 % below the link.
+//! - Loss detection is the flow's loss recovery (RFC 6675 with `sack`), which
+//!   sends a segment at most once per recovery: a lost retransmission waits for
+//!   the retransmission timeout, where Linux's RACK (RFC 8985) finds it about an
+//!   RTT later. BBR v1 keeps its cwnd through losses, so where several flows
+//!   keep a drop-tail buffer full, retransmissions are lost as often as new
+//!   data and those flows time out (tests/bbr.rs, two flows).
 //! - After a timeout, the cwnd from before is not restored when the sender
 //!   leaves the loss state (our recoveries do not report the end of a
 //!   timeout's go-back-N); cwnd regrows toward the target instead.
