@@ -83,6 +83,13 @@
 //!   RTT later. BBR v1 keeps its cwnd through losses, so where several flows
 //!   keep a drop-tail buffer full, retransmissions are lost as often as new
 //!   data and those flows time out (tests/bbr.rs, two flows).
+//! - Linux keeps the SACK information after a timeout unless the receiver
+//!   reneged; `sack`'s default `clear_on_timeout = true` (RFC 2018 §5) forgets
+//!   it, and the go-back-N that follows resends data the receiver holds. Those
+//!   segments deliver nothing new, so BtlBw, and with it cwnd, can fall to a
+//!   few segments until the go-back-N has passed the data sent before the
+//!   timeout (tests/bbr.rs: a 200 ms flow at 0.07 Mbit/s, 0.97 with
+//!   `clear_on_timeout = false`, the closer model of Linux).
 //! - After a timeout, the cwnd from before is not restored when the sender
 //!   leaves the loss state (our recoveries do not report the end of a
 //!   timeout's go-back-N); cwnd regrows toward the target instead.
