@@ -240,19 +240,20 @@ fn two_flows_never_estimate_more_than_the_link_delivers() {
 
 /// Ten BBR flows on the wireless study's path (5 Mbit/s, 80 ms, a buffer of
 /// one BDP: 50 packets of 1000 bytes), measured from 10 s to 30 s: the
-/// bottleneck drops 12.7 % of the packets arriving (the study's Fig. 6 gives
-/// 13.3 % over 60 s), with the link 98.2 % busy. This is BBR v1's model at
-/// work, not a slip in it: each flow's BtlBw is the maximum of its own
-/// delivery-rate samples over ten rounds, and while ten flows share the link
-/// those maxima add up to more than the link's payload rate (1.77 times on
-/// average here); each flow's cwnd is 2 x its own BDP estimate plus Linux's
-/// quantisation allowance of 4 segments (3, rounded up to even), so the flows
-/// together allow 171 segments in flight on average where the path holds 100
-/// (BDP + buffer). The excess is dropped, about an eighth of what arrives,
-/// and no drop lowers an estimate (v1 does not read loss). The multi-flow
-/// overestimation and the resulting loss in shallow buffers are the known
-/// v1 findings (Hock, Bless and Zitterbart, ICNP 2017; reproduced by Scholz
-/// et al., IFIP Networking 2018); BBR v2 put the loss rate into the model.
+/// bottleneck drops 11.1 % of the packets arriving, with the link 96.3 % busy
+/// (the study's Fig. 6 gave 13.3 % over 60 s before BBR counted a segment
+/// delivered once). This is BBR v1's model at work, not a slip in it: each
+/// flow's BtlBw is the maximum of its own delivery-rate samples over ten
+/// rounds, and while ten flows share the link those maxima add up to more
+/// than the link's payload rate (1.51 times on average here); each flow's
+/// cwnd is 2 x its own BDP estimate plus Linux's quantisation allowance of 4
+/// segments (3, rounded up to even), so the flows together allow 168 segments
+/// in flight on average where the path holds 100 (BDP + buffer). The excess
+/// is dropped, about a ninth of what arrives, and no drop lowers an estimate
+/// (v1 does not read loss). The multi-flow overestimation and the resulting
+/// loss in shallow buffers are the known v1 findings (Hock, Bless and
+/// Zitterbart, ICNP 2017; reproduced by Scholz et al., IFIP Networking 2018);
+/// BBR v2 put the loss rate into the model.
 #[test]
 fn ten_flows_overestimate_the_link_together_and_fill_a_one_bdp_buffer_with_losses() {
     let text = r#"
@@ -305,7 +306,7 @@ every = "10ms"
     assert!(btl_bw > 1.3, "sum of BtlBw {btl_bw} x the link");
     assert!(cwnd > 1.5 * path_holds, "sum of cwnd {cwnd}");
     assert!((0.07..0.16).contains(&drops), "drops {drops}");
-    assert!(link.utilization > 0.95, "{}", link.utilization);
+    assert!(link.utilization > 0.93, "{}", link.utilization);
 }
 
 /// The wireless study's Fig. 7 at 1 % loss (a 50 ms and a 200 ms BBR flow,
@@ -321,7 +322,7 @@ every = "10ms"
 /// cwnd (8 to 10 segments), stay low until the go-back-N reaches the data
 /// sent before the timeout, and the flow gets 0.07 Mbit/s. Linux keeps the
 /// SACK information after a timeout unless the receiver reneged; with
-/// `clear_on_timeout = false` the flow gets 0.97 Mbit/s. (Before BBR counted
+/// `clear_on_timeout = false` the flow gets 0.98 Mbit/s. (Before BBR counted
 /// each segment delivered once, the SACKs repeated after the timeout counted
 /// as deliveries and grew cwnd at once, which hid this.)
 #[test]

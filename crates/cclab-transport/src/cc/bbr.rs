@@ -56,7 +56,9 @@
 //! from before the loss is restored when recovery ends (Linux `bbr_save_cwnd`,
 //! `bbr_set_cwnd_to_recover_or_restore`). A timeout cuts cwnd to one segment
 //! and restarts the growth-of-BtlBw detection (Linux `bbr_set_state`), from
-//! where cwnd regrows by the delivered segments per ACK.
+//! where cwnd regrows by the delivered segments per ACK until everything
+//! outstanding at the timeout is acknowledged; then the cwnd from before the
+//! timeout is restored (Linux on leaving its Loss state).
 //!
 //! Where this departs from Linux, and why:
 //! - Round trips are the sender's ([`AckSample::round_start`]); Linux restarts
@@ -88,11 +90,12 @@
 //!   it, and the go-back-N that follows resends data the receiver holds. Those
 //!   segments deliver nothing new, so BtlBw, and with it cwnd, can fall to a
 //!   few segments until the go-back-N has passed the data sent before the
-//!   timeout (tests/bbr.rs: a 200 ms flow at 0.07 Mbit/s, 0.97 with
+//!   timeout (tests/bbr.rs: a 200 ms flow at 0.07 Mbit/s, 0.98 with
 //!   `clear_on_timeout = false`, the closer model of Linux).
-//! - After a timeout, the cwnd from before is not restored when the sender
-//!   leaves the loss state (our recoveries do not report the end of a
-//!   timeout's go-back-N); cwnd regrows toward the target instead.
+//! - After a timeout the cwnd from before is restored once everything
+//!   outstanding at the timeout is acknowledged (Linux leaves its Loss state),
+//!   as the loss recoveries that keep that point (`tahoe`, `newreno`, `sack`,
+//!   `sack1`) tell; with `reno` recovery, cwnd only regrows toward the target.
 
 use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
 use crate::registry::{CcBuilder, CcDescriptor};
@@ -611,6 +614,11 @@ impl CongestionControl for Bbr {
             w.cwnd = w.cwnd.max(self.prior_cwnd);
         }
         self.recovery = Recovery::None;
+    }
+
+    /// Linux `bbr_set_cwnd_to_recover_or_restore` on leaving the Loss state.
+    fn on_timeout_recovered(&mut self, w: &mut Window, _now: Time) {
+        w.cwnd = w.cwnd.max(self.prior_cwnd);
     }
 
     fn pacing_rate(&self, w: &Window, srtt: Time) -> Option<f64> {

@@ -274,6 +274,12 @@ pub trait CongestionControl {
     /// Loss recovery has ended (after it set cwnd by its own rules).
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {}
 
+    /// Everything outstanding at the last retransmission timeout is now
+    /// acknowledged (Linux leaves its Loss state), told before the `on_ack`
+    /// of the ACK that did it; only for a loss recovery that keeps that point
+    /// (its `in_loss_episode` after a timeout).
+    fn on_timeout_recovered(&mut self, _w: &mut Window, _now: Time) {}
+
     /// A segment was put on the wire.
     fn on_send(&mut self, _now: Time, _retransmission: bool, _in_flight: u64) {}
 

@@ -229,6 +229,8 @@ pub struct TcpSender {
     force_retransmit: Option<u64>,
     /// The segment the last timeout retransmitted.
     timer_retransmitted: Option<u64>,
+    /// Data outstanding at the last timeout is not all acknowledged yet.
+    after_timeout: bool,
     /// RFC 3168 §6.1.2: the end of the window of data of the last reduction; with
     /// ECN, no new reduction for a mark or a loss until an ACK covers more.
     ecn_recover: Recover,
@@ -294,6 +296,7 @@ impl TcpSender {
             overhead_release: None,
             force_retransmit: None,
             timer_retransmitted: None,
+            after_timeout: false,
             ecn_recover: Recover::default(),
             rate: DeliveryRate::default(),
             counters: SenderCounters::default(),
@@ -439,6 +442,10 @@ impl TcpSender {
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
         sample.ece = h.ece;
         sample.duplicate = newly_acked == 0;
+        if self.after_timeout && !self.recovery.in_loss_episode(s) {
+            self.after_timeout = false;
+            self.cc.on_timeout_recovered(&mut s.window, now);
+        }
         self.cc.on_ack(&mut s.window, &sample);
 
         let info = AckInfo { now, ack_seg, newly_acked, newly_sacked, window_changed };
@@ -570,6 +577,7 @@ impl TcpSender {
         self.force_retransmit = None;
         let outcome = self.recovery.on_rto(&self.state);
         self.apply(now, outcome);
+        self.after_timeout = self.recovery.in_loss_episode(&self.state);
         // The retransmission below restarts the timer with the backed-off RTO.
         self.timers.cancel(Timer::Retransmission);
     }

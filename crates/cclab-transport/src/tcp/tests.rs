@@ -754,7 +754,9 @@ fn an_ack_sample_counts_each_segment_delivered_once() {
 
 /// BBR's cwnd after a timeout starts from one segment and grows by what each
 /// ACK delivers (Linux `bbr_set_cwnd`): the SACK blocks that the first ACK after the
-/// timeout repeats deliver nothing new, so they do not restore the window.
+/// timeout repeats deliver nothing new, so they do not restore the window; the
+/// ACK of the last segment outstanding at the timeout does (Linux
+/// `bbr_set_cwnd_to_recover_or_restore` on leaving the Loss state).
 #[test]
 fn after_a_timeout_bbr_regrows_cwnd_by_new_deliveries_only() {
     let cfg = config(30, true);
@@ -762,9 +764,17 @@ fn after_a_timeout_bbr_regrows_cwnd_by_new_deliveries_only() {
     let mut s = TcpSender::new(&cfg, bbr, defaults::loss_recovery("sack").unwrap(), None);
     start(&mut s); // 0..29 outstanding, sent unpaced before the first ACK
     ack(&mut s, millis(40), 1, &[(3, 29)]); // 1, 2 and 29 lost
+    let before = cwnd(&s);
+    assert_eq!(before, 57.0, "30 + 27 delivered, before the pipe was found full");
     let mut out = Outbox::default();
     s.on_timer(secs(3), &mut out); // RTO: cwnd 1, SACK bits cleared, 1 resent
     assert_eq!(cwnd(&s), 1.0);
     ack(&mut s, secs(3) + millis(40), 2, &[(3, 29)]);
     assert_eq!(cwnd(&s), crate::cc::bbr::MIN_CWND, "one segment delivered: 1 + 1, at least 4 (not 1 + 27)");
+    ack(&mut s, secs(3) + millis(80), 29, &[]); // segment 2 delivered; 29 (sent at 0) still out
+    assert_eq!(cwnd(&s), 5.0);
+    // The last segment outstanding at the timeout: Linux leaves the Loss state
+    // and restores the cwnd from before, which then grows by the one delivered.
+    ack(&mut s, secs(3) + millis(120), 30, &[]);
+    assert_eq!(cwnd(&s), before + 1.0);
 }
