@@ -204,9 +204,9 @@ fn bad_parameters_name_the_key_path_and_the_range() {
 ///
 /// Each timeout is a lost retransmission. The two BtlBw estimates add up to
 /// more than the link (19.2 Mbit/s of payload): 12.2 + 8.9 Mbit/s at 11-13 s
-/// without PROBE_RTT; after flow 0's PROBE_RTT at 10.1-10.4 s, flow 1 has
-/// measured the whole link (8.8 -> 12.6 Mbit/s) while flow 0 comes back with
-/// its 12.0 and the cwnd it had. Each flow keeps its 2-BDP cwnd in flight, so
+/// without PROBE_RTT; with it, flow 1's BtlBw rises from 8.8 to 12.6 Mbit/s
+/// while flow 0 holds 4 segments in PROBE_RTT (until 10.44 s), and flow 0
+/// comes back with its 12.0 and the cwnd it had. Each flow keeps its 2-BDP cwnd in flight, so
 /// the 96-packet buffer stays full and drops a few % of what arrives, the
 /// retransmissions too (flow 1's segment 8934: sent at 10.707 s, dropped;
 /// resent by SACK recovery at 10.790 s, dropped; resent by the timeout at
