@@ -77,7 +77,9 @@ pub struct AckSample {
     pub now: Time,
     /// Segments newly acknowledged cumulatively.
     pub acked: u64,
-    /// Segments newly SACKed.
+    /// Segments newly SACKed whose latest transmission had not been
+    /// delivered before (a SACK re-reported after the scoreboard was cleared
+    /// on a timeout is not counted again).
     pub sacked: u64,
     /// RTT sample taken from this ACK, if any.
     pub rtt: Option<Time>,
