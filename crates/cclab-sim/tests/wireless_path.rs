@@ -76,7 +76,10 @@ fn at_heavy_random_loss_decoupled_tcp_keeps_the_most_throughput() {
     );
     assert!(decoupled > 1.1 * westwood, "decoupled {decoupled:.0} vs westwood {westwood:.0}");
     assert!(decoupled > 4.0 * reno, "decoupled {decoupled:.0} vs reno {reno:.0}");
-    assert!(decoupled_10 > 1.5 * westwood_10, "10 %: decoupled {decoupled_10:.0} vs westwood {westwood_10:.0}");
+    assert!(
+        decoupled_10 > 1.5 * westwood_10,
+        "10 %: decoupled {decoupled_10:.0} vs westwood {westwood_10:.0}"
+    );
     assert!(recovery_only < 0.5 * decoupled, "the window rule matters: {recovery_only:.0}");
 }
 
