@@ -198,3 +198,7 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
     assert (error["mape_pct_mean"] >= 0).all()
     fig7 = pl.read_csv(out / "tables" / "fig7.csv")
     assert fig7.height == 9 * 2 and (fig7["ratio_mean"] > 0).all()
+    # Every estimator's ten flows are summed; each sum is a positive rate.
+    sums = pl.read_csv(out / "tables" / "estimate_sum_runs.csv")
+    assert (sums["flows"] == 10).all() and (sums["sum_mbps"] > 0).all()
+    assert "How Decoupled TCP gets its throughput" in report

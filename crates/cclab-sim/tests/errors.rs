@@ -296,6 +296,19 @@ fn algorithm_parameters_are_checked_against_the_algorithm() {
         "flows[0].recovery_params.full_ack",
         "\"sshtresh\" is not one of flight, ssthresh; did you mean \"ssthresh\"?",
     );
+    let decoupled = with("recovery_params = { respond = \"per_loss\", lost_by = \"sack\" }")
+        .replace("recovery = \"sack\"", "recovery = \"decoupled\"");
+    validate_toml(&decoupled, "t").unwrap();
+    expect(
+        &decoupled.replace("\"per_loss\"", "\"per_rtt\""),
+        "flows[0].recovery_params.respond",
+        "\"per_rtt\" is not one of per_window, per_loss",
+    );
+    expect(
+        &decoupled.replace("\"sack\" }", "\"dupacks\" }"),
+        "flows[0].recovery_params.lost_by",
+        "\"dupacks\" is not one of ack_point, sack",
+    );
 }
 
 /// BI-TCP and CUBIC parameters outside their ranges name the key and the
@@ -398,6 +411,9 @@ fn red_and_cw_parameters_are_checked_against_each_other_and_the_buffer() {
         "must not exceed the link's buffer of 40 packets",
     );
     expect(&queue("red", "gentle = 1"), &format!("{red}.gentle"), "true or false");
+    validate_toml(&queue("red", "ecn = true, use_mark_p = false, mark_p = 0"), "t").unwrap();
+    expect(&queue("red", "mark_p = 1.2"), &format!("{red}.mark_p"), "1.2 is out of range [0, 1]");
+    expect(&queue("red", "use_mark_p = \"yes\""), &format!("{red}.use_mark_p"), "true or false");
     expect(
         &queue("cw", "threshold = 41"),
         &format!("{red}.threshold"),

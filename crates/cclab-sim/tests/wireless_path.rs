@@ -49,25 +49,37 @@ fn mean_goodput(cc: &str, recovery: &str, ecn: bool, loss: f64) -> f64 {
 
 /// The seed's Fig. 6 claim: with loss recovery decoupled from congestion
 /// control, throughput holds up at loss rates where Reno and SACK collapse and
-/// Westwood degrades. Measured at 5 % (seed 1, 60 s): Reno/SACK 0.25 Mbit/s,
-/// Westwood/SACK 1.25, Decoupled TCP 2.60; at 10 %: 0.10, 0.68, 1.57. The
-/// test asks, over three seeds at 5 %, for 1.5x Westwood and 4x Reno; and
-/// shows that the decoupled recovery alone, under Reno's halving, is no cure.
+/// Westwood degrades. Measured (seed 1, 60 s), Mbit/s: at 5 % Reno/SACK 0.25,
+/// Westwood/SACK 2.33, Decoupled TCP 2.65; at 10 % 0.10, 0.54, 1.38. (Before
+/// SACK blocks re-reported after a timeout stopped counting as new
+/// deliveries, Westwood's estimate sank after every timeout and it read 1.25
+/// at 5 %.) The test asks, over three seeds, for 1.1x Westwood and 4x Reno at
+/// 5 % and 1.5x Westwood at 10 %; and shows that the decoupled recovery
+/// alone, under Reno's halving, is no cure.
 #[test]
 fn at_heavy_random_loss_decoupled_tcp_keeps_the_most_throughput() {
     let reno = mean_goodput("reno", "sack", false, 0.05);
     let westwood = mean_goodput("westwood", "sack", false, 0.05);
     let decoupled = mean_goodput("decoupled", "decoupled", false, 0.05);
     let recovery_only = mean_goodput("reno", "decoupled", false, 0.05);
+    let westwood_10 = mean_goodput("westwood", "sack", false, 0.10);
+    let decoupled_10 = mean_goodput("decoupled", "decoupled", false, 0.10);
     eprintln!(
-        "5 % loss, mean goodput (Mbit/s): reno/sack {:.2}, westwood/sack {:.2}, decoupled {:.2}, reno/decoupled {:.2}",
+        "5 % loss, mean goodput (Mbit/s): reno/sack {:.2}, westwood/sack {:.2}, decoupled {:.2}, reno/decoupled {:.2}; \
+         10 %: westwood/sack {:.2}, decoupled {:.2}",
         reno / 1e6,
         westwood / 1e6,
         decoupled / 1e6,
-        recovery_only / 1e6
+        recovery_only / 1e6,
+        westwood_10 / 1e6,
+        decoupled_10 / 1e6
     );
-    assert!(decoupled > 1.5 * westwood, "decoupled {decoupled:.0} vs westwood {westwood:.0}");
+    assert!(decoupled > 1.1 * westwood, "decoupled {decoupled:.0} vs westwood {westwood:.0}");
     assert!(decoupled > 4.0 * reno, "decoupled {decoupled:.0} vs reno {reno:.0}");
+    assert!(
+        decoupled_10 > 1.5 * westwood_10,
+        "10 %: decoupled {decoupled_10:.0} vs westwood {westwood_10:.0}"
+    );
     assert!(recovery_only < 0.5 * decoupled, "the window rule matters: {recovery_only:.0}");
 }
 
@@ -95,9 +107,9 @@ fn cw_marks_alone_keep_the_link_full_and_the_queue_near_the_threshold() {
 }
 
 /// Losses without a CW mark are taken as wireless and only retransmitted.
-/// Measured at 1 % (seed 1): Jersey with CW 4.43 Mbit/s, Westwood 3.78,
-/// Jersey without ECN (every loss is congestion) 3.21, Reno 1.33; at 5 %:
-/// 3.09, 1.25, 0.42, 0.26. The test asks, over three seeds at 1 %, for
+/// Measured at 1 % (seed 1): Jersey with CW 4.67 Mbit/s, Westwood 4.41,
+/// Jersey without ECN (every loss is congestion) 4.22, Reno 1.33; at 5 %:
+/// 2.84, 2.33, 1.09, 0.26. The test asks, over three seeds at 1 %, for
 /// Jersey with CW above Westwood and 3x Reno, and above itself without ECN.
 #[test]
 fn telling_wireless_losses_from_congestion_keeps_jersey_fast() {

@@ -46,19 +46,24 @@ pub struct AverageQueue {
     /// Packets of the mean size the link transmits per second (ns-2 `ptc_`).
     packets_per_second: f64,
     avg: f64,
+    /// The start of the idle period already decayed for: an arrival the
+    /// queue refuses leaves the link idle since the same time, and ns-2
+    /// (`idle_ = 0` at every arrival) decays each idle period once.
+    decayed_idle_since: Option<Time>,
 }
 
 impl AverageQueue {
     pub fn new(w_q: f64, rate_bps: u64, mean_packet_bytes: u64) -> Self {
         let packets_per_second = rate_bps as f64 / (8.0 * mean_packet_bytes.max(1) as f64);
-        Self { w_q, packets_per_second, avg: 0.0 }
+        Self { w_q, packets_per_second, avg: 0.0, decayed_idle_since: None }
     }
 
     /// Folds in an arrival that finds `waiting` packets queued, the link idle
     /// since `idle_since` if it is idle; returns the new average.
     pub fn on_arrival(&mut self, now: Time, waiting: u64, idle_since: Option<Time>) -> f64 {
         let keep = 1.0 - self.w_q;
-        if let Some(since) = idle_since {
+        if let Some(since) = idle_since.filter(|&since| self.decayed_idle_since != Some(since)) {
+            self.decayed_idle_since = Some(since);
             let idle_packets = (to_secs_f64(now.saturating_sub(since)) * self.packets_per_second).floor();
             self.avg *= keep.powf(idle_packets);
         }
@@ -113,6 +118,22 @@ mod tests {
                                    // arrival's own step with q = 0: avg = (1 - w)^21.
         let avg = a.on_arrival(micros(10_250), 0, Some(0));
         assert!((avg - (1.0 - w).powi(21)).abs() < 1e-12, "{avg}");
+    }
+
+    #[test]
+    fn an_idle_period_decays_once_even_if_its_first_arrival_is_refused() {
+        let w = 0.1;
+        let mut a = estimator(w);
+        a.on_arrival(0, 10, None); // avg = 1
+                                   // Idle since 0; the arrival at 10.25 ms is refused, so the link is
+                                   // still idle since 0 when the next one comes 1 ms later: that one
+                                   // takes only its own step.
+        let first = a.on_arrival(micros(10_250), 0, Some(0));
+        let second = a.on_arrival(micros(11_250), 0, Some(0));
+        assert!((second - first * (1.0 - w)).abs() < 1e-15, "{first} then {second}");
+        // A new idle period (the link idle since a later time) decays again.
+        let third = a.on_arrival(micros(21_250), 0, Some(micros(11_250)));
+        assert!((third - second * (1.0 - w).powi(21)).abs() < 1e-15, "{third}");
     }
 
     #[test]

@@ -14,12 +14,16 @@
 //!   `pa = pb / (1 - count pb)`, or with `wait` (ns-2.35's default) no drop
 //!   before `count pb` reaches 1 and `pa = pb / (2 - count pb)` up to 2;
 //! - random decisions only while at least two packets wait (`qlen > 1`);
-//! - with `ecn`, an ECN-capable packet chosen while the average is below
-//!   `max_thresh` is marked (CE) instead of dropped (ns-2 `setbit_`). ns-2.35's
-//!   default `use_mark_p_ true` marks only while pb <= `mark_p_` (0.1): the
-//!   same as here at the default max_p of 0.1 except at avg = max_thresh
-//!   exactly, where ns-2 marks; with another max_p the two differ (not
-//!   modelled). Other packets are dropped;
+//! - with `ecn` (ns-2 `setbit_`), an ECN-capable packet chosen by the random
+//!   test is marked (CE) instead of dropped; other packets are dropped.
+//!   ns-2.35's default `use_mark_p_ true` marks only while pb <= `mark_p_`
+//!   (0.1), so with the default max_p of 0.1 an ECT packet is marked up to
+//!   avg = max_thresh and dropped above. The same switch also removes the
+//!   forced drop of every arrival above `max_thresh` (`2 max_thresh` gentle):
+//!   there pb is 1 and the random test drops, except that the first arrival
+//!   after the average crossed `min_thresh` only restarts the count. With
+//!   `use_mark_p = false` a chosen ECT packet is always marked and the forced
+//!   drop applies (`drop_early` and `enque` in red.cc);
 //! - the buffer is the hard limit (tail drop, as DropTail).
 //!
 //! Thresholds are in packets: byte mode, ns-2.35's default (`bytes_ true`,
@@ -98,7 +102,25 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             min: 0.0,
             max: 0.0,
             default: ParamDefault::Value("false"),
-            meaning: "mark ECN-capable packets (CE) instead of dropping them while the average is below max_thresh (ns-2 setbit_)",
+            meaning: "mark ECN-capable packets (CE) instead of dropping them when the random test chooses them (ns-2 setbit_)",
+        },
+        Parameter {
+            name: "use_mark_p",
+            ty: ParamType::Bool,
+            unit: "",
+            min: 0.0,
+            max: 0.0,
+            default: ParamDefault::Value("true"),
+            meaning: "ns-2 use_mark_p_: mark only while pb <= mark_p (drop otherwise) and leave drops above max_thresh to the random test; false: always mark a chosen ECT packet and force a drop above max_thresh (2 max_thresh gentle)",
+        },
+        Parameter {
+            name: "mark_p",
+            ty: ParamType::Number,
+            unit: "",
+            min: 0.0,
+            max: 1.0,
+            default: ParamDefault::Value("0.1"),
+            meaning: "with use_mark_p, the largest pb at which a chosen ECT packet is marked rather than dropped (ns-2 mark_p_)",
         },
         MEAN_PACKET_SIZE,
     ],
@@ -119,6 +141,8 @@ pub struct Config {
     pub gentle: bool,
     pub wait: bool,
     pub ecn: bool,
+    pub use_mark_p: bool,
+    pub mark_p: f64,
     pub mean_packet_bytes: u64,
 }
 
@@ -132,6 +156,8 @@ impl Config {
             gentle: p.bool("gentle")?,
             wait: p.bool("wait")?,
             ecn: p.bool("ecn")?,
+            use_mark_p: p.bool("use_mark_p")?,
+            mark_p: p.number("mark_p")?,
             mean_packet_bytes: p.size("mean_packet_size")?,
         };
         let problem = |name: &str, problem| Err(ParamError { name: name.into(), problem });
@@ -177,9 +203,16 @@ impl Config {
         p.min(1.0)
     }
 
-    /// Whether an average this high drops every arrival.
+    /// Whether an average this high drops every arrival without the random
+    /// test (never with `use_mark_p`, as in ns-2.35's `enque`).
     fn forced(&self, avg: f64) -> bool {
-        avg >= if self.gentle { 2.0 * self.max_thresh } else { self.max_thresh }
+        !self.use_mark_p && avg >= if self.gentle { 2.0 * self.max_thresh } else { self.max_thresh }
+    }
+
+    /// Whether a packet the random test chose at probability `pb` is marked
+    /// rather than dropped (ns-2.35's `drop_early`).
+    fn marks(&self, pb: f64, ect: bool) -> bool {
+        self.ecn && ect && (!self.use_mark_p || pb <= self.mark_p)
     }
 }
 
@@ -239,11 +272,11 @@ impl Red {
             self.count = 1;
             return Admission::Enqueue;
         }
-        let pa = c.spaced_probability(c.drop_probability(avg), self.count);
-        if !self.rng.bernoulli(pa) {
+        let pb = c.drop_probability(avg);
+        if !self.rng.bernoulli(c.spaced_probability(pb, self.count)) {
             return Admission::Enqueue;
         }
-        if c.ecn && ect && avg < c.max_thresh {
+        if c.marks(pb, ect) {
             Admission::EnqueueMarked
         } else {
             Admission::EarlyDrop
@@ -294,6 +327,8 @@ mod tests {
             gentle: true,
             wait: false,
             ecn: false,
+            use_mark_p: false,
+            mark_p: 0.1,
             mean_packet_bytes: 500,
         }
     }
@@ -378,17 +413,26 @@ mod tests {
         assert_eq!(r.admit(0, waiting(40), None, &packet(false)), Admission::EarlyDrop);
     }
 
+    /// Holds the average near `q` packets, then offers `n` arrivals at `q`,
+    /// ECT on every other one, and returns the admissions.
+    fn admissions_at(r: &mut Red, q: u64, n: usize) -> Vec<Admission> {
+        for _ in 0..20 {
+            r.admit(0, waiting(q), None, &packet(true));
+        }
+        (0..n).map(|i| r.admit(0, waiting(q), None, &packet(i % 2 == 0))).collect()
+    }
+
+    fn count(outcomes: &[Admission], which: Admission) -> usize {
+        outcomes.iter().filter(|&&a| a == which).count()
+    }
+
     #[test]
     fn ecn_marks_ect_packets_below_max_thresh_and_drops_the_others() {
-        let c = Config { w_q: 0.5, ecn: true, wait: false, ..config() };
+        let c = Config { w_q: 0.5, ecn: true, wait: false, use_mark_p: true, ..config() };
         let mut r = red(c, BufferLimit::Unlimited);
-        for _ in 0..20 {
-            r.admit(0, waiting(14), None, &packet(true)); // average -> 14
-        }
-        let outcomes: Vec<Admission> =
-            (0..2000).map(|i| r.admit(0, waiting(14), None, &packet(i % 2 == 0))).collect();
-        let marked = outcomes.iter().filter(|&&a| a == Admission::EnqueueMarked).count();
-        let dropped = outcomes.iter().filter(|&&a| a == Admission::EarlyDrop).count();
+        let outcomes = admissions_at(&mut r, 14, 2000); // average 14: pb 0.09
+        let (marked, dropped) =
+            (count(&outcomes, Admission::EnqueueMarked), count(&outcomes, Admission::EarlyDrop));
         assert!(marked > 50 && dropped > 50, "marked {marked}, dropped {dropped}");
         for (i, a) in outcomes.iter().enumerate() {
             let ect = i % 2 == 0;
@@ -397,13 +441,49 @@ mod tests {
                 "arrival {i} (ect {ect}): {a:?}"
             );
         }
-        // In the gentle region (average above max_thresh) ECT packets are dropped too.
-        for _ in 0..20 {
-            r.admit(0, waiting(25), None, &packet(true));
-        }
-        let gentle: Vec<Admission> = (0..500).map(|_| r.admit(0, waiting(25), None, &packet(true))).collect();
+        // In the gentle region (average above max_thresh, pb > mark_p) ECT packets are dropped too.
+        let gentle = admissions_at(&mut r, 25, 500);
         assert!(gentle.contains(&Admission::EarlyDrop));
         assert!(!gentle.contains(&Admission::EnqueueMarked));
+    }
+
+    /// ns-2.35 marks while pb <= mark_p: with max_p 0.2 that is up to the
+    /// middle of the thresholds, not up to max_thresh.
+    #[test]
+    fn with_use_mark_p_ect_packets_are_marked_only_while_pb_is_at_most_mark_p() {
+        let c = Config { w_q: 0.5, ecn: true, max_p: 0.2, use_mark_p: true, mark_p: 0.1, ..config() };
+        // avg 8: pb = 0.2 x 3 / 10 = 0.06 <= 0.1: every chosen ECT packet is marked.
+        let low = admissions_at(&mut red(c, BufferLimit::Unlimited), 8, 4000);
+        assert!(count(&low, Admission::EnqueueMarked) > 50);
+        assert!(low.iter().step_by(2).all(|&a| a != Admission::EarlyDrop));
+        // avg 12.5: pb = 0.15 > 0.1: chosen ECT packets are dropped, none marked.
+        let high = admissions_at(&mut red(c, BufferLimit::Unlimited), 12, 4000);
+        assert!(count(&high, Admission::EarlyDrop) > 100);
+        assert_eq!(count(&high, Admission::EnqueueMarked), 0);
+    }
+
+    #[test]
+    fn without_use_mark_p_chosen_ect_packets_are_marked_in_the_gentle_region_too() {
+        let c = Config { w_q: 0.5, ecn: true, use_mark_p: false, ..config() };
+        // avg 25: pb = 0.1 + 0.9 x 10 / 15 = 0.7, below the forced region at 30.
+        let gentle = admissions_at(&mut red(c, BufferLimit::Unlimited), 25, 2000);
+        assert!(count(&gentle, Admission::EnqueueMarked) > 100);
+        assert!(gentle.iter().step_by(2).all(|&a| a != Admission::EarlyDrop));
+    }
+
+    /// Above 2 max_thresh (gentle) ns-2.35 without use_mark_p drops every
+    /// arrival outright; with it, pb = 1 drops through the random test, so the
+    /// first arrival after crossing min_thresh only restarts the count.
+    #[test]
+    fn use_mark_p_turns_the_forced_drop_into_a_certain_random_one() {
+        for use_mark_p in [false, true] {
+            let c = Config { w_q: 0.999_999, use_mark_p, ..config() };
+            let mut r = red(c, BufferLimit::Unlimited);
+            let first = r.admit(0, waiting(40), None, &packet(false));
+            let second = r.admit(0, waiting(40), None, &packet(false));
+            let expected_first = if use_mark_p { Admission::Enqueue } else { Admission::EarlyDrop };
+            assert_eq!((first, second), (expected_first, Admission::EarlyDrop), "use_mark_p {use_mark_p}");
+        }
     }
 
     #[test]

@@ -77,13 +77,14 @@ pub struct AckSample {
     pub now: Time,
     /// Segments newly acknowledged cumulatively.
     pub acked: u64,
-    /// Segments newly SACKed.
+    /// Segments newly SACKed whose latest transmission had not been
+    /// delivered before (a SACK re-reported after the scoreboard was cleared
+    /// on a timeout is not counted again).
     pub sacked: u64,
     /// Segments this ACK delivered for the first time, SACKed or cumulatively
     /// acknowledged, each counted once in the connection's life (Linux
-    /// `rs->acked_sacked`). Unlike `acked + sacked` it does not count a
-    /// cumulative ACK over segments SACKed before, nor a segment SACKed again
-    /// after a timeout forgot the SACK information.
+    /// `rs->acked_sacked`): unlike `acked + sacked`, a cumulative ACK over
+    /// segments SACKed before does not count them again.
     pub delivered: u64,
     /// RTT sample taken from this ACK, if any.
     pub rtt: Option<Time>,

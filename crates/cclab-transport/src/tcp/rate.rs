@@ -115,10 +115,11 @@ impl DeliveryRate {
         }
     }
 
-    /// A segment of `bytes` was delivered (draft `UpdateRateSample`).
-    pub fn on_delivered(&mut self, now: Time, tx: &mut TxSnapshot, bytes: u64) {
+    /// A segment of `bytes` was delivered (draft `UpdateRateSample`); false
+    /// if this transmission of it had been delivered before.
+    pub fn on_delivered(&mut self, now: Time, tx: &mut TxSnapshot, bytes: u64) -> bool {
         if !tx.pending {
-            return;
+            return false;
         }
         tx.pending = false;
         self.delivered += bytes;
@@ -135,6 +136,7 @@ impl DeliveryRate {
             });
             self.first_sent_time = tx.sent_time;
         }
+        true
     }
 
     /// Ends the processing of one ACK (draft `GenerateRateSample`): the sample,

@@ -727,9 +727,7 @@ impl crate::cc::CongestionControl for DeliveryLog {
 /// when first SACKed or acknowledged, never again when the cumulative ACK
 /// passes over it, nor when it is SACKed again after a timeout forgot the
 /// SACK information. BBR counted `acked + sacked`, so a cumulative ACK over a
-/// SACKed block was counted twice and set its recovery cwnd (pipe + delivered)
-/// that far above the pipe; after a timeout, the SACKs repeated by the first
-/// ACK restored the whole cwnd at once instead of letting it regrow from one.
+/// SACKed block was counted twice (the second entry below).
 #[test]
 fn an_ack_sample_counts_each_segment_delivered_once() {
     let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
@@ -749,7 +747,7 @@ fn an_ack_sample_counts_each_segment_delivered_once() {
     s.on_timer(secs(2), &mut out); // RTO: SACK bits cleared, 5 resent
     assert_eq!(segs(&out.packets), vec![5]);
     ack(&mut s, secs(2) + 100, 6, &[(6, 9)]); // 5 new; 6..8 SACKed again
-    assert_eq!(*log.borrow(), vec![(3, 3), (2, 5), (3, 3), (1, 4)]);
+    assert_eq!(*log.borrow(), vec![(3, 3), (2, 5), (3, 3), (1, 1)]);
 }
 
 /// BBR's cwnd after a timeout starts from one segment and grows by what each
@@ -777,4 +775,23 @@ fn after_a_timeout_bbr_regrows_cwnd_by_new_deliveries_only() {
     // and restores the cwnd from before, which then grows by the one delivered.
     ack(&mut s, secs(3) + millis(120), 30, &[]);
     assert_eq!(cwnd(&s), before + 1.0);
+}
+
+/// BBR's first round of recovery conserves packets, cwnd = max(cwnd, pipe +
+/// delivered) (Linux `bbr_set_cwnd_to_recover_or_restore`), and after it
+/// cwnd grows by what is delivered. The ACK of a retransmission that covers a
+/// SACKed block delivers the retransmitted segment only: counted with the
+/// block, as `acked + sacked` did, cwnd jumped by the block's size.
+#[test]
+fn bbr_in_recovery_counts_a_cumulative_ack_over_sacked_segments_once() {
+    let cfg = config(30, true);
+    let bbr = defaults::congestion_control("bbr").unwrap();
+    let mut s = TcpSender::new(&cfg, bbr, defaults::loss_recovery("sack").unwrap(), None);
+    start(&mut s); // 0..29 outstanding; 0 lost
+    ack(&mut s, millis(40), 0, &[(1, 4)]); // IsLost(0): recovery, 0 resent
+    assert!(s.recovery().in_recovery());
+    ack(&mut s, millis(41), 0, &[(1, 20)]); // 16 more SACKed
+    let before = cwnd(&s);
+    ack(&mut s, millis(80), 20, &[]); // the resent 0 arrives: 1 new, 1..19 were SACKed
+    assert_eq!(cwnd(&s) - before, 1.0, "cwnd {before} -> {}", cwnd(&s));
 }
