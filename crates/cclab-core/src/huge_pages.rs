@@ -9,7 +9,7 @@
 //! give them only where asked (`/sys/kernel/mm/transparent_hugepage/enabled`
 //! set to `madvise`). So each allocation of at least [`LARGE`] bytes is placed
 //! on whole, aligned 2 MiB pages and advised: the pacing study's 2.5 Gbit/s
-//! scenario ran in about 0.8 of the CPU time (benchmarks/results/
+//! scenario took about 0.9 of the CPU time (benchmarks/results/
 //! table2_speed-2026-11-23.txt). It changes nothing a run computes; the cost
 //! is up to 2 MiB of rounding per large buffer, of which only the touched
 //! pages take memory.
