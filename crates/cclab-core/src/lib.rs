@@ -14,6 +14,7 @@
 pub mod cancel;
 pub mod engine;
 mod events;
+pub mod huge_pages;
 pub mod link;
 pub mod loss;
 pub mod network;
@@ -29,6 +30,7 @@ pub use engine::{
     Actions, Agent, AgentId, BucketId, ConnectionInfo, Connections, Engine, Open, RunTotals, SideCounters,
     TransferRecord,
 };
+pub use huge_pages::HugePageAlloc;
 pub use link::{Enqueued, Link, LinkSpec};
 pub use network::{Network, NetworkError, Node, NodeKind};
 pub use pool::{PacketId, PacketPool, PacketRef};

@@ -232,7 +232,12 @@ impl Link {
 
     /// Removes the head packet (its arrival event fired) and returns it with the
     /// key of the next head to schedule, and whether it survived the link's loss process.
-    #[inline]
+    ///
+    /// Always inlined into the event loop: called out of line, its result went
+    /// back through the stack, written in 8-byte halves and read back as one
+    /// 16-byte load, a failed store-to-load forward on every hop (8 % of the
+    /// event loop's samples at 2.5 Gbit/s).
+    #[inline(always)]
     pub fn pop_arrival(
         &mut self,
         now: Time,

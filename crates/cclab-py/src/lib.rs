@@ -8,6 +8,11 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+/// Large buffers (the packet pool, delay lines, scoreboards) on transparent
+/// huge pages: see `cclab_core::huge_pages`.
+#[global_allocator]
+static ALLOCATOR: cclab_sim::HugePageAlloc = cclab_sim::HugePageAlloc;
+
 create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
 // A KeyboardInterrupt, like asyncio's CancelledError is a BaseException: a
 // request to stop is not an error, so `except Exception` must not swallow it,

@@ -1,4 +1,8 @@
 //! Runs a scenario file from Rust alone (for profilers): `cargo run --release -p cclab-sim --example run -- FILE [REPEAT]`.
+/// Large buffers on huge pages, as in the Python extension (see `cclab_core::huge_pages`).
+#[global_allocator]
+static ALLOCATOR: cclab_sim::HugePageAlloc = cclab_sim::HugePageAlloc;
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {

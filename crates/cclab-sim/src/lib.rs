@@ -21,7 +21,7 @@ pub mod trace;
 pub mod units;
 
 pub use build::{build, build_within, FlowInstance, Simulation};
-pub use cclab_core::{CancelToken, Cancelled};
+pub use cclab_core::{CancelToken, Cancelled, HugePageAlloc};
 pub use error::{RunError, ScenarioError};
 pub use limits::{MemoryEstimate, MemoryLimit};
 pub use results::RunResult;
