@@ -32,12 +32,16 @@ EVENTS = re.compile(r"events (\d+)")
 
 
 def scenario_text(duration_s: float) -> str:
-    """The benchmark scenario with its duration replaced."""
+    """The benchmark scenario with its duration replaced, and the warm-up (100 s in the study)
+    shortened to half the duration when it would not end before the run does."""
     text = SCENARIO.read_text()
     replaced, n = re.subn(r'(?m)^duration = "[^"]*"', f'duration = "{duration_s:g}s"', text, count=1)
     if n != 1:
         print(f"{SCENARIO}: no `duration = ...` line to replace", file=sys.stderr)
         sys.exit(2)
+    warmup = re.search(r'(?m)^warmup = "([0-9.]+)s"', replaced)
+    if warmup is not None and float(warmup.group(1)) >= duration_s:
+        replaced = replaced.replace(warmup.group(0), f'warmup = "{duration_s / 2:g}s"', 1)
     return replaced
 
 
