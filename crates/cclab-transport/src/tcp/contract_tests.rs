@@ -536,10 +536,11 @@ fn per_segment_expiry_timers_recover_every_loss_without_the_rfc6298_timer() {
 
 // ---------------------------------------------------------------- 6. deliveries as estimators count them
 
-/// Reno, recording what each ACK sample says was newly acknowledged and SACKed.
+/// Reno, recording what each ACK sample says was newly acknowledged, newly
+/// SACKed and delivered: `(acked, sacked, delivered)`.
 #[derive(Default)]
 struct DeliveryRecorder {
-    samples: Rc<RefCell<Vec<(u64, u64)>>>,
+    samples: Rc<RefCell<Vec<(u64, u64, u64)>>>,
 }
 
 impl CongestionControl for DeliveryRecorder {
@@ -548,7 +549,7 @@ impl CongestionControl for DeliveryRecorder {
     }
 
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
-        self.samples.borrow_mut().push((ack.acked, ack.sacked));
+        self.samples.borrow_mut().push((ack.acked, ack.sacked, ack.delivered));
         Reno.on_ack(w, ack);
     }
 
@@ -577,5 +578,27 @@ fn sacks_re_reported_after_a_timeout_are_not_new_deliveries() {
     assert_eq!((s.timeouts(), segs(&out.packets)), (1, vec![0]));
     ack(&mut s, rto + millis(1), 0, &[(1, 3)]); // the same blocks again
     ack(&mut s, rto + millis(2), 0, &[(1, 4)]); // and 3, new
-    assert_eq!(*samples.borrow(), vec![(0, 1), (0, 1), (0, 0), (0, 1)]);
+    assert_eq!(*samples.borrow(), vec![(0, 1, 1), (0, 1, 1), (0, 0, 0), (0, 1, 1)]);
+}
+
+/// Linux's `rs->acked_sacked` (BBR's "segments delivered"): a segment counts
+/// when first SACKed or acknowledged, never again when the cumulative ACK
+/// passes over it, nor when it is SACKed again after a timeout forgot the
+/// SACK information. BBR counted `acked + sacked`, so a cumulative ACK over a
+/// SACKed block was counted twice (the second sample below: 5 acknowledged,
+/// 2 of them delivered).
+#[test]
+fn an_ack_sample_counts_each_segment_delivered_once() {
+    let recorder = DeliveryRecorder::default();
+    let samples = recorder.samples.clone();
+    let mut s = sender_with(Box::new(recorder), "sack", &config(10, true));
+    start(&mut s); // 0..9 outstanding
+    ack(&mut s, 100, 0, &[(1, 4)]); // 1, 2, 3 SACKed
+    ack(&mut s, 101, 5, &[]); // 0 and 4 new; 1..3 were SACKed already
+    ack(&mut s, 102, 5, &[(6, 9)]); // 6, 7, 8 SACKed
+    let mut out = Outbox::default();
+    s.on_timer(secs(2), &mut out); // RTO: SACK bits cleared, 5 resent
+    assert_eq!(segs(&out.packets), vec![5]);
+    ack(&mut s, secs(2) + 100, 6, &[(6, 9)]); // 5 new; 6..8 SACKed again
+    assert_eq!(*samples.borrow(), vec![(0, 3, 3), (5, 0, 2), (0, 3, 3), (1, 0, 1)]);
 }

@@ -703,53 +703,6 @@ fn send_overhead_delays_each_burst_by_a_random_time_below_its_maximum() {
 
 // ---------------------------------------------------------------- what an ACK delivered
 
-/// Reno, recording each ACK's `delivered` and `acked + sacked`.
-struct DeliveryLog(std::rc::Rc<std::cell::RefCell<Vec<(u64, u64)>>>);
-
-impl crate::cc::CongestionControl for DeliveryLog {
-    fn name(&self) -> &'static str {
-        "delivery-log"
-    }
-    fn on_ack(&mut self, w: &mut crate::cc::Window, ack: &crate::cc::AckSample) {
-        self.0.borrow_mut().push((ack.delivered, ack.acked + ack.sacked));
-        crate::cc::reno::Reno.on_ack(w, ack);
-    }
-    fn on_congestion(
-        &mut self,
-        w: &crate::cc::Window,
-        e: &crate::cc::CongestionEvent,
-    ) -> crate::cc::Response {
-        crate::cc::reno::Reno.on_congestion(w, e)
-    }
-}
-
-/// Linux's `rs->acked_sacked` (BBR's "segments delivered"): a segment counts
-/// when first SACKed or acknowledged, never again when the cumulative ACK
-/// passes over it, nor when it is SACKed again after a timeout forgot the
-/// SACK information. BBR counted `acked + sacked`, so a cumulative ACK over a
-/// SACKed block was counted twice (the second entry below).
-#[test]
-fn an_ack_sample_counts_each_segment_delivered_once() {
-    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-    let cfg = config(10, true);
-    let mut s = TcpSender::new(
-        &cfg,
-        Box::new(DeliveryLog(log.clone())),
-        defaults::loss_recovery("sack").unwrap(),
-        None,
-    );
-    assert_eq!(crate::cc::CongestionControl::name(&DeliveryLog(log.clone())), "delivery-log");
-    start(&mut s); // 0..9 outstanding
-    ack(&mut s, 100, 0, &[(1, 4)]); // 1, 2, 3 SACKed
-    ack(&mut s, 101, 5, &[]); // 0 and 4 new; 1..3 were SACKed already
-    ack(&mut s, 102, 5, &[(6, 9)]); // 6, 7, 8 SACKed
-    let mut out = Outbox::default();
-    s.on_timer(secs(2), &mut out); // RTO: SACK bits cleared, 5 resent
-    assert_eq!(segs(&out.packets), vec![5]);
-    ack(&mut s, secs(2) + 100, 6, &[(6, 9)]); // 5 new; 6..8 SACKed again
-    assert_eq!(*log.borrow(), vec![(3, 3), (2, 5), (3, 3), (1, 1)]);
-}
-
 /// BBR's cwnd after a timeout starts from one segment and grows by what each
 /// ACK delivers (Linux `bbr_set_cwnd`): the SACK blocks that the first ACK after the
 /// timeout repeats deliver nothing new, so they do not restore the window; the
