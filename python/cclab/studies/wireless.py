@@ -13,6 +13,7 @@ each estimator's error against the truth. The topology is ``wireless.toml``.
 from __future__ import annotations
 
 import copy
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
@@ -283,9 +284,13 @@ class WirelessStudy(Study):
         rows = []
         for (variant, rep), res in zip(keys, self._many(ctx, jobs), strict=True):
             m = res.metrics.filter((pl.col("metric") == ESTIMATORS[variant]) & (pl.col("time_s") >= warmup))
-            per_flow = m.group_by("flow_id").agg(pl.col("value").mean())
-            rows.append({"estimator": variant, "replication": rep, "flows": per_flow.height,
-                         "sum_mbps": float(per_flow["value"].sum()) / 1e6})  # fmt: skip
+            # Exact sums (math.fsum): polars' parallel group-by may add in another order from run to run.
+            samples: dict[int, list[float]] = {}
+            for flow_id, v in m.select("flow_id", "value").iter_rows():
+                samples.setdefault(flow_id, []).append(v)
+            means = [math.fsum(vs) / len(vs) for _, vs in sorted(samples.items())]
+            rows.append({"estimator": variant, "replication": rep, "flows": len(means),
+                         "sum_mbps": math.fsum(means) / 1e6})  # fmt: skip
         runs = pl.DataFrame(rows)
         sums = aggregate(runs, ["estimator"], ["sum_mbps"])
         ctx.table(runs, "estimate_sum_runs")
