@@ -17,6 +17,7 @@ pub mod packet;
 pub mod prefetch;
 pub mod random;
 pub mod time;
+pub mod udt_codec;
 pub mod units;
 
 pub use counters::{Counters, Extras, Measure};

@@ -237,6 +237,10 @@ pub enum UdtControl {
         flow_window: u32,
         request: i32,
         socket_id: u32,
+        /// The listener's SYN cookie, echoed by a rendezvous-free caller.
+        cookie: u32,
+        /// The peer's IP address as UDT 4 stores it (IPv4 in the first word).
+        peer_ip: [u32; 4],
     },
     KeepAlive,
     /// A full ACK; the rate fields are present only when more than SYN has passed since the last ones.
@@ -258,6 +262,18 @@ pub enum UdtControl {
     Shutdown,
     Ack2 {
         ack_seq: u32,
+    },
+    /// Congestion or delay warning (type 4).
+    Warning,
+    /// The sender gave up on a message: its number and sequence range (type 7).
+    DropRequest {
+        msg: u32,
+        first_seq: u32,
+        last_seq: u32,
+    },
+    /// An error signalled by the peer (type 8).
+    PeerError {
+        code: u32,
     },
 }
 
