@@ -1,4 +1,4 @@
-"""The TCP configuration every ns-3 cross-check shares (run by hand, not in CI).
+"""What every ns-3 cross-check shares (run by hand, not in CI): the TCP configuration and the topology pieces.
 
 ns-3 3.44's TCP set as cclab's flows are in the cross-checks: the given
 congestion control, classic recovery (not ns-3's default PRR), SACK and
@@ -25,3 +25,69 @@ def configure_tcp(socket_type: str, segment: int, *, limited_transmit: bool | No
     if limited_transmit is not None:
         ns.Config.SetDefault("ns3::TcpSocketBase::LimitedTransmit", ns.BooleanValue(limited_transmit))
     ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(1.0)))
+
+
+def point_to_point(
+    nodes: ns.NodeContainer, a: int, b: int, rate: str, delay_ms: float, queue: str
+) -> ns.NetDeviceContainer:
+    """A point-to-point link between nodes `a` and `b` with a DropTail device queue of `queue`."""
+    p2p = ns.PointToPointHelper()
+    p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
+    p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))
+    p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(queue))
+    pair = ns.NodeContainer()
+    pair.Add(nodes.Get(a))
+    pair.Add(nodes.Get(b))
+    return p2p.Install(pair)
+
+
+def address(devices: ns.NetDeviceContainer, subnet: str, *, queue_disc: bool = False) -> ns.Ipv4InterfaceContainer:
+    """Numbers the link's two ends in `subnet` (a.b.c.0/24); without `queue_disc` the default queue
+    disc that Assign installs is removed again, so the device's DropTail queue is the link's only queue."""
+    helper = ns.Ipv4AddressHelper()
+    helper.SetBase(ns.Ipv4Address(subnet), ns.Ipv4Mask("255.255.255.0"))
+    interfaces = helper.Assign(devices)
+    if not queue_disc:
+        ns.TrafficControlHelper().Uninstall(devices)
+    return interfaces
+
+
+def packet_sink(node: ns.Node, port: int) -> ns.ApplicationContainer:
+    """A TCP sink on `port`, started at 0."""
+    any_address = ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+    apps = ns.PacketSinkHelper("ns3::TcpSocketFactory", any_address).Install(node)
+    apps.Start(ns.Seconds(0.0))
+    return apps
+
+
+def bulk_send(node: ns.Node, to: ns.Ipv4Address, port: int, segment: int, start_s: float) -> None:
+    """An unlimited bulk TCP transfer from `node` to `to`:`port` in `segment`-byte writes from `start_s`."""
+    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(to, port).ConvertTo())
+    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
+    bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
+    bulk.Install(node).Start(ns.Seconds(start_s))
+
+
+def one_flow_path(rtt_ms: float, bottleneck: str, bottleneck_delay_ms: float, buffer_packets: int, loss: float,
+                  segment: int) -> ns.ApplicationContainer:  # fmt: skip
+    """Node 0 sends one bulk flow to node 3 over routers 1 and 2: 1 Gbit/s access links sized for a
+    base RTT of `rtt_ms`, the bottleneck 1 -> 2 with a DropTail buffer of `buffer_packets` and
+    Bernoulli packet loss `loss` where it arrives at router 2. Returns the receiver's sink."""
+    nodes = ns.NodeContainer()
+    nodes.Create(4)
+    ns.InternetStackHelper().Install(nodes)
+    access_ms = (rtt_ms / 2 - bottleneck_delay_ms) / 2
+    address(point_to_point(nodes, 0, 1, "1Gbps", access_ms, "100000p"), "10.1.0.0")
+    middle = point_to_point(nodes, 1, 2, bottleneck, bottleneck_delay_ms, f"{buffer_packets}p")
+    address(middle, "10.2.0.0")
+    far = address(point_to_point(nodes, 2, 3, "1Gbps", access_ms, "100000p"), "10.3.0.0")
+    if loss > 0:
+        em = ns.CreateObject[ns.RateErrorModel]()
+        em.SetAttribute("ErrorRate", ns.DoubleValue(loss))
+        em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+        middle.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    port = 5000
+    sink_apps = packet_sink(nodes.Get(3), port)
+    bulk_send(nodes.Get(0), far.GetAddress(1), port, segment, 0.0)
+    return sink_apps

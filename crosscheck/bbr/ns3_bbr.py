@@ -22,7 +22,7 @@ import cppyy
 from ns import ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
+from ns3_tcp import configure_tcp, one_flow_path  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 30.0
 FROM_S = 5.0
@@ -64,48 +64,7 @@ def run(socket_type: str, loss: float) -> dict:
     cppyy.gbl.bbrcheck.last = 0
     configure_tcp(socket_type, SEGMENT)
 
-    # Nodes: 0 sender, 1 and 2 routers, 3 receiver.
-    nodes = ns.NodeContainer()
-    nodes.Create(4)
-    stack = ns.InternetStackHelper()
-    stack.Install(nodes)
-    tc = ns.TrafficControlHelper()
-    address = ns.Ipv4AddressHelper()
-
-    def link(a: int, b: int, rate: str, delay_ms: float, queue: str, subnet: int) -> ns.NetDeviceContainer:
-        p2p = ns.PointToPointHelper()
-        p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
-        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))
-        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(queue))
-        pair = ns.NodeContainer()
-        pair.Add(nodes.Get(a))
-        pair.Add(nodes.Get(b))
-        devices = p2p.Install(pair)
-        address.SetBase(ns.Ipv4Address(f"10.{subnet}.0.0"), ns.Ipv4Mask("255.255.255.0"))
-        interfaces = address.Assign(devices)
-        tc.Uninstall(devices)  # after Assign, which installs the default queue disc
-        return devices, interfaces
-
-    access_ms = (RTT_MS / 2 - BOTTLENECK_DELAY_MS) / 2
-    link(0, 1, "1Gbps", access_ms, "100000p", 1)
-    bottleneck, _ = link(1, 2, "20Mbps", BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p", 2)
-    _, far = link(2, 3, "1Gbps", access_ms, "100000p", 3)
-    if loss > 0:
-        em = ns.CreateObject[ns.RateErrorModel]()
-        em.SetAttribute("ErrorRate", ns.DoubleValue(loss))
-        em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
-        bottleneck.Get(1).SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-
-    port = 5000
-    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-    sink_apps = sink.Install(nodes.Get(3))
-    sink_apps.Start(ns.Seconds(0.0))
-    bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(far.GetAddress(1), port).ConvertTo())
-    bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-    bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
-    sender = bulk.Install(nodes.Get(0))
-    sender.Start(ns.Seconds(0.0))
+    sink_apps = one_flow_path(RTT_MS, "20Mbps", BOTTLENECK_DELAY_MS, BUFFER_PACKETS, loss, SEGMENT)
     cppyy.gbl.bbrcheck.ScheduleConnect(1e-6)
     cppyy.gbl.bbrcheck.ScheduleMark(FROM_S, sink_apps.Get(0))
 

@@ -24,7 +24,7 @@ import cppyy
 from ns import ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
+from ns3_tcp import address, bulk_send, configure_tcp, packet_sink, point_to_point  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 30.0
 FROM_S = 10.0
@@ -110,45 +110,21 @@ def main() -> None:
     # Nodes: 0 senders, 1 and 2 routers, 3 receivers.
     nodes = ns.NodeContainer()
     nodes.Create(4)
-    stack = ns.InternetStackHelper()
-    stack.Install(nodes)
-    none = ns.TrafficControlHelper()
+    ns.InternetStackHelper().Install(nodes)
+    access_ms = (RTT_MS / 2 - BOTTLENECK_DELAY_MS) / 2
+    address(point_to_point(nodes, 0, 1, "1Gbps", access_ms, "100000p"), "10.1.0.0")
+    bottleneck = point_to_point(nodes, 1, 2, "10Mbps", BOTTLENECK_DELAY_MS, "1p")
     red = ns.TrafficControlHelper()
     red.SetRootQueueDisc("ns3::RedQueueDisc")
-    address = ns.Ipv4AddressHelper()
-
-    def link(a: int, b: int, rate: str, delay_ms: float, queue: str, subnet: int, aqm: bool) -> tuple:
-        p2p = ns.PointToPointHelper()
-        p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
-        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))
-        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(queue))
-        pair = ns.NodeContainer()
-        pair.Add(nodes.Get(a))
-        pair.Add(nodes.Get(b))
-        devices = p2p.Install(pair)
-        discs = red.Install(devices) if aqm else None
-        address.SetBase(ns.Ipv4Address(f"10.{subnet}.0.0"), ns.Ipv4Mask("255.255.255.0"))
-        interfaces = address.Assign(devices)
-        if not aqm:
-            none.Uninstall(devices)  # after Assign, which installs the default queue disc
-        return devices, interfaces, discs
-
-    access_ms = (RTT_MS / 2 - BOTTLENECK_DELAY_MS) / 2
-    link(0, 1, "1Gbps", access_ms, "100000p", 1, False)
-    bottleneck, _, discs = link(1, 2, "10Mbps", BOTTLENECK_DELAY_MS, "1p", 2, True)
-    _, far, _ = link(2, 3, "1Gbps", access_ms, "100000p", 3, False)
+    discs = red.Install(bottleneck)  # before Assign, so it does not install the default queue disc
+    address(bottleneck, "10.2.0.0", queue_disc=True)
+    far = address(point_to_point(nodes, 2, 3, "1Gbps", access_ms, "100000p"), "10.3.0.0")
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     port = 5000
-    sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-    sink_apps = sink.Install(nodes.Get(3))
-    sink_apps.Start(ns.Seconds(0.0))
+    sink_apps = packet_sink(nodes.Get(3), port)
     for i in range(FLOWS):
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(far.GetAddress(1), port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
-        sender = bulk.Install(nodes.Get(0))
-        sender.Start(ns.Seconds(i * 0.125))
+        bulk_send(nodes.Get(0), far.GetAddress(1), port, SEGMENT, i * 0.125)
     rc = cppyy.gbl.redcheck
     rc.Setup(discs.Get(0), bottleneck.Get(0), sink_apps.Get(0), FROM_S, DURATION_S, 0.01)
 

@@ -22,7 +22,7 @@ import cppyy
 from ns import ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ns3_tcp import configure_tcp  # noqa: E402 (a sibling module, found through the path above)
+from ns3_tcp import address, bulk_send, configure_tcp, packet_sink, point_to_point  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 20.0
 RTTS_MS = (40, 80)
@@ -60,53 +60,25 @@ def main() -> None:
     # Nodes: 0, 1 senders; 2, 3 routers; 4, 5 receivers.
     nodes = ns.NodeContainer()
     nodes.Create(6)
-    stack = ns.InternetStackHelper()
-    stack.Install(nodes)
-    tc = ns.TrafficControlHelper()
-    address = ns.Ipv4AddressHelper()
-
-    def link(a: int, b: int, rate: str, delay_ms: float, queue: str) -> ns.NetDeviceContainer:
-        p2p = ns.PointToPointHelper()
-        p2p.SetDeviceAttribute("DataRate", ns.StringValue(rate))
-        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.MilliSeconds(delay_ms)))
-        p2p.SetQueue("ns3::DropTailQueue", "MaxSize", ns.StringValue(queue))
-        pair = ns.NodeContainer()
-        pair.Add(nodes.Get(a))
-        pair.Add(nodes.Get(b))
-        return p2p.Install(pair)
+    ns.InternetStackHelper().Install(nodes)
 
     access = lambda rtt_ms: (rtt_ms / 2 - BOTTLENECK_DELAY_MS) / 2  # noqa: E731
     receivers = []
     subnet = 1
     for flow, rtt in enumerate(RTTS_MS):
         for a, b in ((flow, 2), (3, 4 + flow)):
-            devices = link(a, b, "1Gbps", access(rtt), "100000p")
-            address.SetBase(ns.Ipv4Address(f"10.{subnet}.0.0"), ns.Ipv4Mask("255.255.255.0"))
-            interfaces = address.Assign(devices)
-            tc.Uninstall(devices)  # after Assign, which installs the default queue disc
+            interfaces = address(point_to_point(nodes, a, b, "1Gbps", access(rtt), "100000p"), f"10.{subnet}.0.0")
             subnet += 1
             if b == 4 + flow:
                 receivers.append(interfaces.GetAddress(1))
-    devices = link(2, 3, "100Mbps", BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p")
-    address.SetBase(ns.Ipv4Address("10.99.0.0"), ns.Ipv4Mask("255.255.255.0"))
-    address.Assign(devices)
-    tc.Uninstall(devices)
+    address(point_to_point(nodes, 2, 3, "100Mbps", BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p"), "10.99.0.0")
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     sinks = []
     for flow, start in enumerate(STARTS_S):
         port = 5000 + flow
-        sink = ns.PacketSinkHelper(
-            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-        )
-        apps = sink.Install(nodes.Get(4 + flow))
-        apps.Start(ns.Seconds(0.0))
-        sinks.append(apps.Get(0))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(receivers[flow], port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
-        sender = bulk.Install(nodes.Get(flow))
-        sender.Start(ns.Seconds(start))
+        sinks.append(packet_sink(nodes.Get(4 + flow), port).Get(0))
+        bulk_send(nodes.Get(flow), receivers[flow], port, SEGMENT, start)
         cppyy.gbl.crosscheck.ScheduleConnect(start + 1e-6, flow, flow)
 
     ns.Simulator.Stop(ns.Seconds(DURATION_S))
