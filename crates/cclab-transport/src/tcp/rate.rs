@@ -77,6 +77,8 @@ struct Candidate {
 #[derive(Clone, Debug, Default)]
 pub struct DeliveryRate {
     delivered: u64,
+    /// Segments delivered so far, each transmission at most once.
+    delivered_segments: u64,
     delivered_time: Time,
     first_sent_time: Time,
     /// Non-zero while application-limited: the `delivered` count at which the bubble is gone.
@@ -90,6 +92,12 @@ impl DeliveryRate {
     /// Bytes delivered so far.
     pub fn delivered(&self) -> u64 {
         self.delivered
+    }
+
+    /// Segments delivered so far: a transmission counts once, when it is
+    /// first SACKed or acknowledged.
+    pub fn delivered_segments(&self) -> u64 {
+        self.delivered_segments
     }
 
     /// Packet-timed round trips completed.
@@ -115,14 +123,15 @@ impl DeliveryRate {
         }
     }
 
-    /// A segment of `bytes` was delivered (draft `UpdateRateSample`); false
+    /// A segment of `bytes` was delivered (draft `UpdateRateSample`); nothing
     /// if this transmission of it had been delivered before.
-    pub fn on_delivered(&mut self, now: Time, tx: &mut TxSnapshot, bytes: u64) -> bool {
+    pub fn on_delivered(&mut self, now: Time, tx: &mut TxSnapshot, bytes: u64) {
         if !tx.pending {
-            return false;
+            return;
         }
         tx.pending = false;
         self.delivered += bytes;
+        self.delivered_segments += 1;
         self.delivered_time = now;
         let newer =
             self.candidate.is_none_or(|c| tx.sent_time > c.sent_time || tx.delivered > c.prior_delivered);
@@ -136,7 +145,6 @@ impl DeliveryRate {
             });
             self.first_sent_time = tx.sent_time;
         }
-        true
     }
 
     /// Ends the processing of one ACK (draft `GenerateRateSample`): the sample,

@@ -381,34 +381,28 @@ impl TcpSender {
         s.rwnd = rwnd;
 
         let (mss, total, last) = (s.mss, s.total_segments, s.last_segment_len);
-        let rate = &mut self.rate;
-        // Whether this delivers the segment's latest transmission for the
-        // first time: SACK blocks re-reported after the scoreboard was cleared
-        // (on a timeout) deliver nothing new, nor does a cumulative ACK over
-        // segments SACKed before.
-        let mut newly_delivered = 0;
-        let mut delivered = |seg: u64, tx: &mut super::rate::TxSnapshot| {
-            let first = rate.on_delivered(now, tx, segment_len(seg, mss, total, last) as u64);
-            newly_delivered += u64::from(first);
-            first
-        };
-        let (mut newly_sacked, mut first_sacked) = (0, 0);
+        let bytes = move |seg: u64| segment_len(seg, mss, total, last) as u64;
+        // The rate sampler counts each transmission delivered once: SACK blocks
+        // re-reported after a timeout cleared the scoreboard deliver nothing
+        // new, nor does a cumulative ACK over segments SACKed before.
+        let delivered_before = self.rate.delivered_segments();
+        let mut newly_sacked = 0;
         if self.sack {
             for &(left, right) in h.sack.as_slice() {
                 let (first, end) = (left / s.mss as u64, s.segment_ceil(right));
-                let mut count_first = |seg: u64, tx: &mut super::rate::TxSnapshot| {
-                    first_sacked += u64::from(delivered(seg, tx));
-                };
-                newly_sacked += s.scoreboard.mark_sacked_with(first.max(ack_seg), end, &mut count_first);
+                let rate = &mut self.rate;
+                newly_sacked += s.scoreboard.mark_sacked_with(first.max(ack_seg), end, |seg, tx| {
+                    rate.on_delivered(now, tx, bytes(seg))
+                });
             }
         }
+        let first_sacked = self.rate.delivered_segments() - delivered_before;
 
         let newly_acked = ack_seg.saturating_sub(s.snd_una);
         let mut rtt_sample = None;
         if newly_acked > 0 {
-            let acked = s.scoreboard.ack_to_with(ack_seg, |seg: u64, tx: &mut super::rate::TxSnapshot| {
-                delivered(seg, tx);
-            });
+            let rate = &mut self.rate;
+            let acked = s.scoreboard.ack_to_with(ack_seg, |seg, tx| rate.on_delivered(now, tx, bytes(seg)));
             rtt_sample = if self.timestamps {
                 Some(now.saturating_sub(h.ts_ecr))
             } else if !acked.any_retransmitted {
@@ -442,7 +436,7 @@ impl TcpSender {
         sample.round_start = round_start;
         sample.acked = newly_acked;
         sample.sacked = first_sacked;
-        sample.delivered = newly_delivered;
+        sample.delivered = self.rate.delivered_segments() - delivered_before;
         sample.rtt = rtt_sample;
         sample.srtt = s.rtt.srtt();
         sample.min_rtt = s.rtt.min_rtt();
