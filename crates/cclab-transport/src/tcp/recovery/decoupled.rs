@@ -178,15 +178,20 @@ impl Decoupled {
         if ack.newly_sacked > 0 {
             self.retrxq.retain(|&seg, _| !s.scoreboard.is_sacked(seg));
         }
-        self.drop_stale_expiries(s);
+    }
+
+    /// Whether the transmission of `seg` at `sent_at` still waits in WAITQ:
+    /// it is the segment's latest, neither acknowledged nor deemed lost.
+    fn in_waitq(&self, s: &SenderState, seg: u64, sent_at: Time) -> bool {
+        let latest = s.scoreboard.get(seg).is_some_and(|r| r.sent_at == sent_at);
+        latest && !Self::acknowledged(s, seg) && !self.retrxq.contains_key(&seg)
     }
 
     /// Pops the expiry timers at the top whose segment was acknowledged or
     /// sent again since, so that no wake-up is spent on them.
     fn drop_stale_expiries(&mut self, s: &SenderState) {
         while let Some(&Reverse((_, seg, sent_at))) = self.expiries.peek() {
-            let current = s.scoreboard.get(seg).is_some_and(|r| r.sent_at == sent_at);
-            if current && !Self::acknowledged(s, seg) && !self.retrxq.contains_key(&seg) {
+            if self.in_waitq(s, seg, sent_at) {
                 return;
             }
             self.expiries.pop();
@@ -226,7 +231,6 @@ impl LossRecovery for Decoupled {
         self.now = ack.now;
         self.last_ack = Some(ack.now);
         self.forget_acknowledged(s, ack);
-        self.waitq = self.waiting(s);
         let seg = s.snd_una;
         let third_duplicate = self.dupacks.reaches_threshold(s, ack);
         let mut respond = false;
@@ -243,6 +247,7 @@ impl LossRecovery for Decoupled {
                 respond |= self.lost(s, hole);
             }
         }
+        self.drop_stale_expiries(s);
         self.waitq = self.waiting(s);
         Outcome { loss_detected: respond, ..Outcome::default() }
     }
@@ -320,8 +325,7 @@ impl LossRecovery for Decoupled {
                 break;
             }
             self.expiries.pop();
-            let current = s.scoreboard.get(seg).is_some_and(|r| r.sent_at == sent_at);
-            if current && !Self::acknowledged(s, seg) && !self.retrxq.contains_key(&seg) {
+            if self.in_waitq(s, seg, sent_at) {
                 respond = self.lost(s, seg);
             }
         }
