@@ -7,10 +7,12 @@
 //! descriptor, and [`registry`] lists them. The crate depends only on
 //! `cclab-wire`: it never sees the simulator's engine.
 
+pub mod app;
 pub mod cc;
 pub mod estimate;
 pub mod pacing;
 pub mod registry;
 pub mod tcp;
 pub mod udp;
+pub mod udt;
 pub mod windowed_filter;

@@ -6,6 +6,7 @@
 use crate::cc::{self, CongestionControl};
 use crate::pacing::{self, Pacer};
 use crate::tcp::recovery::{decoupled, newreno, reno, sack, sack1, tahoe, LossRecovery};
+use crate::udt::cc::{daimd, prediction, rtt_banded, UdtCcDescriptor, UdtCongestionControl};
 use cclab_wire::{Descriptor, Info, ParamError, Params};
 
 /// How to build a congestion control, and whether it paces itself.
@@ -44,6 +45,10 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::bbr::DESCRIPTOR,
 ];
 
+/// Congestion controls of `protocol = "udt"` flows (UDT 4's `CCC` contract).
+pub const UDT_CONGESTION_CONTROLS: &[UdtCcDescriptor] =
+    &[daimd::DESCRIPTOR, rtt_banded::DESCRIPTOR, prediction::DESCRIPTOR, prediction::COMBINED];
+
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[
     tahoe::DESCRIPTOR,
     reno::DESCRIPTOR,
@@ -63,6 +68,10 @@ pub fn congestion_control(name: &str) -> Option<&'static CcDescriptor> {
     find(CONGESTION_CONTROLS, name)
 }
 
+pub fn udt_congestion_control(name: &str) -> Option<&'static UdtCcDescriptor> {
+    find(UDT_CONGESTION_CONTROLS, name)
+}
+
 pub fn loss_recovery(name: &str) -> Option<&'static RecoveryDescriptor> {
     find(LOSS_RECOVERIES, name)
 }
@@ -74,6 +83,7 @@ pub fn pacing(name: &str) -> Option<&'static PacingDescriptor> {
 /// Every transport algorithm, by role.
 pub fn infos() -> Vec<Info> {
     let mut all: Vec<Info> = CONGESTION_CONTROLS.iter().map(Descriptor::info).collect();
+    all.extend(UDT_CONGESTION_CONTROLS.iter().map(Descriptor::info));
     all.extend(LOSS_RECOVERIES.iter().map(Descriptor::info));
     all.extend(PACINGS.iter().map(Descriptor::info));
     all
@@ -90,6 +100,11 @@ pub mod defaults {
     pub fn congestion_control(name: &str) -> Result<Box<dyn CongestionControl>, ParamError> {
         let d = super::congestion_control(name).ok_or(unknown(name))?;
         (d.build.build)(&params(d)?)
+    }
+
+    pub fn udt_congestion_control(name: &str) -> Result<Box<dyn UdtCongestionControl>, ParamError> {
+        let d = super::udt_congestion_control(name).ok_or(unknown(name))?;
+        (d.build)(&params(d)?)
     }
 
     pub fn loss_recovery(name: &str) -> Result<Box<dyn LossRecovery>, ParamError> {

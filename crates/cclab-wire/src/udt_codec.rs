@@ -120,6 +120,29 @@ pub fn encode(header: &UdtHeader, out: &mut Vec<u8>) -> Result<(), UdtEncodeErro
     Ok(())
 }
 
+/// Bytes [`encode`] writes for `header` (a data packet's payload not
+/// included), computed without encoding: what a simulated packet's wire size needs.
+pub fn encoded_len(header: &UdtHeader) -> usize {
+    let control = match header {
+        UdtHeader::Data { .. } => 0,
+        UdtHeader::Control { body, .. } => match body {
+            UdtControl::Handshake { .. } => HANDSHAKE_BYTES,
+            UdtControl::Ack { rates, .. } => 16 + if rates.is_some() { 8 } else { 0 },
+            UdtControl::Nak { losses } => {
+                losses.as_slice().iter().map(|(first, last)| if first == last { 4 } else { 8 }).sum()
+            }
+            UdtControl::DropRequest { .. } => 8,
+            UdtControl::KeepAlive
+            | UdtControl::LightAck { .. }
+            | UdtControl::Warning
+            | UdtControl::Shutdown
+            | UdtControl::Ack2 { .. }
+            | UdtControl::PeerError { .. } => 4,
+        },
+    };
+    HEADER_BYTES + control
+}
+
 /// A control packet's type, additional information and control information.
 fn control_words(body: &UdtControl) -> Result<(u32, u32, Vec<u32>), UdtEncodeError> {
     const PAD: u32 = 0;
@@ -326,6 +349,7 @@ mod tests {
         ];
         for header in headers {
             let mut wire = bytes(&header);
+            assert_eq!(encoded_len(&header), wire.len(), "{header:?}");
             if matches!(header, UdtHeader::Data { .. }) {
                 wire.extend_from_slice(b"payload");
             }

@@ -25,17 +25,7 @@ use cclab_wire::Time;
 /// Advertised when no `max_window` is set: far beyond any window a run reaches.
 pub const UNLIMITED_WINDOW_BYTES: u64 = 1 << 50;
 
-/// What the sending application offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum App {
-    /// An infinite backlog (FTP-like bulk transfer).
-    Bulk,
-    /// A finite transfer of this many bytes.
-    Transfer { bytes: u64 },
-    /// Whatever the application writes (`Control::AppWrite`) until it closes
-    /// (`Control::AppClose`); only whole segments leave before the close.
-    Stream,
-}
+pub use crate::app::App;
 
 /// Everything that configures one TCP connection (both ends).
 #[derive(Clone, Debug, PartialEq)]
