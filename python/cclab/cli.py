@@ -27,6 +27,8 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 #: IPv4 and UDP headers inside a UDP source's packet size.
 UDP_IP_HEADER_BYTES = 28
+#: IP, UDP and UDT headers of a UDT data packet (UDT 4: 28 + 16 bytes).
+UDT_HEADERS_BYTES = 44
 
 
 class UsageError(Exception):
@@ -315,17 +317,23 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
     return 0
 
 
+def _full_payload(group: dict[str, Any]) -> int:
+    if group["tcp"]:
+        return int(group["tcp"]["mss"])
+    if group.get("udt"):
+        return int(group["udt"]["mss"]) - UDT_HEADERS_BYTES
+    return int(group["app"]["size"]) - UDP_IP_HEADER_BYTES
+
+
 class _Variant:
     """One variant of a benchmark: its scenario text and the timings of its runs."""
 
     def __init__(self, text: str, name: str, resolved: dict[str, Any]) -> None:
         self.text, self.name = text, name
         self.duration: float = resolved["run"]["duration"]
-        # Payload bytes of a full data packet: a TCP segment, or a UDP datagram less its headers.
-        self.payload = {
-            g["name"]: g["tcp"]["mss"] if g["tcp"] else g["app"]["size"] - UDP_IP_HEADER_BYTES
-            for g in resolved["flows"]
-        }
+        # Payload bytes of a full data packet: a TCP segment, a UDT packet less its
+        # IP, UDP and UDT headers, or a UDP datagram less its headers.
+        self.payload = {g["name"]: _full_payload(g) for g in resolved["flows"]}
         self.sim_walls: list[float] = []
         self.call_walls: list[float] = []
         self.cpus: list[float] = []

@@ -20,6 +20,7 @@ use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Net
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
 use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};
+use cclab_transport::udt::{receiver::UdtReceiver, sender::UdtSender};
 use cclab_wire::{Endpoint, EndpointId, FlowId, NodeId, Params, Time};
 
 /// One instance of a flow group: a row of the flows table.
@@ -309,6 +310,15 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 engine.add_agent(Box::new(WebSource::new(plan, opener)));
                 (None, None)
             }
+            (Protocol::Udt, AppSpec::Bulk | AppSpec::Transfer { .. }) => {
+                let (app, size) = match group.app {
+                    AppSpec::Transfer { size } => (App::Transfer { bytes: size }, Some(size)),
+                    _ => (App::Bulk, None),
+                };
+                let (s, r) = udt_endpoints(group, p.start, app).map_err(|m| ScenarioError::at(&key, m))?;
+                let (_, s, r) = engine.connect(flow_id, open(s, r, size));
+                (Some(s), Some(r))
+            }
             (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
                 let cfg = CbrConfig {
                     rate_bps: rate,
@@ -398,6 +408,18 @@ pub fn tcp_endpoints(
         (pacing.build)(&a.pacing_params).map_err(|e| format!("pacing {e}"))?,
     );
     Ok((Box::new(sender), Box::new(TcpReceiver::new(&cfg))))
+}
+
+/// The two endpoints of one UDT connection of `group`, its congestion
+/// control built from its descriptor and the group's resolved parameters.
+pub fn udt_endpoints(group: &FlowGroup, start: Time, app: App) -> Result<EndpointPair, String> {
+    let (Some(u), Some(cfg)) = (group.udt.as_ref(), group.udt_config(start, app)) else {
+        return Err("not a UDT flow".into());
+    };
+    let cc = registry::udt_congestion_control(&u.cc)
+        .ok_or_else(|| format!("UDT congestion control \"{}\" is not registered", u.cc))?;
+    let cc = (cc.build)(&u.cc_params).map_err(|e| format!("cc {e}"))?;
+    Ok((Box::new(UdtSender::new(cfg, cc)), Box::new(UdtReceiver::new(cfg))))
 }
 
 /// Turns each link's buffer spec into a limit. "1bdp" is the link rate times the

@@ -70,6 +70,11 @@ pub fn flow_metrics(group: &FlowGroup) -> Vec<FlowMetric> {
             }
         }
     }
+    if let Some(u) = &group.udt {
+        for d in registry::udt_congestion_control(&u.cc).map(|d| d.metrics).unwrap_or_default() {
+            all.push(FlowMetric { name: format!("cc.{}", d.name), desc: *d });
+        }
+    }
     all.extend(FLOW_METRICS.iter().map(plain));
     all
 }

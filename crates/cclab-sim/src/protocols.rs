@@ -6,6 +6,7 @@ use cclab_wire::{Descriptor, Role};
 pub enum Protocol {
     Tcp,
     Udp,
+    Udt,
 }
 
 pub type ProtocolDescriptor = Descriptor<Protocol>;
@@ -33,7 +34,19 @@ pub const UDP: ProtocolDescriptor = Descriptor {
     build: Protocol::Udp,
 };
 
-pub const PROTOCOLS: &[ProtocolDescriptor] = &[TCP, UDP];
+pub const UDT: ProtocolDescriptor = Descriptor {
+    name: "udt",
+    role: Role::Protocol,
+    summary: "UDT 4: reliable bulk transfer over UDP paced by a sending period (rate control each SYN, \
+              NAKs, ACK2, packet-pair capacity); chooses its cc among the UDT congestion controls",
+    source: "Gu & Grossman, Computer Networks 51(7) 2007; draft-gg-udt-03; UDT 4.11 src/core.cpp (sans-IO \
+             model starting established, as the handshake would leave it)",
+    parameters: &[],
+    metrics: cclab_transport::udt::sender::METRICS,
+    build: Protocol::Udt,
+};
+
+pub const PROTOCOLS: &[ProtocolDescriptor] = &[TCP, UDP, UDT];
 
 pub fn find(name: &str) -> Option<&'static ProtocolDescriptor> {
     PROTOCOLS.iter().find(|d| d.name == name)

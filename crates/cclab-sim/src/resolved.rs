@@ -14,7 +14,7 @@
 use crate::observe::Observe;
 use crate::scenario::{
     Direction, Dumbbell, FlowGroup, Graph, GraphLink, LinkParams, RunConfig, Scenario, Start, TcpAlgorithms,
-    TcpOptions, Topology,
+    TcpOptions, Topology, UdtOptions,
 };
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
@@ -231,8 +231,21 @@ fn app(a: &AppSpec) -> String {
 }
 
 fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
-    let FlowGroup { name, count, direction, protocol, algorithms, rtt, from, to, start, stop, app: a, tcp } =
-        f;
+    let FlowGroup {
+        name,
+        count,
+        direction,
+        protocol,
+        algorithms,
+        rtt,
+        from,
+        to,
+        start,
+        stop,
+        app: a,
+        tcp,
+        udt,
+    } = f;
     w.header("[[flows]]");
     w.string("name", name.as_str());
     w.value("count", Value::Integer(i64::from(*count)));
@@ -270,6 +283,13 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.raw("recovery_params", &params(recovery_params));
         w.string("pacing", pacing.as_str());
         w.raw("pacing_params", &params(pacing_params));
+    }
+    if let Some(UdtOptions { cc, cc_params, mss, receive_buffer, max_flow_window }) = udt {
+        w.string("cc", cc.as_str());
+        w.raw("cc_params", &params(cc_params));
+        w.value("mss", Value::Integer(i64::from(*mss)));
+        w.value("receive_buffer", Value::Integer(i64::from(*receive_buffer)));
+        w.value("max_flow_window", Value::Integer(i64::from(*max_flow_window)));
     }
     if let Some(t) = tcp {
         let TcpOptions {

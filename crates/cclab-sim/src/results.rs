@@ -354,7 +354,7 @@ impl RunResult {
                     flow_id: f.flow_id,
                     direction: group.direction.as_str(),
                     protocol: group.protocol.clone(),
-                    cc: algorithms.map(|a| a.cc.clone()),
+                    cc: group.cc().map(str::to_string),
                     recovery: algorithms.map(|a| a.recovery.clone()),
                     pacing: algorithms.map(|a| a.pacing.clone()),
                     app: group.app.kind(),

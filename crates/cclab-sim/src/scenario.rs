@@ -19,6 +19,7 @@ use cclab_core::queue;
 use cclab_transport::cc::SsthreshBasis;
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
+use cclab_transport::udt::UdtConfig;
 use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
@@ -206,6 +207,20 @@ pub struct TcpAlgorithms {
     pub pacing_params: Params,
 }
 
+/// What configures a UDT flow group: its congestion control and the socket
+/// options a UDT 4 handshake would agree.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct UdtOptions {
+    pub cc: String,
+    pub cc_params: Params,
+    /// Bytes of a full packet on the wire (UDT_MSS).
+    pub mss: u32,
+    /// Receive buffer, packets (UDT_RCVBUF).
+    pub receive_buffer: u32,
+    /// Flow-control limit, packets (UDT_FC): the flow window is the smaller of it and the buffer.
+    pub max_flow_window: u32,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FlowGroup {
     pub name: String,
@@ -227,11 +242,30 @@ pub struct FlowGroup {
     pub stop: Option<Time>,
     pub app: AppSpec,
     pub tcp: Option<TcpOptions>,
+    pub udt: Option<UdtOptions>,
 }
 
 impl FlowGroup {
     pub fn protocol(&self) -> Protocol {
         protocols::find(&self.protocol).map_or(Protocol::Tcp, |d| d.build)
+    }
+
+    /// The congestion control's name, whichever protocol's it is.
+    pub fn cc(&self) -> Option<&str> {
+        self.algorithms.as_ref().map(|a| a.cc.as_str()).or(self.udt.as_ref().map(|u| u.cc.as_str()))
+    }
+
+    /// The UDT configuration of one connection starting at `start` with this application.
+    pub fn udt_config(&self, start: Time, app: App) -> Option<UdtConfig> {
+        let u = self.udt.as_ref()?;
+        Some(UdtConfig {
+            mss: u.mss,
+            flow_window: u.receive_buffer.min(u.max_flow_window),
+            receive_buffer: u.receive_buffer,
+            start,
+            app,
+            ..UdtConfig::default()
+        })
     }
 
     /// The TCP configuration of one connection starting at `start` with this
@@ -271,10 +305,11 @@ impl FlowGroup {
 
     /// Bytes of a full data packet on the wire.
     pub fn wire_segment_bytes(&self) -> u64 {
-        match (&self.tcp, self.app) {
-            (Some(t), _) => t.mss as u64 + t.header as u64,
-            (None, AppSpec::Cbr { size, .. }) => size,
-            (None, _) => 0,
+        match (&self.tcp, &self.udt, self.app) {
+            (Some(t), _, _) => t.mss as u64 + t.header as u64,
+            (None, Some(u), _) => u.mss as u64,
+            (None, None, AppSpec::Cbr { size, .. }) => size,
+            (None, None, _) => 0,
         }
     }
 }
@@ -653,7 +688,7 @@ fn algorithm<B>(
 /// `app = "bulk"` or `app = { kind = "...", parameters... }`. A `load` given
 /// without `load_of` is a fraction of `bottleneck_bps` (a dumbbell's), if any.
 fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Result<AppSpec, ScenarioError> {
-    let names = || sources::SOURCES.iter().filter(|d| d.build.protocol == protocol).map(|d| d.name);
+    let names = || sources::SOURCES.iter().filter(|d| d.build.runs_over(protocol)).map(|d| d.name);
     let example = if protocol == "udp" {
         "{ kind = \"cbr\", rate = \"10Mbps\" }"
     } else {
@@ -661,10 +696,11 @@ fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Re
     };
     let other_protocol = |d: &sources::SourceDescriptor, kind: &str| {
         let list = names().collect::<Vec<_>>().join(", ");
-        format!("{kind} runs over protocol {}, not {protocol} (use one of {list})", d.build.protocol)
+        let over = d.build.protocols.join(" or ");
+        format!("{kind} runs over protocol {over}, not {protocol} (use one of {list})")
     };
     let (descriptor, params, at) = match s.get("app") {
-        None if protocol == "tcp" => return Ok(AppSpec::Bulk),
+        None if sources::bulk::DESCRIPTOR.build.runs_over(protocol) => return Ok(AppSpec::Bulk),
         None => {
             return Err(s.error("app", format!("is required for protocol {protocol}; write app = {example}")))
         }
@@ -672,7 +708,7 @@ fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Re
             let Some(d) = sources::find(k) else {
                 return Err(s.error("app", unknown(Role::TrafficSource, k, names())));
             };
-            if d.build.protocol != protocol {
+            if !d.build.runs_over(protocol) {
                 return Err(s.error("app", other_protocol(d, k)));
             }
             let app = Section::empty(s.key_path("app"));
@@ -690,7 +726,7 @@ fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Re
             let Some(d) = sources::find(kind) else {
                 return Err(app.error("kind", unknown(Role::TrafficSource, kind, names())));
             };
-            if d.build.protocol != protocol {
+            if !d.build.runs_over(protocol) {
                 return Err(app.error("kind", other_protocol(d, kind)));
             }
             let params = resolve_params(&d.info(), &app, &["kind"])?;
@@ -891,6 +927,21 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
     Ok((algorithms, options))
 }
 
+/// Keys of a UDT flow; the TCP keys not among them are refused on it.
+const UDT_KEYS: &[&str] = &["cc", "cc_params", "mss", "receive_buffer", "max_flow_window"];
+
+fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
+    let (cc, cc_params) =
+        algorithm(s, "cc", "cc_params", registry::UDT_CONGESTION_CONTROLS, Role::CongestionControl, "udt")?;
+    (cc.build)(&cc_params)
+        .map_err(|e| ScenarioError::at(format!("{}.{}", s.key_path("cc_params"), e.name), e.problem))?;
+    // A packet must hold the IP, UDP and UDT headers (44 bytes) and some payload.
+    let mss = s.integer("mss", 76, 65_535)?.unwrap_or(1500) as u32;
+    let receive_buffer = s.integer("receive_buffer", 32, 1 << 24)?.unwrap_or(8192) as u32;
+    let max_flow_window = s.integer("max_flow_window", 32, 1 << 24)?.unwrap_or(25_600) as u32;
+    Ok(UdtOptions { cc: cc.name.to_string(), cc_params, mss, receive_buffer, max_flow_window })
+}
+
 fn parse_flow(
     mut s: Section,
     index: usize,
@@ -922,20 +973,32 @@ fn parse_flow(
         Topology::Graph(_) => None,
     };
     let app = parse_app(&mut s, protocol, bottleneck_bps)?;
-    let (algorithms, tcp) = if protocol == "tcp" {
-        if stop.is_some() {
-            return Err(s.error(
-                "stop",
-                "only applies to protocol udp; a TCP flow ends with a finite transfer (app = { kind = \"transfer\", size = ... })",
-            ));
+    if stop.is_some() && protocol != "udp" {
+        return Err(s.error(
+            "stop",
+            format!(
+                "only applies to protocol udp; a {} flow ends with a finite transfer (app = {{ kind = \"transfer\", size = ... }})",
+                protocol.to_uppercase()
+            ),
+        ));
+    }
+    let (algorithms, tcp, udt) = match protocol {
+        "tcp" => {
+            let (algorithms, options) = parse_tcp(&mut s)?;
+            (Some(algorithms), Some(options), None)
         }
-        let (algorithms, options) = parse_tcp(&mut s)?;
-        (Some(algorithms), Some(options))
-    } else {
-        if let Some(key) = TCP_KEYS.iter().find(|k| s.has(k)) {
-            return Err(s.error(key, format!("only applies to protocol tcp, not {protocol}")));
+        "udt" => {
+            if let Some(key) = TCP_KEYS.iter().find(|k| !UDT_KEYS.contains(k) && s.has(k)) {
+                return Err(s.error(key, "only applies to protocol tcp, not udt"));
+            }
+            (None, None, Some(parse_udt(&mut s)?))
         }
-        (None, None)
+        _ => {
+            if let Some(key) = TCP_KEYS.iter().chain(UDT_KEYS).find(|k| s.has(k)) {
+                return Err(s.error(key, format!("only applies to protocol tcp or udt, not {protocol}")));
+            }
+            (None, None, None)
+        }
     };
     if start.earliest() >= run.duration {
         return Err(s.error(
@@ -1018,5 +1081,6 @@ fn parse_flow(
         stop,
         app,
         tcp,
+        udt,
     })
 }

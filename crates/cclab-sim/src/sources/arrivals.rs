@@ -50,7 +50,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
         },
     ],
     metrics: &[],
-    build: SourceBuilder { build, protocol: "tcp" },
+    build: SourceBuilder { build, protocols: &["tcp"] },
 };
 
 fn build(params: &Params) -> Result<AppSpec, ParamError> {

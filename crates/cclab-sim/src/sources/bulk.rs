@@ -10,7 +10,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
     source: "ns-2 Application/FTP",
     parameters: &[],
     metrics: &[],
-    build: SourceBuilder { build, protocol: "tcp" },
+    build: SourceBuilder { build, protocols: &["tcp", "udt"] },
 };
 
 fn build(_: &Params) -> Result<AppSpec, ParamError> {

@@ -47,7 +47,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
         },
     ],
     metrics: &[],
-    build: SourceBuilder { build, protocol: "udp" },
+    build: SourceBuilder { build, protocols: &["udp"] },
 };
 
 fn build(params: &Params) -> Result<AppSpec, ParamError> {

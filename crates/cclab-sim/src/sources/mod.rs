@@ -75,8 +75,14 @@ pub(crate) fn optional_seconds<S: Serializer>(t: &Option<Time>, s: S) -> Result<
 #[derive(Clone, Copy, Debug)]
 pub struct SourceBuilder {
     pub build: fn(&Params) -> Result<AppSpec, ParamError>,
-    /// The protocol this source runs over.
-    pub protocol: &'static str,
+    /// The protocols this source runs over.
+    pub protocols: &'static [&'static str],
+}
+
+impl SourceBuilder {
+    pub fn runs_over(&self, protocol: &str) -> bool {
+        self.protocols.contains(&protocol)
+    }
 }
 
 pub type SourceDescriptor = Descriptor<SourceBuilder>;

@@ -18,7 +18,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
         meaning: "bytes to transfer",
     }],
     metrics: &[],
-    build: SourceBuilder { build, protocol: "tcp" },
+    build: SourceBuilder { build, protocols: &["tcp", "udt"] },
 };
 
 fn build(params: &Params) -> Result<AppSpec, ParamError> {

@@ -156,7 +156,7 @@ pub const DESCRIPTOR: SourceDescriptor = Descriptor {
         },
     ],
     metrics: &[],
-    build: SourceBuilder { build, protocol: "tcp" },
+    build: SourceBuilder { build, protocols: &["tcp"] },
 };
 
 /// The offered load a session rate was derived from, kept so that the resolved

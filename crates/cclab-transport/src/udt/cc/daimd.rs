@@ -182,7 +182,7 @@ impl Daimd {
         match (self.cfg.prediction, self.prev_rtt_us) {
             (Some(p), Some(prev)) => {
                 let decision = p.decide(self.window, prev as f64, input.rtt_us as f64);
-                if let Some(w) = Prediction::window(decision, base) {
+                if let Some(w) = p.window(decision, base) {
                     self.window = w;
                 }
             }
@@ -300,7 +300,7 @@ pub const METRICS: &[MetricDesc] = &[
 
 /// The parameters of every DAIMD descriptor; `decrease` and `window` default
 /// to the variant's choices.
-pub const fn parameters(decrease: Decrease, window: Window) -> [Parameter; 12] {
+pub const fn parameters(decrease: Decrease, window: Window) -> [Parameter; 13] {
     let decrease = match decrease {
         Decrease::Fixed => "fixed",
         Decrease::RttBanded => "rtt_banded",
@@ -389,6 +389,15 @@ pub const fn parameters(decrease: Decrease, window: Window) -> [Parameter; 12] {
             meaning: "time unit of nDiff's rates (the paper gives none; see the module header)",
         },
         Parameter {
+            name: "window_floor",
+            ty: ParamType::Integer,
+            unit: "packets",
+            min: 1.0,
+            max: 1e6,
+            default: ParamDefault::Value("16"),
+            meaning: "least window the prediction sets (window = \"prediction\"; see prediction.rs)",
+        },
+        Parameter {
             name: "increase_floor",
             ty: ParamType::Choice(&["1/mss", "0.01"]),
             unit: "packets per SYN",
@@ -435,7 +444,7 @@ pub fn build(p: &Params) -> Result<Box<dyn UdtCongestionControl>, ParamError> {
                 "us" => 1.0,
                 _ => 1e3,
             };
-            Some(Prediction { alpha, beta, unit_us })
+            Some(Prediction { alpha, beta, unit_us, floor: p.number("window_floor")? })
         }
         _ => None,
     };
@@ -610,7 +619,7 @@ mod tests {
 
     #[test]
     fn prediction_keeps_or_scales_the_window_from_the_previous_rtt() {
-        let p = Prediction { alpha: 1.5, beta: 3.5, unit_us: 1000.0 };
+        let p = Prediction { alpha: 1.5, beta: 3.5, unit_us: 1000.0, floor: 16.0 };
         let mut cc = Daimd::new(DaimdConfig { prediction: Some(p), ..DaimdConfig::default() });
         cc.slow_start = false;
         cc.period_us = 100.0;

@@ -30,6 +30,11 @@
 //!   1e6`, a division where UDT multiplies (`RcvRate / 1e6 x (RTT +
 //!   Interval)`); the evident intent, and the reading, is 0.9 and
 //!   1.1 times UDT's own window. Fig. 7 drops UDT's `+ 16`; so does the model.
+//! - **A floor.** Without the `+ 16`, a low receive-rate report (UDT starts
+//!   from 16 packets per second) makes the window less than one packet, and
+//!   the sender then only moves on EXP timeouts: the literal reading
+//!   deadlocks (seen in the model: 288 packets in 60 s). The window is kept
+//!   at least `window_floor` packets (default 16, native UDT's own minimum).
 //! - The RTT is the sender's smoothed RTT, the one UDT's congestion control
 //!   sees and native UDT uses in the same formula; the first step after
 //!   slow start, with no previous RTT, uses UDT's own rule.
@@ -51,6 +56,8 @@ pub struct Prediction {
     pub beta: f64,
     /// Microseconds in the time unit of nDiff (1000 for packets per millisecond).
     pub unit_us: f64,
+    /// The least window, packets.
+    pub floor: f64,
 }
 
 impl Prediction {
@@ -73,12 +80,13 @@ impl Prediction {
 
     /// The window after `decision`, from UDT's `receive rate x (RTT + SYN)`
     /// (`native_base`, without its `+ 16`), or `None` to keep the window.
-    pub fn window(decision: Decision, native_base: f64) -> Option<f64> {
-        match decision {
-            Decision::Decrease => Some(0.9 * native_base),
-            Decision::Keep => None,
-            Decision::Increase => Some(1.1 * native_base),
-        }
+    pub fn window(&self, decision: Decision, native_base: f64) -> Option<f64> {
+        let scaled = match decision {
+            Decision::Decrease => 0.9 * native_base,
+            Decision::Keep => return None,
+            Decision::Increase => 1.1 * native_base,
+        };
+        Some(scaled.max(self.floor))
     }
 }
 
@@ -106,7 +114,7 @@ pub const COMBINED: UdtCcDescriptor = Descriptor {
 mod tests {
     use super::*;
 
-    const SEED: Prediction = Prediction { alpha: 1.5, beta: 3.5, unit_us: 1000.0 };
+    const SEED: Prediction = Prediction { alpha: 1.5, beta: 3.5, unit_us: 1000.0, floor: 16.0 };
 
     #[test]
     fn n_diff_is_the_rate_difference_per_millisecond() {
@@ -133,9 +141,10 @@ mod tests {
 
     #[test]
     fn the_new_window_is_nine_or_eleven_tenths_of_udts_without_its_16() {
-        assert_eq!(Prediction::window(Decision::Decrease, 1000.0), Some(900.0));
-        assert_eq!(Prediction::window(Decision::Increase, 1000.0), Some(1100.0));
-        assert_eq!(Prediction::window(Decision::Keep, 1000.0), None);
+        assert_eq!(SEED.window(Decision::Decrease, 1000.0), Some(900.0));
+        assert_eq!(SEED.window(Decision::Increase, 1000.0), Some(1100.0));
+        assert_eq!(SEED.window(Decision::Keep, 1000.0), None);
+        assert_eq!(SEED.window(Decision::Decrease, 10.0), Some(16.0), "the floor");
     }
 
     #[test]
