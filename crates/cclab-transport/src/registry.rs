@@ -42,6 +42,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::decoupled::DESCRIPTOR,
     cc::jersey::DESCRIPTOR,
     cc::bbr::DESCRIPTOR,
+    cc::vegas::DESCRIPTOR,
 ];
 
 pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[
