@@ -31,7 +31,11 @@
 //!   A congestion mark is answered like a loss (RFC 3168 §6.1.2).
 //!
 //! `variant = "paper"` (default; alpha, beta, gamma = 1, 3, 1, ns-2's defaults):
-//! - Expected = cwnd / BaseRTT; Actual = (segments first sent during the
+//! - Expected = floor(cwnd) / BaseRTT: the paper's WindowSize, which it
+//!   takes to equal the data in transit (ns-2 uses the segments outstanding);
+//!   a fractional segment is never sent, and counting it would add up to one
+//!   segment to Diff, enough to stall a flow below alpha (seen: two flows
+//!   split a link 4.4 to 1). Actual = (segments first sent during the
 //!   round) / RTT of the round, with the round's RTT the mean of its samples
 //!   (ns-2's `v_sumRTT_ / v_cntRTT_`; the paper times one distinguished
 //!   segment per round, which the mean of all samples of that round
@@ -279,7 +283,7 @@ impl Vegas {
         }
         let rtt = to_secs_f64(r.sum) / r.samples as f64;
         let base = to_secs_f64(self.base_rtt);
-        let expected = w.cwnd / base;
+        let expected = w.cwnd.floor() / base;
         let actual = r.sent as f64 / rtt;
         let diff = (expected - actual) * base;
         self.last = Decision { diff, expected, actual, rtt: r.sum / r.samples };
@@ -508,6 +512,10 @@ mod tests {
         let mut f = Flow::in_ca(paper(), 10.0);
         f.decide(BASE, 7);
         assert_eq!(f.cc.last.diff, 3.0);
+        // The fraction of a segment that cwnd allows but nobody sends does not count.
+        let mut f = Flow::in_ca(paper(), 10.6);
+        f.decide(BASE, 10);
+        assert_eq!(f.cc.last.diff, 0.0);
     }
 
     #[test]
