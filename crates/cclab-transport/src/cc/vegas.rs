@@ -14,7 +14,9 @@
 //!   `round_start`, the same test as Linux's `after(ack, beg_snd_nxt)` and
 //!   ns-2's `seqno >= v_begseq_`). Vegas decides once per round, at that ACK,
 //!   from the samples of the round just ended; between decisions only slow
-//!   start grows the window.
+//!   start grows the window. The sample an ACK carries counts in the round
+//!   that ACK closes (Linux calls `pkts_acked` before `cong_avoid`; ns-2
+//!   adds it after its per-RTT step, to the next round).
 //! - Decisions happen only outside loss recovery, on an ACK that echoes no
 //!   mark. A congestion event or the end of recovery restarts the round
 //!   bookkeeping, and the first round after it only collects samples (Linux
