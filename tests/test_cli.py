@@ -76,7 +76,7 @@ def test_validate_and_algorithms(dumbbell: Path) -> None:
     algos = json.loads(cclab("algorithms", "--json").stdout)
     names = {(a["role"], a["name"]) for a in algos}
     assert {("recovery", n) for n in ("tahoe", "reno", "newreno", "sack", "sack1")} <= names
-    assert {("cc", n) for n in ("reno", "highspeed", "scalable", "bic", "cubic")} <= names
+    assert {("cc", n) for n in ("reno", "highspeed", "scalable", "bic", "cubic", "vegas")} <= names
     assert all(a["source"] for a in algos)
 
 

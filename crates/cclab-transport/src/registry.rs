@@ -43,6 +43,7 @@ pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::decoupled::DESCRIPTOR,
     cc::jersey::DESCRIPTOR,
     cc::bbr::DESCRIPTOR,
+    cc::vegas::DESCRIPTOR,
 ];
 
 /// Congestion controls of `protocol = "udt"` flows (UDT 4's `CCC` contract).

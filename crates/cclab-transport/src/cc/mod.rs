@@ -41,6 +41,7 @@ pub mod reno;
 pub mod scalable;
 #[cfg(test)]
 mod test_support;
+pub mod vegas;
 pub mod westwood;
 pub mod westwood_plus;
 
