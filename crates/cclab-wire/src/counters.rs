@@ -105,6 +105,14 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// These counters with each named count set as an extra, in order.
+    pub fn with_counts(mut self, counts: &[(&'static str, u64)]) -> Self {
+        for &(name, value) in counts {
+            self.extra.set(name, Measure::Count(value));
+        }
+        self
+    }
+
     /// Adds another endpoint's counters (of the same protocol) to these.
     pub fn merge(&mut self, other: &Counters) {
         self.bytes_delivered += other.bytes_delivered;

@@ -25,7 +25,7 @@ mod tests;
 
 use crate::app::App;
 use cclab_wire::time::millis;
-use cclab_wire::Time;
+use cclab_wire::{Counters, Header, Outbox, Packet, Time, UdtControl, UdtHeader};
 
 /// UDT's timer granularity: full ACKs and rate control every SYN (`m_iSYNInterval`).
 pub const SYN: Time = millis(10);
@@ -83,9 +83,19 @@ impl UdtConfig {
     }
 }
 
-/// Wire bytes of a control packet: IP, UDP, and UDT 4's encoding of it.
-pub fn control_wire_bytes(header: &cclab_wire::UdtHeader) -> u32 {
-    IP_UDP_BYTES + cclab_wire::udt_codec::encoded_len(header) as u32
+/// A control packet to `dst_socket`, stamped with the time since `start`,
+/// as long on the wire as IP, UDP and UDT 4's encoding of it.
+pub fn control_packet(now: Time, start: Time, dst_socket: u32, body: UdtControl) -> Packet {
+    let header = UdtHeader::Control { timestamp_us: timestamp_us(now, start), dst_socket, body };
+    let wire = IP_UDP_BYTES + cclab_wire::udt_codec::encoded_len(&header) as u32;
+    Packet::new(Header::Udt(header), wire)
+}
+
+/// Puts `packet` in `out`, counting it as sent.
+pub fn emit(counters: &mut Counters, packet: Packet, out: &mut Outbox) {
+    counters.packets_sent += 1;
+    counters.bytes_sent += packet.wire_bytes as u64;
+    out.send(packet);
 }
 
 /// Microseconds since the connection started, as UDT stamps its packets.

@@ -31,14 +31,11 @@
 use super::loss_list::LossList;
 use super::seq::SeqSpace;
 use super::time_window::{ArrivalSpeed, PacketPairCapacity};
-use super::{
-    control_wire_bytes, timestamp_us, UdtConfig, IP_UDP_BYTES, LIGHT_ACK_PACKETS, SYN, UDT_HEADER_BYTES,
-};
+use super::{control_packet, emit, UdtConfig, IP_UDP_BYTES, LIGHT_ACK_PACKETS, SYN, UDT_HEADER_BYTES};
 use crate::app::App;
 use cclab_wire::time::micros;
 use cclab_wire::{
-    Counters, Endpoint, Header, Measure, Outbox, Packet, Time, UdtControl, UdtHeader, UdtLossList, UdtRates,
-    NEVER,
+    Counters, Endpoint, Header, Outbox, Packet, Time, UdtControl, UdtHeader, UdtLossList, UdtRates, NEVER,
 };
 use std::collections::VecDeque;
 
@@ -47,10 +44,6 @@ const ACK_HISTORY: usize = 1024;
 
 #[derive(Clone, Copy, Debug, Default)]
 struct ReceiverCounters {
-    packets_sent: u64,
-    bytes_sent: u64,
-    packets_received: u64,
-    bytes_delivered: u64,
     duplicates: u64,
     beyond_buffer: u64,
     naks: u64,
@@ -83,6 +76,7 @@ pub struct UdtReceiver {
     /// Bytes expected in all (a finite transfer), when known.
     expected: Option<u64>,
     finished_at: Option<Time>,
+    common: Counters,
     counters: ReceiverCounters,
     /// Packet numbers handed to the application, in order, when a test asks.
     deliveries: Option<Vec<u64>>,
@@ -113,6 +107,7 @@ impl UdtReceiver {
             pairs: PacketPairCapacity::default(),
             expected,
             finished_at: None,
+            common: Counters::default(),
             counters: ReceiverCounters::default(),
             deliveries: None,
             cfg,
@@ -124,18 +119,11 @@ impl UdtReceiver {
     }
 
     fn control(&self, now: Time, body: UdtControl) -> Packet {
-        let header = UdtHeader::Control {
-            timestamp_us: timestamp_us(now, self.cfg.start),
-            dst_socket: self.cfg.sender_socket,
-            body,
-        };
-        Packet::new(Header::Udt(header), control_wire_bytes(&header))
+        control_packet(now, self.cfg.start, self.cfg.sender_socket, body)
     }
 
     fn send(&mut self, packet: Packet, out: &mut Outbox) {
-        self.counters.packets_sent += 1;
-        self.counters.bytes_sent += packet.wire_bytes as u64;
-        out.send(packet);
+        emit(&mut self.common, packet, out);
     }
 
     /// The number a full ACK would acknowledge now.
@@ -144,7 +132,7 @@ impl UdtReceiver {
     }
 
     fn on_data(&mut self, now: Time, wire_seq: u32, payload: u32, out: &mut Outbox) {
-        self.counters.packets_received += 1;
+        self.common.packets_received += 1;
         self.packets_since_ack += 1;
         let now_us = us(now);
         self.arrivals.on_arrival(now_us);
@@ -213,13 +201,13 @@ impl UdtReceiver {
     fn deliver_to(&mut self, now: Time, ack: u64) {
         for n in self.last_ack..ack {
             let bytes = self.buffer.pop_front().unwrap_or(0);
-            self.counters.bytes_delivered += bytes as u64;
+            self.common.bytes_delivered += bytes as u64;
             if let Some(d) = &mut self.deliveries {
                 d.push(n);
             }
         }
         self.last_ack = ack;
-        if self.expected.is_some_and(|e| self.counters.bytes_delivered >= e) && self.finished_at.is_none() {
+        if self.expected.is_some_and(|e| self.common.bytes_delivered >= e) && self.finished_at.is_none() {
             self.finished_at = Some(now);
         }
     }
@@ -332,18 +320,12 @@ impl Endpoint for UdtReceiver {
 
     fn counters(&self) -> Counters {
         let c = &self.counters;
-        let mut counters = Counters {
-            bytes_delivered: c.bytes_delivered,
-            packets_sent: c.packets_sent,
-            bytes_sent: c.bytes_sent,
-            packets_received: c.packets_received,
-            ..Counters::default()
-        };
-        counters.extra.set("duplicates", Measure::Count(c.duplicates));
-        counters.extra.set("beyond_buffer", Measure::Count(c.beyond_buffer));
-        counters.extra.set("naks_sent", Measure::Count(c.naks));
-        counters.extra.set("ignored", Measure::Count(c.ignored));
-        counters
+        self.common.with_counts(&[
+            ("duplicates", c.duplicates),
+            ("beyond_buffer", c.beyond_buffer),
+            ("naks_sent", c.naks),
+            ("ignored", c.ignored),
+        ])
     }
 
     fn finished_at(&self) -> Option<Time> {

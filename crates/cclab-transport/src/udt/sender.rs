@@ -34,11 +34,11 @@
 use super::cc::{UdtCcInput, UdtCongestionControl};
 use super::loss_list::LossList;
 use super::seq::SeqSpace;
-use super::{control_wire_bytes, timestamp_us, UdtConfig, IP_UDP_BYTES, SYN, UDT_HEADER_BYTES};
+use super::{control_packet, emit, timestamp_us, UdtConfig, IP_UDP_BYTES, SYN, UDT_HEADER_BYTES};
 use crate::app::App;
 use cclab_wire::time::{micros, secs};
 use cclab_wire::{
-    Control, ControlRefused, Counters, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet, Time,
+    Control, ControlRefused, Counters, Endpoint, Header, MetricDesc, Metrics, Outbox, Packet, Time,
     UdtControl, UdtHeader, NEVER,
 };
 
@@ -59,9 +59,6 @@ pub const METRICS: &[MetricDesc] = &[
 
 #[derive(Clone, Copy, Debug, Default)]
 struct SenderCounters {
-    packets_sent: u64,
-    bytes_sent: u64,
-    packets_received: u64,
     retransmits: u64,
     naks: u64,
     acks: u64,
@@ -96,6 +93,7 @@ pub struct UdtSender {
     last_ack2: Option<(u32, Time)>,
     broken: bool,
     finished_at: Option<Time>,
+    common: Counters,
     counters: SenderCounters,
 }
 
@@ -128,6 +126,7 @@ impl UdtSender {
             last_ack2: None,
             broken: false,
             finished_at: None,
+            common: Counters::default(),
             counters: SenderCounters::default(),
             cfg,
         };
@@ -180,18 +179,11 @@ impl UdtSender {
     }
 
     fn control(&self, now: Time, body: UdtControl) -> Packet {
-        let header = UdtHeader::Control {
-            timestamp_us: timestamp_us(now, self.cfg.start),
-            dst_socket: self.cfg.receiver_socket,
-            body,
-        };
-        Packet::new(Header::Udt(header), control_wire_bytes(&header))
+        control_packet(now, self.cfg.start, self.cfg.receiver_socket, body)
     }
 
     fn send(&mut self, packet: Packet, out: &mut Outbox) {
-        self.counters.packets_sent += 1;
-        self.counters.bytes_sent += packet.wire_bytes as u64;
-        out.send(packet);
+        emit(&mut self.common, packet, out);
     }
 
     /// UDT's `packData`: the next packet, and whether it opens a packet pair.
@@ -379,7 +371,7 @@ impl Endpoint for UdtSender {
         if self.broken {
             return;
         }
-        self.counters.packets_received += 1;
+        self.common.packets_received += 1;
         self.exp_count = 1;
         self.last_response = now;
         match *body {
@@ -441,19 +433,13 @@ impl Endpoint for UdtSender {
 
     fn counters(&self) -> Counters {
         let c = &self.counters;
-        let mut counters = Counters {
-            bytes_delivered: 0,
-            packets_sent: c.packets_sent,
-            bytes_sent: c.bytes_sent,
-            packets_received: c.packets_received,
-            ..Counters::default()
-        };
-        counters.extra.set("retransmits", Measure::Count(c.retransmits));
-        counters.extra.set("naks", Measure::Count(c.naks));
-        counters.extra.set("acks", Measure::Count(c.acks));
-        counters.extra.set("timeouts", Measure::Count(c.timeouts));
-        counters.extra.set("ignored", Measure::Count(c.ignored));
-        counters
+        self.common.with_counts(&[
+            ("retransmits", c.retransmits),
+            ("naks", c.naks),
+            ("acks", c.acks),
+            ("timeouts", c.timeouts),
+            ("ignored", c.ignored),
+        ])
     }
 
     fn finished_at(&self) -> Option<Time> {
