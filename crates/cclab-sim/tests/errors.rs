@@ -463,7 +463,7 @@ fn protocols_and_the_sources_they_run() {
     expect(
         &tcp_with("protocol = \"quic\""),
         "flows[0].protocol",
-        "unknown protocol \"quic\" (one of tcp, udp)",
+        "unknown protocol \"quic\" (one of tcp, udp, udt)",
     );
     expect(
         &tcp_with("app = { kind = \"video\" }"),
@@ -495,7 +495,7 @@ fn tcp_and_udp_keys_stay_on_their_protocol() {
         expect(
             &udp_with("protocol = \"udp\"", &format!("protocol = \"udp\"\n{line}")),
             &format!("flows[1].{key}"),
-            "only applies to protocol tcp, not udp",
+            "only applies to protocol tcp or udt, not udp",
         );
     }
     expect(&tcp_with("stop = \"5s\""), "flows[0].stop", "only applies to protocol udp");
