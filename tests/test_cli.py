@@ -68,6 +68,21 @@ def test_human_table(dumbbell: Path) -> None:
     assert "access links not shown" in proc.stdout
 
 
+def test_a_udt_flow_shows_protocol_and_congestion_control(tmp_path: Path) -> None:
+    scenario = tmp_path / "udt.toml"
+    scenario.write_text(
+        '[run]\nduration = "2s"\n[topology]\nkind = "dumbbell"\n'
+        '[topology.bottleneck]\nrate = "20Mbps"\ndelay = "10ms"\nbuffer = "1bdp"\n'
+        '[[flows]]\nname = "u"\nprotocol = "udt"\ncc = "udt_combined"\nrtt = "40ms"\n',
+        encoding="utf-8",
+    )
+    proc = cclab("run", str(scenario))
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("u[0]"))
+    assert "udt/udt_combined" in row
+    assert float(row.split()[3]) > 10, row
+
+
 def test_validate_and_algorithms(dumbbell: Path) -> None:
     proc = cclab("validate", str(dumbbell))
     assert proc.returncode == 0 and "ok" in proc.stdout

@@ -127,9 +127,11 @@ def _count(f: dict[str, Any], key: str) -> str:
 
 
 def _algorithms(f: dict[str, Any]) -> str:
-    """cc/recovery for TCP (with the pacing if any), protocol/app otherwise."""
+    """cc/recovery for TCP (with the pacing if any), protocol/cc for UDT, protocol/app otherwise."""
     if f.get("cc") is None:
         return f"{f['protocol']}/{f['app']}"
+    if f.get("recovery") is None:
+        return f"{f['protocol']}/{f['cc']}"
     paced = "" if f.get("pacing") in (None, "none") else f"+{f['pacing']}"
     return f"{f['cc']}/{f['recovery']}{paced}"
 
