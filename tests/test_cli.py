@@ -180,6 +180,11 @@ BAD_INPUTS = [
     ('rtt = "40ms"', 'rtt = "200ms..20ms"', 'flows[0].rtt: range "200ms..20ms" ends before it starts'),
     ('rtt = "40ms"', 'rtt = "20ms...200ms"', 'flows[0].rtt: "20ms...200ms" is not a range'),
     ("mss = 1000", "max_window = 0", "flows[0].max_window: 0 is out of range"),
+    (
+        'protocol = "tcp"',
+        'protocol = "udt"',
+        "flows[0].recovery: only applies to protocol tcp, not udt",
+    ),
 ]
 
 

@@ -96,6 +96,14 @@ fn udt_flows_refuse_tcp_keys_and_tcp_congestion_controls_by_name() {
     assert!(e.contains("flows[0].cc_params.alpha") && e.contains("beta"), "{e}");
     let e = err("mss = 40");
     assert!(e.contains("flows[0].mss"), "{e}");
+    let e = err("receive_buffer = 0");
+    assert!(e.contains("flows[0].receive_buffer"), "{e}");
+    let e = err("cc_params = { alhpa = 1.0 }");
+    assert!(e.contains("flows[0].cc_params") && e.contains("alpha"), "{e}");
+    let e = err("app = { kind = \"arrivals\", rate = \"5/s\", size = \"10KB\" }");
+    assert!(e.contains("arrivals runs over protocol tcp, not udt (use one of bulk, transfer)"), "{e}");
+    let e = err("stop = \"5s\"");
+    assert!(e.contains("flows[0].stop: only applies to protocol udp; a UDT flow ends"), "{e}");
     let udp = base("")
         .replace("protocol = \"udt\"", "protocol = \"udp\"\napp = { kind = \"cbr\", rate = \"1Mbps\" }");
     let e = parse(&(udp + "receive_buffer = 100\n"), "t").err().map(|e| e.to_string()).unwrap_or_default();

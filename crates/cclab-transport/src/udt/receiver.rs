@@ -53,8 +53,8 @@ struct ReceiverCounters {
 pub struct UdtReceiver {
     cfg: UdtConfig,
     space: SeqSpace,
-    /// Payload bytes of each packet from `last_ack` on; 0 where none arrived yet.
-    buffer: VecDeque<u32>,
+    /// Payload bytes of each packet from `last_ack` on; `None` where none arrived yet.
+    buffer: VecDeque<Option<u32>>,
     /// Largest packet received plus one (`incseq(m_iRcvCurrSeqNo)`).
     received_end: u64,
     /// Everything below it was acknowledged and delivered (`m_iRcvLastAck`).
@@ -155,13 +155,13 @@ impl UdtReceiver {
             return;
         }
         if self.buffer.len() <= offset {
-            self.buffer.resize(offset + 1, 0);
+            self.buffer.resize(offset + 1, None);
         }
-        if self.buffer[offset] != 0 {
+        if self.buffer[offset].is_some() {
             self.counters.duplicates += 1;
             return;
         }
-        self.buffer[offset] = payload.max(1);
+        self.buffer[offset] = Some(payload);
         if n > self.received_end {
             let (first, last) = (self.received_end, n - 1);
             self.losses.insert(first, last);
@@ -200,7 +200,7 @@ impl UdtReceiver {
 
     fn deliver_to(&mut self, now: Time, ack: u64) {
         for n in self.last_ack..ack {
-            let bytes = self.buffer.pop_front().unwrap_or(0);
+            let bytes = self.buffer.pop_front().flatten().unwrap_or(0);
             self.common.bytes_delivered += bytes as u64;
             if let Some(d) = &mut self.deliveries {
                 d.push(n);

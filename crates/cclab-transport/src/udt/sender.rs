@@ -81,8 +81,6 @@ pub struct UdtSender {
     last_data_ack: u64,
     flow_window: i64,
     losses: LossList,
-    period: Time,
-    cwnd: f64,
     rtt_us: i64,
     rtt_var_us: i64,
     receive_rate: i64,
@@ -114,8 +112,6 @@ impl UdtSender {
             last_data_ack: 0,
             flow_window: cfg.flow_window as i64,
             losses: LossList::new(),
-            period: 0,
-            cwnd: 0.0,
             rtt_us: 100_000,
             rtt_var_us: 50_000,
             receive_rate: 16,
@@ -130,7 +126,6 @@ impl UdtSender {
             counters: SenderCounters::default(),
             cfg,
         };
-        s.cc_update();
         if s.packets_available() == 0 {
             s.next_send = NEVER;
         }
@@ -172,12 +167,6 @@ impl UdtSender {
         }
     }
 
-    /// UDT's `CCUpdate`: the period and window congestion control chose.
-    fn cc_update(&mut self) {
-        self.period = (self.cc.period_us() * 1000.0).max(1.0) as Time;
-        self.cwnd = self.cc.window();
-    }
-
     fn control(&self, now: Time, body: UdtControl) -> Packet {
         control_packet(now, self.cfg.start, self.cfg.receiver_socket, body)
     }
@@ -198,7 +187,7 @@ impl UdtSender {
         if chosen.is_some() {
             self.counters.retransmits += 1;
         } else {
-            let window = self.flow_window.min(self.cwnd as i64);
+            let window = self.flow_window.min(self.cc.window() as i64);
             let in_flight = self.next_new - self.last_ack;
             if window <= in_flight as i64 || self.next_new >= self.packets_available() {
                 return None;
@@ -246,7 +235,6 @@ impl UdtSender {
             self.counters.timeouts += 1;
             let input = self.cc_input(now);
             self.cc.on_timeout(&input);
-            self.cc_update();
             self.wake(now);
         } else {
             let keep_alive = self.control(now, UdtControl::KeepAlive);
@@ -301,7 +289,6 @@ impl UdtSender {
         }
         let input = self.cc_input(now);
         self.cc.on_ack(ack as i64, &input);
-        self.cc_update();
     }
 
     fn on_nak(&mut self, now: Time, losses: &[(u32, u32)]) {
@@ -327,7 +314,6 @@ impl UdtSender {
         self.counters.naks += 1;
         let input = self.cc_input(now);
         self.cc.on_loss(first as i64, &input);
-        self.cc_update();
         for (a, b) in ranges {
             if b >= self.last_ack {
                 self.losses.insert(a.max(self.last_ack), b);
@@ -345,8 +331,10 @@ impl UdtSender {
         self.cc.as_ref()
     }
 
+    /// The inter-packet period congestion control chose, read where UDT's
+    /// `CCUpdate` would copy it: at every send.
     pub fn period(&self) -> Time {
-        self.period
+        (self.cc.period_us() * 1000.0).max(1.0) as Time
     }
 
     pub fn acknowledged(&self) -> u64 {
@@ -404,7 +392,7 @@ impl Endpoint for UdtSender {
             match self.pack_data(at) {
                 Some((packet, probe)) => {
                     self.send(packet, out);
-                    self.next_send = if probe { at } else { at + self.period };
+                    self.next_send = if probe { at } else { at + self.period() };
                 }
                 None => self.next_send = NEVER,
             }
@@ -451,8 +439,8 @@ impl Endpoint for UdtSender {
     }
 
     fn metrics(&self, out: &mut Metrics<'_>) {
-        out.put("period_us", self.period as f64 / 1000.0);
-        out.put("cwnd", self.cwnd);
+        out.put("period_us", self.period() as f64 / 1000.0);
+        out.put("cwnd", self.cc.window());
         out.put("flow_window", self.flow_window as f64);
         out.put("in_flight", (self.next_new - self.last_ack) as f64);
         out.put("rtt", self.rtt_us as f64 / 1e6);

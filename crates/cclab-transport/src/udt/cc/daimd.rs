@@ -47,13 +47,13 @@
 use super::prediction::Prediction;
 use super::rtt_banded::RttBands;
 use super::{UdtCcDescriptor, UdtCcInput, UdtCongestionControl};
-use cclab_wire::time::millis;
+use crate::udt::SYN;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
 };
 
 /// UDT's rate-control interval, SYN, in microseconds.
-pub const SYN_US: f64 = 10_000.0;
+pub const SYN_US: f64 = SYN as f64 / 1000.0;
 /// Decreases allowed in one congestion period (UDT's `DecCount++ < 5`).
 const MAX_DECREASES: u32 = 5;
 
@@ -208,7 +208,7 @@ impl Daimd {
 
 impl UdtCongestionControl for Daimd {
     fn on_ack(&mut self, ack: i64, input: &UdtCcInput) {
-        if self.last_rc_time.is_some_and(|t| input.now < t + millis(10)) {
+        if self.last_rc_time.is_some_and(|t| input.now < t + SYN) {
             return;
         }
         self.last_rc_time = Some(input.now);
@@ -458,6 +458,7 @@ pub fn build(p: &Params) -> Result<Box<dyn UdtCongestionControl>, ParamError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cclab_wire::time::millis;
     use cclab_wire::Time;
 
     fn input(now: Time, receive_rate: i64, bandwidth: i64) -> UdtCcInput {
