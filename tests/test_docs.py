@@ -364,11 +364,16 @@ def _reproduce(args: list[str], cwd: Path) -> None:
 @pytest.mark.parametrize("report", _reports())
 def test_study_report_regenerates_byte_for_byte(report: Path, tmp_path: Path) -> None:
     import polars as pl
+    from cclab.studies import get_study
 
     args = _report_command(report)
     # Run from a scratch directory: the relative --out then writes there, not over the committed files.
-    _reproduce(args, tmp_path)
     out = tmp_path / args[args.index("--out") + 1]
+    if get_study(args[2]).replayed_in_ci:
+        # Too long to run here: rendered from the committed runs (whichever build made them).
+        shutil.copytree(report.parent / "cache", out / "cache")
+        args = [*args, "--from-cache"]
+    _reproduce(args, tmp_path)
     assert (out / "report.md").read_bytes() == report.read_bytes()
     committed = report.parent
     for csv in sorted((committed / "tables").glob("*.csv")):

@@ -1,6 +1,7 @@
 """Plots, the sweep and plot commands, and the first study."""
 
 import json
+import shutil
 from pathlib import Path
 
 import cclab
@@ -202,3 +203,44 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
     sums = pl.read_csv(out / "tables" / "estimate_sum_runs.csv")
     assert (sums["flows"] == 10).all() and (sums["sum_mbps"] > 0).all()
     assert "How Decoupled TCP gets its throughput" in report
+
+
+def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
+    out = tmp_path / "udt"
+    proc = cli("reproduce", "udt", "--quick", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    report = (out / "report.md").read_text()
+    for heading in ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion"):
+        assert heading in report, heading
+    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
+        assert (out / link).is_file(), link
+    factors = pl.read_csv(out / "tables" / "factors.csv")
+    assert factors.height == 2 * 2 * 2  # two loss rates, the quick plan's two RTTs and two factors
+    # A gentler decrease never loses to UDT's 1.125 at 0.01 % loss (random loss is not congestion).
+    gentle = factors.filter((pl.col("loss") == 1e-4) & (pl.col("factor") == 1.120))
+    assert (gentle["gain_mbps_mean"] >= 0).all(), gentle
+    testbed = pl.read_csv(out / "tables" / "testbed.csv")
+    assert testbed.filter(pl.col("variant") == "native")["gain_mbps_mean"].to_list() == [0.0, 0.0, 0.0]
+    assert testbed["goodput_mbps_mean"].max() < 1000  # a 1 Gbit/s link
+    decisions = pl.read_csv(out / "tables" / "prediction_decisions.csv")
+    assert (decisions["decreases"] + decisions["keeps"] + decisions["increases"] > 0).all()
+
+    # --from-cache renders the same report from the cached runs, and runs nothing.
+    again = tmp_path / "again"
+    shutil.copytree(out / "cache", again / "cache")
+    proc = cli("reproduce", "udt", "--quick", "--out", str(again), "--from-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "report.md").read_text() == report.replace(str(out), str(again))
+    for table in ("factors", "testbed", "prediction_decisions"):
+        assert pl.read_csv(again / "tables" / f"{table}.csv").equals(pl.read_csv(out / "tables" / f"{table}.csv"))
+    # A run missing from the cache is an error naming the sweep, not a run of this simulator.
+    shutil.rmtree(next((again / "cache" / "fig5" / "runs").iterdir()))
+    proc = cli("reproduce", "udt", "--quick", "--out", str(again), "--from-cache")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"cclab: error: --from-cache: 1 of 8 runs under {again / 'cache' / 'fig5'} are not in the cache of build "
+        + proc.stderr.split("cache of build ")[1].split(";")[0]
+        + "; run the study without --from-cache to make them"
+    ]
+    proc = cli("reproduce", "udt", "--quick", "--out", str(tmp_path / "empty"), "--from-cache")
+    assert proc.returncode == 2 and "holds no cached runs" in proc.stderr

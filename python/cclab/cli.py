@@ -717,7 +717,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
     matplotlib.use("Agg")
     options = StudyOptions(out=out, replications=args.replications, quick=args.quick, jobs=args.jobs,
-                           executor=args.executor)  # fmt: skip
+                           executor=args.executor, from_cache=args.from_cache)  # fmt: skip
     try:
         ctx = reproduce(args.study, options)
     except _sweep_errors() as e:
@@ -797,6 +797,12 @@ def build_parser() -> argparse.ArgumentParser:
     reproduce.add_argument("--jobs", type=_positive, help="parallel runs (default: all cores)")
     reproduce.add_argument("--executor", help="local (default), dask or tcp://HOST:PORT")
     reproduce.add_argument("--out", metavar="DIR", help="output directory (default: out/STUDY)")
+    reproduce.add_argument(
+        "--from-cache",
+        action="store_true",
+        help="write the report, tables and figures again from the runs under DIR/cache, whichever simulator "
+        "build made them; run nothing (a missing run is an error)",
+    )
     reproduce.set_defaults(func=cmd_reproduce)
 
     validate = sub.add_parser("validate", help="check a scenario file without running it")

@@ -33,7 +33,9 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -105,13 +107,55 @@ def build_id() -> str:
     return _core.build_id()
 
 
+#: Set inside :func:`replaying`: the build whose cached runs stand in for this process's.
+_REPLAYED_BUILD: ContextVar[str | None] = ContextVar("cclab_replayed_build", default=None)
+
+
+@contextmanager
+def replaying(build: str) -> Iterator[None]:
+    """Within this block, sweeps key their runs on simulator build ``build`` instead of
+    this process's and take every run from their cache: a run missing there is a
+    :class:`SweepError`, never a run of this simulator filed under another's name.
+    For rendering tables, figures and reports again from the runs an earlier build made."""
+    token = _REPLAYED_BUILD.set(build)
+    try:
+        yield
+    finally:
+        _REPLAYED_BUILD.reset(token)
+
+
+def keyed_build() -> str:
+    """The build that run keys name: the replayed one inside :func:`replaying`, else this process's."""
+    return _REPLAYED_BUILD.get() or build_id()
+
+
+def check_replayable(missing: int, total: int, out: Path | None) -> None:
+    """Inside :func:`replaying`, refuses to run the ``missing`` runs the cache at ``out`` lacks."""
+    build = _REPLAYED_BUILD.get()
+    if build is None or missing == 0:
+        return
+    where = f"under {out}" if out is not None else "(no cache directory)"
+    raise SweepError(
+        f"--from-cache: {missing} of {total} runs {where} are not in the cache of build {build[:12]}; "
+        "run the study without --from-cache to make them"
+    )
+
+
+def recorded_builds(cache: Path) -> set[str]:
+    """The simulator builds that made the runs cached anywhere under ``cache``."""
+    builds = set()
+    for meta in cache.glob("**/runs/*/meta.json"):
+        builds.add(json.loads(meta.read_text())["build_id"])
+    return builds
+
+
 def run_key(resolved: dict[str, Any], seed: int, build: str | None = None, base_seed: int | None = None) -> str:
     """Cache key: the resolved scenario (its own run.seed aside: the base seed
     stands for it), the version, the simulator build (default: this process's),
     the base seed and the seed."""
     config = json.loads(json.dumps(resolved))
     config.get("run", {}).pop("seed", None)
-    build = build_id() if build is None else build
+    build = keyed_build() if build is None else build
     material = {"config": config, "version": __version__, "build": build, "base_seed": base_seed, "seed": seed}
     return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:24]
 
@@ -140,7 +184,7 @@ def plan(
             f"grid {SEED_KEY} and base_seed (--seed) both set the base seed of the replications; give one of them"
         )
     keys = list(grid)
-    build = build_id()
+    build = keyed_build()
     specs = []
     for values in itertools.product(*(grid[k] for k in keys)):
         point = tuple(zip(keys, values, strict=True))
@@ -545,6 +589,7 @@ def _sweep(
             summaries[spec.index] = store.load(spec.key)
         else:
             todo.append(spec)
+    check_replayable(len(todo), len(specs), store.out if store else None)
     # sweep.json: what `cclab plot` and readers of the directory rely on (docs/cli.md).
     meta = {
         "scenario": scn.name,

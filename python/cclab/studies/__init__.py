@@ -10,6 +10,7 @@ from cclab.studies.base import Study, StudyContext, StudyOptions
 STUDIES = {
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
+    "udt": "cclab.studies.udt",
     "wireless": "cclab.studies.wireless",
 }
 
@@ -34,7 +35,17 @@ def reproduce(name: str, options: StudyOptions) -> StudyContext:
     study = get_study(name)
     options.out.mkdir(parents=True, exist_ok=True)
     ctx = StudyContext(study, options)
-    study.run(ctx)
+    if not options.from_cache:
+        study.run(ctx)
+        return ctx
+    from cclab.sweep import SweepError, recorded_builds, replaying
+
+    builds = recorded_builds(options.out / "cache")
+    if len(builds) != 1:
+        found = "no cached runs" if not builds else f"runs of {len(builds)} simulator builds"
+        raise SweepError(f"--from-cache: {options.out / 'cache'} holds {found}; it needs the runs of exactly one")
+    with replaying(builds.pop()):
+        study.run(ctx)
     return ctx
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
+    from cclab.result import Result
+
 
 @dataclass(frozen=True)
 class StudyOptions:
@@ -33,6 +35,8 @@ class StudyOptions:
     jobs: int | None = None
     executor: str | None = None
     progress: bool | None = None
+    #: Render again from the runs cached under OUT/cache, whatever simulator build made them; run nothing.
+    from_cache: bool = False
 
 
 class Study(ABC):
@@ -44,6 +48,9 @@ class Study(ABC):
     paper: str
     replications: int = 10
     quick_replications: int = 2
+    #: The full study takes too long to run in CI: the test of its committed report renders it
+    #: from the committed runs (``--from-cache``), and ``--quick`` checks this simulator runs it.
+    replayed_in_ci: bool = False
 
     @abstractmethod
     def run(self, ctx: StudyContext) -> None:
@@ -90,6 +97,36 @@ class StudyContext:
             out=self.out / "cache" / name,
             progress=self.options.progress,
         )
+
+    def runs(self, name: str, jobs: Sequence[tuple[Mapping[str, Any], int]]) -> list[Result]:
+        """Runs each (scenario dict, seed): the single runs whose time series a figure needs (a
+        sweep keeps only per-run tables). Cached under OUT/cache/NAME like a sweep's runs, so a
+        repeated reproduction (or ``--from-cache``) reads them; run on threads; results in order."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from cclab.api import run
+        from cclab.result import Result
+        from cclab.sweep import RunSpec, RunStore, check_replayable, keyed_build, run_key
+
+        build = keyed_build()
+        specs, configs = [], []
+        for index, (data, seed) in enumerate(jobs):
+            scenario = Scenario.from_dict(data, str(data.get("name", "scenario")))
+            configs.append(scenario.validate())
+            key = run_key(configs[-1], seed, build, seed)
+            specs.append(RunSpec(index, (), 0, seed, scenario, key, build, base_seed=seed))
+        store = RunStore(self.out / "cache" / name)
+        try:
+            summaries = {spec.index: store.load(spec.key) for spec in specs if store.has(spec.key)}
+            todo = [spec for spec in specs if spec.index not in summaries]
+            check_replayable(len(todo), len(specs), store.out)
+            with ThreadPoolExecutor(max_workers=self.options.jobs or 2) as pool:
+                for spec, result in zip(todo, pool.map(lambda s: run(s.scenario, seed=s.seed), todo), strict=True):
+                    store.save(spec, result.summary)
+                    summaries[spec.index] = result.summary
+        finally:
+            store.close()
+        return [Result(summaries[spec.index], config, spec.seed) for spec, config in zip(specs, configs, strict=True)]
 
     def table(self, frame: pl.DataFrame, name: str) -> None:
         """Writes tables/NAME.csv and tables/NAME.parquet."""

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import copy
 import math
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from cclab.api import run
 from cclab.availbw import available_bandwidth
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext
@@ -115,10 +113,6 @@ class WirelessStudy(Study):
         ]
         return d
 
-    def _many(self, ctx: StudyContext, jobs: list[tuple[dict[str, Any], int]]) -> list[Any]:
-        with ThreadPoolExecutor(max_workers=ctx.options.jobs or 2) as pool:
-            return list(pool.map(lambda job: run(job[0], seed=job[1]), jobs))
-
     # ----------------------------------------------------------------- measures
     @staticmethod
     def _estimate_vs_truth(result: Any, metric: str, warmup: float) -> pl.DataFrame:
@@ -149,7 +143,7 @@ class WirelessStudy(Study):
         figures: dict[str, str] = {}
 
         # Fig. 1: Westwood alone, no cross traffic.
-        fig1_runs = self._many(ctx, [(self._abe_scenario(base, "westwood", p, cross=False), base_seed)
+        fig1_runs = ctx.runs("fig1_runs", [(self._abe_scenario(base, "westwood", p, cross=False), base_seed)
                                      for p in FIG1_LOSSES])  # fmt: skip
         figures["fig1"] = ctx.figure(self._fig1(fig1_runs), "fig1_westwood_abe")
 
@@ -160,7 +154,7 @@ class WirelessStudy(Study):
                 for rep in range(reps):
                     jobs.append((self._abe_scenario(base, variant, p, cross=True), derive_seed(base_seed, rep)))
                     keys.append((variant, p, rep))
-        results = self._many(ctx, jobs)
+        results = ctx.runs("abe_runs", jobs)
         mape_rows, series = [], {}
         for (variant, p, rep), res in zip(keys, results, strict=True):
             frame = self._estimate_vs_truth(res, ESTIMATORS[variant], warmup)
@@ -263,7 +257,9 @@ class WirelessStudy(Study):
         fig7 = aggregate(fig7_runs, ["variant", "loss"], ["short_mbps", "long_mbps", "ratio", "unfairness"])
         ctx.table(fig7_runs, "fig7_runs")
         ctx.table(fig7, "fig7")
-        traces = dict(zip(delivered, self._many(ctx, [(d, base_seed) for d in delivered.values()]), strict=True))
+        traces = dict(
+            zip(delivered, ctx.runs("fig7_traces", [(d, base_seed) for d in delivered.values()]), strict=True)
+        )
         figures["fig7"] = ctx.figure(self._fig7(traces), "fig7_delivered_50_200ms")
 
         ctx.report(self._report(ctx, figures, fig1_runs, mape, fig6, mixed, fig7, losses, estimate_sums))
@@ -282,7 +278,7 @@ class WirelessStudy(Study):
                 jobs.append((d, derive_seed(base_seed, rep)))
                 keys.append((variant, rep))
         rows = []
-        for (variant, rep), res in zip(keys, self._many(ctx, jobs), strict=True):
+        for (variant, rep), res in zip(keys, ctx.runs("estimate_sum_runs", jobs), strict=True):
             m = res.metrics.filter((pl.col("metric") == ESTIMATORS[variant]) & (pl.col("time_s") >= warmup))
             # Exact sums (math.fsum): polars' parallel group-by may add in another order from run to run.
             samples: dict[int, list[float]] = {}

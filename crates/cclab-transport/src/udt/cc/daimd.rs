@@ -44,7 +44,7 @@
 //! ([`super::prediction`]); `decrease_factor` sets the fixed factor for the
 //! seed's Fig. 4-5 sweeps (1.120 ... 1.125).
 
-use super::prediction::Prediction;
+use super::prediction::{Decision, Prediction};
 use super::rtt_banded::RttBands;
 use super::{UdtCcDescriptor, UdtCcInput, UdtCongestionControl};
 use crate::udt::SYN;
@@ -122,6 +122,9 @@ pub struct Daimd {
     dec_count: u32,
     prev_rtt_us: Option<i64>,
     decreases: u64,
+    /// The prediction's latest nDiff and how often it decreased, kept and increased the window.
+    last_n_diff: f64,
+    decisions: [u64; 3],
 }
 
 impl Daimd {
@@ -142,6 +145,8 @@ impl Daimd {
             dec_count: 0,
             prev_rtt_us: None,
             decreases: 0,
+            last_n_diff: 0.0,
+            decisions: [0; 3],
         }
     }
 
@@ -181,7 +186,9 @@ impl Daimd {
         let base = Self::rate_window(input);
         match (self.cfg.prediction, self.prev_rtt_us) {
             (Some(p), Some(prev)) => {
+                self.last_n_diff = p.n_diff(self.window, prev as f64, input.rtt_us as f64);
                 let decision = p.decide(self.window, prev as f64, input.rtt_us as f64);
+                self.decisions[decision as usize] += 1;
                 if let Some(w) = p.window(decision, base) {
                     self.window = w;
                 }
@@ -288,6 +295,12 @@ impl UdtCongestionControl for Daimd {
         out.put("rate", 1e6 / self.period_us.max(1e-9));
         out.put("slow_start", f64::from(u8::from(self.slow_start)));
         out.put("decreases", self.decreases as f64);
+        if self.cfg.prediction.is_some() {
+            out.put("n_diff", self.last_n_diff);
+            out.put("window_decreases", self.decisions[Decision::Decrease as usize] as f64);
+            out.put("window_keeps", self.decisions[Decision::Keep as usize] as f64);
+            out.put("window_increases", self.decisions[Decision::Increase as usize] as f64);
+        }
     }
 }
 
@@ -296,6 +309,18 @@ pub const METRICS: &[MetricDesc] = &[
     MetricDesc { name: "rate", unit: "packets/s", meaning: "sending rate the period allows, 1e6 / period" },
     MetricDesc { name: "slow_start", unit: "", meaning: "1 in slow start, else 0" },
     MetricDesc { name: "decreases", unit: "", meaning: "rate decreases made so far" },
+];
+
+/// What a DAIMD with the congestion-prediction window publishes: [`METRICS`] and the prediction's.
+pub const PREDICTION_METRICS: &[MetricDesc] = &[
+    METRICS[0],
+    METRICS[1],
+    METRICS[2],
+    METRICS[3],
+    MetricDesc { name: "n_diff", unit: "packets per nDiff unit", meaning: "nDiff at the latest prediction (eq. 9)" },
+    MetricDesc { name: "window_decreases", unit: "", meaning: "predictions above beta so far (window x 0.9)" },
+    MetricDesc { name: "window_keeps", unit: "", meaning: "predictions between alpha and beta so far (window kept)" },
+    MetricDesc { name: "window_increases", unit: "", meaning: "predictions below alpha so far (window x 1.1)" },
 ];
 
 /// The parameters of every DAIMD descriptor; `decrease` and `window` default
@@ -638,6 +663,26 @@ mod tests {
         // Stable RTT: nDiff 0 < alpha: 1.1 x.
         cc.on_ack(4, &UdtCcInput { rtt_us: 110_000, ..input(millis(30), 80_000, 83_333) });
         assert!((cc.window - 1.1 * 80_000.0 / 1e6 * 120_000.0).abs() < 1e-9);
+        // One decision of each kind, published with the latest nDiff (0: the RTT did not move).
+        let mut log = cclab_wire::MetricLog::default();
+        cc.metrics(&mut cclab_wire::Metrics::new(&mut log));
+        let names: Vec<&str> = PREDICTION_METRICS.iter().map(|d| d.name).collect();
+        for name in &names {
+            assert!(log.get(name).is_some(), "{name} published");
+        }
+        assert_eq!(
+            ["window_decreases", "window_keeps", "window_increases", "n_diff"].map(|n| log.get(n)),
+            [Some(1.0), Some(1.0), Some(1.0), Some(0.0)]
+        );
+    }
+
+    #[test]
+    fn native_udt_publishes_no_prediction_metrics() {
+        let cc = Daimd::new(DaimdConfig::default());
+        let mut log = cclab_wire::MetricLog::default();
+        cc.metrics(&mut cclab_wire::Metrics::new(&mut log));
+        assert!(METRICS.iter().all(|d| log.get(d.name).is_some()));
+        assert_eq!(log.get("n_diff"), None);
     }
 
     #[test]

@@ -96,7 +96,7 @@ pub const DESCRIPTOR: UdtCcDescriptor = Descriptor {
     summary: "UDT DAIMD with the seed's Vegas-style congestion-prediction flow window (alpha 1.5, beta 3.5)",
     source: "Park et al. 2011 (seed 002) §III.2, eq. 7-10, Fig. 7; UDT 4.11 src/ccc.cpp",
     parameters: &daimd::parameters(Decrease::Fixed, Window::Prediction),
-    metrics: daimd::METRICS,
+    metrics: daimd::PREDICTION_METRICS,
     build: daimd::build,
 };
 
@@ -106,7 +106,7 @@ pub const COMBINED: UdtCcDescriptor = Descriptor {
     summary: "UDT DAIMD with both of the seed's changes: RTT-banded NAK decrease and congestion prediction",
     source: "Park et al. 2011 (seed 002) §III, Fig. 6 and 7, §IV Fig. 13",
     parameters: &daimd::parameters(Decrease::RttBanded, Window::Prediction),
-    metrics: daimd::METRICS,
+    metrics: daimd::PREDICTION_METRICS,
     build: daimd::build,
 };
 
