@@ -533,4 +533,35 @@ mod tests {
         s.on_packet(millis(30), &full_ack(1, 4), &mut out);
         assert_eq!(s.next_wakeup(), millis(30));
     }
+
+    #[test]
+    fn exp_fires_after_count_x_rtt_plus_4_rttvar_plus_syn_at_least_count_x_300_ms_and_backs_off() {
+        let mut s = sender();
+        assert_eq!(run(&mut s, millis(1)).len(), 16);
+        // EXPCount 1: 100 + 4 x 50 ms + SYN = 310 ms after the last response (the start).
+        assert_eq!(s.exp_deadline(), millis(310));
+        // UDT fires when the time is past the deadline: everything unacknowledged
+        // goes back to the loss list and is resent, before any new packet.
+        assert!(run(&mut s, millis(310)).is_empty());
+        let t1 = millis(310) + 1;
+        assert_eq!(run(&mut s, t1), [0]);
+        assert_eq!(s.counters().extra.count("timeouts"), 1);
+        // EXPCount 2 from the expiry: 2 x 300 ms + SYN.
+        assert_eq!(s.exp_deadline(), t1 + millis(610));
+        // Any packet from the receiver resets the count (a light ACK here).
+        let mut out = Outbox::default();
+        s.on_packet(millis(400), &from_receiver(UdtControl::LightAck { last_seq: 2 }), &mut out);
+        assert_eq!(s.exp_deadline(), millis(400) + millis(310));
+        // Silence: after 16 expirations the 17th, 17 x 300 ms + SYN > 5 s
+        // after the 16th, breaks the connection.
+        let mut t = millis(400);
+        while !s.is_broken() {
+            t = s.next_wakeup();
+            assert!(t < secs(100), "never broken");
+            s.on_timer(t, &mut out);
+        }
+        assert_eq!(s.counters().extra.count("timeouts"), 17, "one before the light ACK, 16 after");
+        let expected: Time = millis(400) + (1..=17).map(|k| millis(300 * k + 10) + 1).sum::<Time>();
+        assert_eq!(t, expected);
+    }
 }

@@ -604,6 +604,25 @@ mod tests {
     }
 
     #[test]
+    fn every_dec_random_th_nak_decreases_and_the_nak_count_stops_with_the_fifth_decrease_chance() {
+        let mut cc = after_slow_start(100.0);
+        cc.on_loss(1001, &input(0, 10_000, 83_333));
+        assert_eq!((cc.decreases, cc.nak_count, cc.dec_count), (1, 1, 1));
+        cc.dec_random = 2;
+        // NAKs 2..=5 of the period: NAKCount 2 and 4 decrease; from the
+        // fifth on `DecCount++ < 5` fails first and NAKCount stays at 5.
+        for _ in 0..10 {
+            cc.on_loss(900, &input(0, 10_000, 83_333));
+        }
+        assert_eq!(cc.decreases, 3);
+        assert_eq!(cc.nak_count, 5, "not 11: UDT's && short-circuits the count");
+        // The next period averages that count: ceil(0.875 x 0 + 0.125 x 5) = 1.
+        cc.on_loss(1500, &UdtCcInput { largest_sent: 2000, ..input(0, 10_000, 83_333) });
+        assert_eq!(cc.avg_nak_num, 1);
+        assert_eq!(cc.dec_random, 1, "ceil(1 x u) for u in (0, 1]");
+    }
+
+    #[test]
     fn dec_random_spaces_later_decreases_and_depends_only_on_the_decrease_point() {
         let mut cc = after_slow_start(100.0);
         cc.avg_nak_num = 0;
