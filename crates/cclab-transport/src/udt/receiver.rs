@@ -336,3 +336,74 @@ impl Endpoint for UdtReceiver {
         self.finished_at.is_some()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_wire::time::millis;
+
+    fn data(seq: u32, payload: u32) -> Packet {
+        let header = UdtHeader::Data { seq, msg: 0, timestamp_us: 0, dst_socket: 2 };
+        Packet::new(Header::Udt(header), payload + UDT_HEADER_BYTES + IP_UDP_BYTES)
+    }
+
+    fn ack2(ack_seq: u32) -> Packet {
+        let body = UdtControl::Ack2 { ack_seq };
+        Packet::new(Header::Udt(UdtHeader::Control { timestamp_us: 0, dst_socket: 2, body }), 48)
+    }
+
+    /// Runs the receiver's timer at each wake-up up to `until`.
+    fn run(r: &mut UdtReceiver, until: Time, out: &mut Outbox) {
+        while r.next_wakeup() <= until {
+            r.on_timer(r.next_wakeup(), out);
+        }
+    }
+
+    /// (time, ACK sequence number, acknowledged number, whether it carried rates) of each full ACK.
+    fn full_acks(out: &Outbox) -> Vec<(u32, u32, bool)> {
+        out.packets
+            .iter()
+            .filter_map(|p| match p.header {
+                Header::Udt(UdtHeader::Control {
+                    body: UdtControl::Ack { ack_seq, last_seq, available_buffer, rates, .. },
+                    ..
+                }) => {
+                    assert_eq!(available_buffer, 8191, "the buffer less one slot");
+                    Some((ack_seq, last_seq, rates.is_some()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn full_ack_rates_repeats_and_ack2_follow_udt_4_11() {
+        let mut r = UdtReceiver::new(UdtConfig::default());
+        let mut out = Outbox::default();
+        let full = UdtConfig::default().payload();
+        r.on_packet(millis(1), &data(0, full), &mut out);
+        // The first full ACK, just past SYN, carries the rates.
+        run(&mut r, millis(11), &mut out);
+        assert_eq!(full_acks(&out), [(1, 1, true)]);
+        r.on_packet(millis(12), &data(1, full), &mut out);
+        // A short packet asks for an ACK at once; less than SYN after the
+        // last ACK with rates, this one has none (16 bytes).
+        r.on_packet(millis(15), &data(2, 100), &mut out);
+        run(&mut r, millis(16), &mut out);
+        assert_eq!(full_acks(&out)[1..], [(2, 3, false)]);
+        // Nothing new: the same number again only RTT + 4 RTTVar (300 ms)
+        // after the last ACK with rates, here the one just past 10 ms.
+        out.packets.clear();
+        run(&mut r, millis(310), &mut out);
+        assert!(full_acks(&out).is_empty());
+        run(&mut r, millis(330), &mut out);
+        assert_eq!(full_acks(&out), [(3, 3, true)]);
+        // The sender's ACK2 gives an RTT sample and confirms the number:
+        // no further ACK for it.
+        r.on_packet(millis(340), &ack2(2), &mut out);
+        // ACK 2 left 1 ns after 15 ms (UDT fires past the deadline): 324 999 µs whole.
+        let rtt = 324_999;
+        assert_eq!(r.rtt_us(), (100_000 * 7 + rtt) >> 3);
+        assert_eq!(r.next_wakeup(), NEVER);
+    }
+}

@@ -6,8 +6,10 @@
 //!   `min(flow window, congestion window)` are unacknowledged. A packet
 //!   numbered 0 mod 16 is followed by the next one at once, the packet pair
 //!   the receiver measures the link capacity with. With nothing it may send,
-//!   the sender sleeps until an ACK, a NAK, a timeout or the application
-//!   wakes it (UDT's send list), and then sends at once.
+//!   the sender sleeps until a full ACK, a NAK, a timeout or the application
+//!   wakes it (UDT's send list), and then sends at once. A NAK or a timeout
+//!   also pulls a send scheduled later forward to now; a full ACK or new
+//!   data leaves a scheduled send where it is (`update(this, false)`).
 //! - **Full ACK**: answered with an ACK2 when more than SYN has passed since
 //!   the last ACK2 or it repeats the last one acknowledged (4.11 compares a
 //!   CPU tick count with microseconds there, so in practice it acknowledges
@@ -207,8 +209,19 @@ impl UdtSender {
         Some((Packet::new(Header::Udt(header), payload + UDT_HEADER_BYTES + IP_UDP_BYTES), probe))
     }
 
+    /// Sends at once, even if a send was scheduled later (a NAK or a
+    /// timeout: UDT's `CSndUList::update(this)`, which reschedules).
     fn wake(&mut self, now: Time) {
         self.next_send = self.next_send.min(now);
+    }
+
+    /// Sends at once only if the sender had stopped (a full ACK or new data
+    /// from the application: UDT's `CSndUList::update(this, false)`); a send
+    /// already scheduled keeps its time, so the pacing is not cut short.
+    fn resume(&mut self, now: Time) {
+        if self.next_send == NEVER {
+            self.next_send = now;
+        }
     }
 
     fn exp_deadline(&self) -> Time {
@@ -274,7 +287,7 @@ impl UdtSender {
             self.finished_at = Some(now);
             self.next_send = NEVER;
         } else {
-            self.wake(now);
+            self.resume(now);
         }
         let rtt = fields.rtt_us as i64;
         self.rtt_var_us = (self.rtt_var_us * 3 + (rtt - self.rtt_us).abs()) >> 2;
@@ -415,7 +428,7 @@ impl Endpoint for UdtSender {
             Control::AppClose if self.cfg.app == App::Stream => self.closed = true,
             other => return Err(ControlRefused(other)),
         }
-        self.wake(now);
+        self.resume(now);
         Ok(())
     }
 
@@ -448,5 +461,107 @@ impl Endpoint for UdtSender {
         out.put("bandwidth", self.bandwidth as f64);
         out.put("loss_list", self.losses.len() as f64);
         self.cc.metrics(&mut out.part("cc."));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::defaults;
+    use cclab_wire::time::millis;
+    use cclab_wire::UdtLossList;
+
+    fn sender() -> UdtSender {
+        UdtSender::new(UdtConfig::default(), defaults::udt_congestion_control("udt").expect("udt"))
+    }
+
+    fn from_receiver(body: UdtControl) -> Packet {
+        Packet::new(Header::Udt(UdtHeader::Control { timestamp_us: 0, dst_socket: 1, body }), 60)
+    }
+
+    fn full_ack(ack_seq: u32, last_seq: u32) -> Packet {
+        from_receiver(UdtControl::Ack {
+            ack_seq,
+            last_seq,
+            rtt_us: 100_000,
+            rtt_var_us: 50_000,
+            available_buffer: 8191,
+            rates: None,
+        })
+    }
+
+    /// Runs the sender's timer at each wake-up up to `until`; the data packets' numbers it sent.
+    fn run(s: &mut UdtSender, until: Time) -> Vec<u32> {
+        let mut out = Outbox::default();
+        while s.next_wakeup() <= until {
+            s.on_timer(s.next_wakeup(), &mut out);
+        }
+        out.packets
+            .iter()
+            .filter_map(|p| match p.header {
+                Header::Udt(UdtHeader::Data { seq, .. }) => Some(seq),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_full_ack_leaves_a_scheduled_send_where_it_is_and_wakes_only_an_idle_sender() {
+        // UDT 4.11 answers a full ACK with `CSndUList::update(this, false)`:
+        // a sender already waiting for its next send time keeps it; only one
+        // that had stopped (nothing it may send) is put back at once.
+        let mut s = sender();
+        assert_eq!(run(&mut s, millis(1)), (0..16).collect::<Vec<_>>(), "slow start's window of 16");
+        assert_eq!(s.next_wakeup(), s.exp_deadline() + 1, "window full: idle");
+        // A NAK ends slow start at the initial receive rate, 16 packets/s
+        // (62.5 ms apart), and the retransmission leaves at once.
+        let mut losses = UdtLossList::default();
+        losses.push((5, 5));
+        let mut out = Outbox::default();
+        s.on_packet(millis(1), &from_receiver(UdtControl::Nak { losses }), &mut out);
+        assert_eq!(run(&mut s, millis(1)), [5]);
+        let next = millis(1) + micros(62_500);
+        assert_eq!(s.next_wakeup(), next);
+        // A full ACK 10 ms later opens the window but does not move that time.
+        s.on_packet(millis(11), &full_ack(1, 10), &mut out);
+        assert_eq!(s.next_wakeup(), next);
+        assert!(run(&mut s, next - 1).is_empty());
+        assert_eq!(run(&mut s, next), [16, 17], "16 opens a packet pair");
+        // Idle again (the window is full): a full ACK restarts it at once.
+        let mut s = sender();
+        run(&mut s, millis(1));
+        s.on_packet(millis(30), &full_ack(1, 4), &mut out);
+        assert_eq!(s.next_wakeup(), millis(30));
+    }
+
+    #[test]
+    fn exp_fires_after_count_x_rtt_plus_4_rttvar_plus_syn_at_least_count_x_300_ms_and_backs_off() {
+        let mut s = sender();
+        assert_eq!(run(&mut s, millis(1)).len(), 16);
+        // EXPCount 1: 100 + 4 x 50 ms + SYN = 310 ms after the last response (the start).
+        assert_eq!(s.exp_deadline(), millis(310));
+        // UDT fires when the time is past the deadline: everything unacknowledged
+        // goes back to the loss list and is resent, before any new packet.
+        assert!(run(&mut s, millis(310)).is_empty());
+        let t1 = millis(310) + 1;
+        assert_eq!(run(&mut s, t1), [0]);
+        assert_eq!(s.counters().extra.count("timeouts"), 1);
+        // EXPCount 2 from the expiry: 2 x 300 ms + SYN.
+        assert_eq!(s.exp_deadline(), t1 + millis(610));
+        // Any packet from the receiver resets the count (a light ACK here).
+        let mut out = Outbox::default();
+        s.on_packet(millis(400), &from_receiver(UdtControl::LightAck { last_seq: 2 }), &mut out);
+        assert_eq!(s.exp_deadline(), millis(400) + millis(310));
+        // Silence: after 16 expirations the 17th, 17 x 300 ms + SYN > 5 s
+        // after the 16th, breaks the connection.
+        let mut t = millis(400);
+        while !s.is_broken() {
+            t = s.next_wakeup();
+            assert!(t < secs(100), "never broken");
+            s.on_timer(t, &mut out);
+        }
+        assert_eq!(s.counters().extra.count("timeouts"), 17, "one before the light ACK, 16 after");
+        let expected: Time = millis(400) + (1..=17).map(|k| millis(300 * k + 10) + 1).sum::<Time>();
+        assert_eq!(t, expected);
     }
 }

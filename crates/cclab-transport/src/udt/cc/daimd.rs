@@ -11,8 +11,9 @@
 //!   CWnd` without a rate);
 //! - after it, the window is `receive rate x (RTT + SYN) + 16` and, unless a
 //!   NAK came since the last step, the rate grows by `inc` packets per SYN:
-//!   with spare capacity `B = capacity - 1e6/period` (capped at capacity/9
-//!   when the period is above its value before the last decrease),
+//!   with spare capacity `B = capacity - 1e6/period` (capped at capacity/9,
+//!   an integer division, when the period is above its value before the
+//!   last decrease),
 //!   `inc = max(10^ceil(log10(B x MSS x 8)) x 1.5e-6 / MSS, floor)`, and
 //!   `period = period x SYN / (period x inc + SYN)` (eq. 5-6): the seed's
 //!   Tab. 1 bands, 0.001 packets per SYN for 0.1-1 Mbit/s of spare capacity
@@ -238,8 +239,11 @@ impl UdtCongestionControl for Daimd {
         }
         let capacity = input.bandwidth as f64;
         let mut spare = (capacity - 1e6 / self.period_us).trunc();
-        if self.period_us > self.last_dec_period && capacity / 9.0 < spare {
-            spare = capacity / 9.0;
+        // UDT divides the int capacity by 9 in integers: the cap is whole
+        // packets per second, which decides the band at its edges.
+        let ninth = (input.bandwidth / 9) as f64;
+        if self.period_us > self.last_dec_period && ninth < spare {
+            spare = ninth;
         }
         let inc = Self::increase(spare, input.mss, self.cfg.increase_floor);
         self.period_us = self.period_us * SYN_US / (self.period_us * inc + SYN_US);
@@ -561,6 +565,18 @@ mod tests {
     }
 
     #[test]
+    fn the_ninth_of_the_capacity_is_an_integer_division_as_in_udt() {
+        // 4.11 caps B at `m_iBandwidth / 9` with both sides int: 750 001 / 9
+        // = 83 333 packets/s, 999.996 Mbit/s of 1500-byte packets, so inc = 1.
+        // Divided as a real number (83 333.4, 1.000001 Gbit/s) it would cross
+        // into the next band, inc = 10.
+        let mut cc = after_slow_start(10.0);
+        cc.last_dec_period = 5.0;
+        cc.on_ack(1, &input(0, 100_000, 750_001));
+        assert!((cc.period_us - 10.0 * 10_000.0 / (10.0 * 1.0 + 10_000.0)).abs() < 1e-9, "{}", cc.period_us);
+    }
+
+    #[test]
     fn slow_start_grows_by_the_packets_acknowledged_and_ends_above_the_flow_window() {
         let mut cc = Daimd::new(DaimdConfig::default());
         cc.on_ack(99, &input(0, 0, 0));
@@ -610,6 +626,25 @@ mod tests {
         // A loss beyond the decrease point starts a new period.
         cc.on_loss(1500, &UdtCcInput { largest_sent: 2000, ..input(0, 10_000, 83_333) });
         assert_eq!(cc.decreases, 6);
+    }
+
+    #[test]
+    fn every_dec_random_th_nak_decreases_and_the_nak_count_stops_with_the_fifth_decrease_chance() {
+        let mut cc = after_slow_start(100.0);
+        cc.on_loss(1001, &input(0, 10_000, 83_333));
+        assert_eq!((cc.decreases, cc.nak_count, cc.dec_count), (1, 1, 1));
+        cc.dec_random = 2;
+        // NAKs 2..=5 of the period: NAKCount 2 and 4 decrease; from the
+        // fifth on `DecCount++ < 5` fails first and NAKCount stays at 5.
+        for _ in 0..10 {
+            cc.on_loss(900, &input(0, 10_000, 83_333));
+        }
+        assert_eq!(cc.decreases, 3);
+        assert_eq!(cc.nak_count, 5, "not 11: UDT's && short-circuits the count");
+        // The next period averages that count: ceil(0.875 x 0 + 0.125 x 5) = 1.
+        cc.on_loss(1500, &UdtCcInput { largest_sent: 2000, ..input(0, 10_000, 83_333) });
+        assert_eq!(cc.avg_nak_num, 1);
+        assert_eq!(cc.dec_random, 1, "ceil(1 x u) for u in (0, 1]");
     }
 
     #[test]
