@@ -122,21 +122,29 @@ def test_reproduce_errors() -> None:
     assert proc.returncode == 2 and "not writable" in proc.stderr
 
 
-def test_reproduce_recovery_quick(tmp_path: Path) -> None:
-    out = tmp_path / "recovery"
-    proc = cli("reproduce", "recovery", "--quick", "--out", str(out))
+def reproduce_quick(tmp_path: Path, study: str, headings: tuple[str, ...]) -> tuple[Path, str]:
+    """Runs `cclab reproduce STUDY --quick`; checks the report's headings and that every figure it links exists."""
+    out = tmp_path / study
+    proc = cli("reproduce", study, "--quick", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     report = (out / "report.md").read_text()
-    for heading in ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ"):
+    for heading in headings:
         assert heading in report, heading
+    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
+        assert (out / link).is_file(), link
+    return out, report
+
+
+def test_reproduce_recovery_quick(tmp_path: Path) -> None:
+    out, report = reproduce_quick(
+        tmp_path, "recovery", ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ")
+    )
     for table in ("summary", "runs", "per_flow"):
         assert (out / "tables" / f"{table}.csv").is_file()
     figures = sorted((out / "figures").glob("*.png"))
     assert len(figures) >= 7
     for fig in figures:
         assert fig.stat().st_size > 2000
-    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
-        assert (out / link).is_file(), link
     summary = pl.read_csv(out / "tables" / "summary.csv")
     assert summary.height == 4 * 2
     # Figs. 9-11 are time-sequence graphs of one loss episode each, from a packet trace.
@@ -156,14 +164,9 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
 
 
 def test_reproduce_pacing_quick(tmp_path: Path) -> None:
-    out = tmp_path / "pacing"
-    proc = cli("reproduce", "pacing", "--quick", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    report = (out / "report.md").read_text()
-    for heading in ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects"):
-        assert heading in report, heading
-    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
-        assert (out / link).is_file(), link
+    out, report = reproduce_quick(
+        tmp_path, "pacing", ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects")
+    )
     table2 = pl.read_csv(out / "tables" / "table2.csv")
     assert table2.height == 8 * 2  # eight variants at the quick plan's two speeds
     assert table2["efficiency_pct_mean"].min() > 80
@@ -179,14 +182,9 @@ def test_reproduce_pacing_quick(tmp_path: Path) -> None:
 
 
 def test_reproduce_wireless_quick(tmp_path: Path) -> None:
-    out = tmp_path / "wireless"
-    proc = cli("reproduce", "wireless", "--quick", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    report = (out / "report.md").read_text()
-    for heading in ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims"):
-        assert heading in report, heading
-    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
-        assert (out / link).is_file(), link
+    out, report = reproduce_quick(
+        tmp_path, "wireless", ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims")
+    )
     fig6 = pl.read_csv(out / "tables" / "fig6.csv")
     assert fig6.height == 9 * 3  # nine variants at the quick plan's three loss rates
     # Ten flows share 5 Mbit/s: no variant's mean exceeds a tenth of the link by much.
@@ -206,14 +204,9 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
 
 
 def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
-    out = tmp_path / "udt"
-    proc = cli("reproduce", "udt", "--quick", "--out", str(out))
-    assert proc.returncode == 0, proc.stderr
-    report = (out / "report.md").read_text()
-    for heading in ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion"):
-        assert heading in report, heading
-    for link in (line.split("](")[1].rstrip(")") for line in report.splitlines() if line.startswith("![")):
-        assert (out / link).is_file(), link
+    out, report = reproduce_quick(
+        tmp_path, "udt", ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion")
+    )
     factors = pl.read_csv(out / "tables" / "factors.csv")
     assert factors.height == 2 * 2 * 2  # two loss rates, the quick plan's two RTTs and two factors
     # A gentler decrease never loses to UDT's 1.125 at 0.01 % loss (random loss is not congestion).
@@ -238,7 +231,7 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     proc = cli("reproduce", "udt", "--quick", "--out", str(again), "--from-cache")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        f"cclab: error: --from-cache: 1 of 8 runs under {again / 'cache' / 'fig5'} are not in the cache of build "
+        f"cclab: error: --from-cache: 1 of 4 runs under {again / 'cache' / 'fig5'} are not in the cache of build "
         + proc.stderr.split("cache of build ")[1].split(";")[0]
         + "; run the study without --from-cache to make them"
     ]

@@ -284,11 +284,12 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.string("pacing", pacing.as_str());
         w.raw("pacing_params", &params(pacing_params));
     }
-    if let Some(UdtOptions { cc, cc_params, mss, receive_buffer, max_flow_window }) = udt {
+    if let Some(UdtOptions { cc, cc_params, mss, receive_buffer, send_buffer, max_flow_window }) = udt {
         w.string("cc", cc.as_str());
         w.raw("cc_params", &params(cc_params));
         w.value("mss", Value::Integer(i64::from(*mss)));
         w.value("receive_buffer", Value::Integer(i64::from(*receive_buffer)));
+        w.value("send_buffer", Value::Integer(i64::from(*send_buffer)));
         w.value("max_flow_window", Value::Integer(i64::from(*max_flow_window)));
     }
     if let Some(t) = tcp {

@@ -217,6 +217,8 @@ pub struct UdtOptions {
     pub mss: u32,
     /// Receive buffer, packets (UDT_RCVBUF).
     pub receive_buffer: u32,
+    /// Send buffer, packets (UDT_SNDBUF): what is not yet acknowledged by a full ACK.
+    pub send_buffer: u32,
     /// Flow-control limit, packets (UDT_FC): the flow window is the smaller of it and the buffer.
     pub max_flow_window: u32,
 }
@@ -262,6 +264,7 @@ impl FlowGroup {
             mss: u.mss,
             flow_window: u.receive_buffer.min(u.max_flow_window),
             receive_buffer: u.receive_buffer,
+            send_buffer: u.send_buffer,
             start,
             app,
             ..UdtConfig::default()
@@ -928,7 +931,7 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
 }
 
 /// Keys of a UDT flow; the TCP keys not among them are refused on it.
-const UDT_KEYS: &[&str] = &["cc", "cc_params", "mss", "receive_buffer", "max_flow_window"];
+const UDT_KEYS: &[&str] = &["cc", "cc_params", "mss", "receive_buffer", "send_buffer", "max_flow_window"];
 
 fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
     let (cc, cc_params) =
@@ -938,8 +941,9 @@ fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
     // A packet must hold the IP, UDP and UDT headers (44 bytes) and some payload.
     let mss = s.integer("mss", 76, 65_535)?.unwrap_or(1500) as u32;
     let receive_buffer = s.integer("receive_buffer", 32, 1 << 24)?.unwrap_or(8192) as u32;
+    let send_buffer = s.integer("send_buffer", 32, 1 << 24)?.unwrap_or(8192) as u32;
     let max_flow_window = s.integer("max_flow_window", 32, 1 << 24)?.unwrap_or(25_600) as u32;
-    Ok(UdtOptions { cc: cc.name.to_string(), cc_params, mss, receive_buffer, max_flow_window })
+    Ok(UdtOptions { cc: cc.name.to_string(), cc_params, mss, receive_buffer, send_buffer, max_flow_window })
 }
 
 fn parse_flow(

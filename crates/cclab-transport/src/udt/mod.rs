@@ -50,6 +50,9 @@ pub struct UdtConfig {
     pub flow_window: u32,
     /// Receive buffer, packets (`UDT_RCVBUF`, 8192).
     pub receive_buffer: u32,
+    /// Send buffer, packets (`UDT_SNDBUF`, 8192): it holds every packet not yet
+    /// acknowledged by a full ACK, so at most this many are beyond the last one.
+    pub send_buffer: u32,
     /// The EXP timer's floor, per expiration (`m_ullMinExpInt`, 300 ms).
     pub min_exp: Time,
     /// When the connection starts (the sender's first packet may leave).
@@ -67,6 +70,7 @@ impl Default for UdtConfig {
             isn: 0,
             flow_window: 8192,
             receive_buffer: 8192,
+            send_buffer: 8192,
             min_exp: millis(300),
             start: 0,
             app: App::Bulk,

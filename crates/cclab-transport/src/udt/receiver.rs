@@ -23,8 +23,10 @@
 //!   `RTTVar = (3 RTTVar + |rtt - RTT|) / 4`, `RTT = (7 RTT + rtt) / 8`
 //!   (integers, initial 100 ms and 50 ms).
 //!
-//! The application reads at once, so the available buffer is the whole
-//! buffer less one slot (UDT's `getAvailBufSize` with nothing unread). The
+//! The application reads each full ACK's data at once, just after that ACK
+//! leaves: the ACK advertises the buffer less one slot less the packets it
+//! acknowledges (4.11's `getAvailBufSize` right after `ackData`, before its
+//! reader thread can have copied them). The
 //! model's receiver has no EXP timer of its own (4.11's receiver sends
 //! keep-alives on one); the sender's timer is what recovers losses.
 
@@ -217,6 +219,9 @@ impl UdtReceiver {
         if ack == self.last_ack_ack {
             return;
         }
+        // 4.11 makes the acknowledged data readable, then measures the free buffer for this ACK
+        // before the reader can have taken it: the ACK advertises that data as still held.
+        let unread = ack.saturating_sub(self.last_ack);
         if ack > self.last_ack {
             self.deliver_to(now, ack);
         } else if ack == self.last_ack {
@@ -243,7 +248,7 @@ impl UdtReceiver {
             last_seq: self.space.wire(self.last_ack),
             rtt_us: self.rtt_us as u32,
             rtt_var_us: self.rtt_var_us as u32,
-            available_buffer: self.available_buffer().max(2) as u32,
+            available_buffer: self.available_buffer().saturating_sub(unread).max(2) as u32,
             rates,
         };
         let packet = self.control(now, body);
@@ -359,18 +364,15 @@ mod tests {
         }
     }
 
-    /// (time, ACK sequence number, acknowledged number, whether it carried rates) of each full ACK.
-    fn full_acks(out: &Outbox) -> Vec<(u32, u32, bool)> {
+    /// (ACK sequence number, acknowledged number, whether it carried rates, available buffer) of each full ACK.
+    fn full_acks(out: &Outbox) -> Vec<(u32, u32, bool, u32)> {
         out.packets
             .iter()
             .filter_map(|p| match p.header {
                 Header::Udt(UdtHeader::Control {
                     body: UdtControl::Ack { ack_seq, last_seq, available_buffer, rates, .. },
                     ..
-                }) => {
-                    assert_eq!(available_buffer, 8191, "the buffer less one slot");
-                    Some((ack_seq, last_seq, rates.is_some()))
-                }
+                }) => Some((ack_seq, last_seq, rates.is_some(), available_buffer)),
                 _ => None,
             })
             .collect()
@@ -382,22 +384,24 @@ mod tests {
         let mut out = Outbox::default();
         let full = UdtConfig::default().payload();
         r.on_packet(millis(1), &data(0, full), &mut out);
-        // The first full ACK, just past SYN, carries the rates.
+        // The first full ACK, just past SYN, carries the rates. The buffer it
+        // advertises is 8192 less one slot less the packet it acknowledges,
+        // which the application has not read yet.
         run(&mut r, millis(11), &mut out);
-        assert_eq!(full_acks(&out), [(1, 1, true)]);
+        assert_eq!(full_acks(&out), [(1, 1, true, 8190)]);
         r.on_packet(millis(12), &data(1, full), &mut out);
         // A short packet asks for an ACK at once; less than SYN after the
         // last ACK with rates, this one has none (16 bytes).
         r.on_packet(millis(15), &data(2, 100), &mut out);
         run(&mut r, millis(16), &mut out);
-        assert_eq!(full_acks(&out)[1..], [(2, 3, false)]);
+        assert_eq!(full_acks(&out)[1..], [(2, 3, false, 8189)]);
         // Nothing new: the same number again only RTT + 4 RTTVar (300 ms)
         // after the last ACK with rates, here the one just past 10 ms.
         out.packets.clear();
         run(&mut r, millis(310), &mut out);
         assert!(full_acks(&out).is_empty());
         run(&mut r, millis(330), &mut out);
-        assert_eq!(full_acks(&out), [(3, 3, true)]);
+        assert_eq!(full_acks(&out), [(3, 3, true, 8191)], "nothing newly acknowledged is unread");
         // The sender's ACK2 gives an RTT sample and confirms the number:
         // no further ACK for it.
         r.on_packet(millis(340), &ack2(2), &mut out);

@@ -191,7 +191,11 @@ impl UdtSender {
         } else {
             let window = self.flow_window.min(self.cc.window() as i64);
             let in_flight = self.next_new - self.last_ack;
-            if window <= in_flight as i64 || self.next_new >= self.packets_available() {
+            let buffered = self.next_new - self.last_data_ack;
+            if window <= in_flight as i64
+                || buffered >= u64::from(self.cfg.send_buffer)
+                || self.next_new >= self.packets_available()
+            {
                 return None;
             }
             let n = self.next_new;
@@ -503,6 +507,23 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn the_send_buffer_holds_what_no_full_ack_has_acknowledged() {
+        // 4.11 keeps every packet in its send buffer until a full ACK (`ackData`) frees it, so
+        // at most UDT_SNDBUF packets lie beyond the last full ACK, whatever the windows allow.
+        let sent_after_ack = |send_buffer: u32| {
+            let cfg = UdtConfig { send_buffer, ..UdtConfig::default() };
+            let mut s = UdtSender::new(cfg, defaults::udt_congestion_control("udt").expect("udt"));
+            assert_eq!(run(&mut s, millis(1)), (0..16).collect::<Vec<_>>(), "slow start's window of 16");
+            // A full ACK of 0..8 grows slow start's window to 26 packets beyond 8.
+            s.on_packet(millis(2), &full_ack(1, 8), &mut Outbox::default());
+            assert_eq!(s.cc.window(), 26.0);
+            run(&mut s, millis(3))
+        };
+        assert_eq!(sent_after_ack(8192), (16..34).collect::<Vec<_>>(), "the window: 8 + 26");
+        assert_eq!(sent_after_ack(24), (16..32).collect::<Vec<_>>(), "the send buffer: 8 + 24");
     }
 
     #[test]

@@ -321,10 +321,26 @@ pub const PREDICTION_METRICS: &[MetricDesc] = &[
     METRICS[1],
     METRICS[2],
     METRICS[3],
-    MetricDesc { name: "n_diff", unit: "packets per nDiff unit", meaning: "nDiff at the latest prediction (eq. 9)" },
-    MetricDesc { name: "window_decreases", unit: "", meaning: "predictions above beta so far (window x 0.9)" },
-    MetricDesc { name: "window_keeps", unit: "", meaning: "predictions between alpha and beta so far (window kept)" },
-    MetricDesc { name: "window_increases", unit: "", meaning: "predictions below alpha so far (window x 1.1)" },
+    MetricDesc {
+        name: "n_diff",
+        unit: "packets per nDiff unit",
+        meaning: "nDiff at the latest prediction (eq. 9)",
+    },
+    MetricDesc {
+        name: "window_decreases",
+        unit: "",
+        meaning: "predictions above beta so far (window x 0.9)",
+    },
+    MetricDesc {
+        name: "window_keeps",
+        unit: "",
+        meaning: "predictions between alpha and beta so far (window kept)",
+    },
+    MetricDesc {
+        name: "window_increases",
+        unit: "",
+        meaning: "predictions below alpha so far (window x 1.1)",
+    },
 ];
 
 /// The parameters of every DAIMD descriptor; `decrease` and `window` default
@@ -442,7 +458,7 @@ pub const DESCRIPTOR: UdtCcDescriptor = Descriptor {
     name: "udt",
     role: Role::CongestionControl,
     summary: "UDT's native DAIMD rate control: SYN-periodic increase by spare capacity, period x 1.125 per NAK",
-    source: "Gu & Grossman, Computer Networks 51(7) 2007; draft-gg-udt-03 §6; UDT 4.11 src/ccc.cpp (CUDTCC); seed 002 eq. 5-6, Tab. 1",
+    source: "Gu & Grossman, Computer Networks 51(7) 2007; draft-gg-udt-03 §6; UDT 4.11 src/ccc.cpp (CUDTCC) with the increase floor of 1/MSS of seed 002 eq. 5 and UDT 4.10 (4.11: 0.01, increase_floor = \"0.01\"); seed 002 eq. 5-6, Tab. 1",
     parameters: &parameters(Decrease::Fixed, Window::Native),
     metrics: METRICS,
     build,
