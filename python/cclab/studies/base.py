@@ -9,6 +9,7 @@ tables (CSV and Parquet), figures (PNG and SVG) and ``report.md``.
 
 from __future__ import annotations
 
+import math
 import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,30 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from cclab.result import Result
+
+
+def percent(fraction: float) -> str:
+    """A loss rate or share as reports write it: 0.0001 -> "0.01 %"."""
+    return f"{fraction * 100:g} %"
+
+
+def seconds(text: str) -> float:
+    """A scenario's duration in seconds ("60s" -> 60.0)."""
+    return float(text.removesuffix("s"))
+
+
+def half_width(row: Mapping[str, Any], metric: str) -> float | None:
+    """The 95 % half-width of ``metric`` in an :func:`cclab.sweep.aggregate` row; None for a single replication."""
+    ci = row[f"{metric}_ci95"]
+    return None if ci is None or math.isnan(ci) else float(ci)
+
+
+def mean_ci(row: Mapping[str, Any], metric: str, digits: int = 1, signed: bool = False) -> str:
+    """A report cell: the mean of ``metric`` and, when there is one, its 95 % half-width ("12.3 ± 0.4")."""
+    sign = "+" if signed else ""
+    text = f"{row[f'{metric}_mean']:{sign}.{digits}f}"
+    ci = half_width(row, metric)
+    return text if ci is None else f"{text} ± {ci:.{digits}f}"
 
 
 @dataclass(frozen=True)

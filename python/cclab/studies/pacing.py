@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from cclab.result import link_shares
 from cclab.scenario import Scenario
-from cclab.studies.base import Study, StudyContext
+from cclab.studies.base import Study, StudyContext, mean_ci
 from cclab.sweep import SweepResult, aggregate
 
 if TYPE_CHECKING:
@@ -147,13 +147,6 @@ def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> p
 
 SHARES = [*KINDS, "overhead", "unused"]
 METRICS = ["efficiency_pct", "hs1_mbps", "hs2_mbps", "ratio", "drops", *SHARES]
-
-
-def _cell(row: dict[str, Any], metric: str, digits: int) -> str:
-    mean, ci = row[f"{metric}_mean"], row[f"{metric}_ci95"]
-    if ci is None or (isinstance(ci, float) and math.isnan(ci)):
-        return f"{mean:.{digits}f}"
-    return f"{mean:.{digits}f} ± {ci:.{digits}f}"
 
 
 class PacingStudy(Study):
@@ -349,7 +342,7 @@ class PacingStudy(Study):
             cells = []
             for r, s in zip(_rows(t2, v.label, plan.speeds), plan.speeds, strict=True):
                 paper = PAPER_TABLE2.get(s, {}).get(v.label)
-                cells += [_cell(r, "efficiency_pct", 2), f"{paper:.2f}" if paper is not None else "–"]
+                cells += [mean_ci(r, "efficiency_pct", 2), f"{paper:.2f}" if paper is not None else "–"]
             table2.append(f"| {v.label} | " + " | ".join(cells) + " |")
 
         fig4 = ["| variant | buffer | send overhead | " + " | ".join(f"RTT {r}" for r in plan.rtts) + " |",

@@ -17,11 +17,12 @@ every number with the paper's.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from cclab.scenario import Scenario
-from cclab.studies.base import Study, StudyContext
+from cclab.studies.base import Study, StudyContext, half_width, mean_ci, percent, seconds
 from cclab.sweep import aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -108,20 +109,17 @@ def _ms(rtt_ms: float) -> str:
     return f"{rtt_ms:g}ms"
 
 
-def _pct(loss: float) -> str:
-    return f"{loss * 100:g} %"
-
-
 @dataclass(frozen=True)
 class Plan:
+    """What one sitting runs: the quick plan keeps every testbed RTT and variant, and shortens the rest."""
+
     duration: str
     rtts_ms: list[int]
     factors: list[float]
-    testbed_rtts_ms: list[int]
 
 
-FULL = Plan("60s", RTTS_MS, FACTORS, TESTBED_RTTS_MS)
-QUICK = Plan("6s", [1, 100], [1.120, 1.125], TESTBED_RTTS_MS)
+FULL = Plan("60s", RTTS_MS, FACTORS)
+QUICK = Plan("6s", [1, 100], [1.120, 1.125])
 
 
 def paired_gain(frame: pl.DataFrame, by: list[str], against: pl.DataFrame) -> pl.DataFrame:
@@ -149,7 +147,7 @@ class UdtStudy(Study):
     )
     replications = 10
     quick_replications = 1
-    replayed_in_ci = True  # about 40 CPU minutes
+    replayed_in_ci = True  # 32 CPU minutes (2026-11-23)
 
     def run(self, ctx: StudyContext) -> None:
         import polars as pl
@@ -163,12 +161,9 @@ class UdtStudy(Study):
         for fig, loss in FIG_LOSSES.items():
             sweep = ctx.sweep(fig, base.with_(**{LOSS_KEY: loss}),
                               {RTT_KEY: [_ms(r) for r in plan.rtts_ms], FACTOR_KEY: plan.factors})  # fmt: skip
-            factor_runs.append(sweep.flows.select(
-                pl.lit(loss).alias("loss"),
-                pl.col(RTT_KEY).str.strip_suffix("ms").cast(pl.Float64).alias("rtt_ms"),
-                pl.col(FACTOR_KEY).alias("factor"), "replication",
-                (pl.col("goodput_bps") / 1e6).alias("goodput_mbps"), "retransmits", "timeouts",
-            ))  # fmt: skip
+            factor_runs.append(
+                _per_run(sweep.flows, [pl.lit(loss).alias("loss")], [pl.col(FACTOR_KEY).alias("factor")])
+            )
         factors_runs = pl.concat(factor_runs)
         factors = aggregate(factors_runs, ["loss", "rtt_ms", "factor"], ["goodput_mbps", "retransmits"]).join(
             paired_gain(factors_runs, ["loss", "rtt_ms", "factor"],
@@ -180,16 +175,12 @@ class UdtStudy(Study):
 
         # Figs. 9-13 and the references: every variant on the testbed path at its RTTs.
         testbed = base.with_(**{LOSS_KEY: TESTBED_LOSS})
-        rtts = [_ms(r) for r in plan.testbed_rtts_ms]
+        rtts = [_ms(r) for r in TESTBED_RTTS_MS]
         parts = []
         for v in [*UDT_VARIANTS, *REFERENCES]:
             scenario = Scenario.from_dict({**testbed.to_dict(), "flows": [v.flow(rtts[0])]}, f"udt-{v.slug}")
             sweep = ctx.sweep(f"testbed/{v.slug}", scenario, {RTT_KEY: rtts})
-            parts.append(sweep.flows.select(
-                pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label"),
-                pl.col(RTT_KEY).str.strip_suffix("ms").cast(pl.Float64).alias("rtt_ms"), "replication",
-                (pl.col("goodput_bps") / 1e6).alias("goodput_mbps"), "retransmits", "timeouts",
-            ))  # fmt: skip
+            parts.append(_per_run(sweep.flows, [pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label")]))
         testbed_runs = pl.concat(parts)
         native = testbed_runs.filter(pl.col("variant") == NATIVE.slug).drop("variant", "label")
         testbed_table = aggregate(testbed_runs, ["variant", "label", "rtt_ms"], ["goodput_mbps", "retransmits"]).join(
@@ -202,7 +193,7 @@ class UdtStudy(Study):
         # The prediction runs also record each decision, to show which branch of eq. 10 ran.
         plotted = [(NATIVE, TESTBED_RTTS_MS), (BANDED, [25, 200]), (COMBINED, [25, 100]),
                    *((p, [100]) for p in [*PREDICTIONS, *PREDICTIONS_PER_S])]  # fmt: skip
-        shown = [(v, r) for v, rs in plotted for r in rs if r in plan.testbed_rtts_ms]
+        shown = [(v, r) for v, rs in plotted for r in rs]
         jobs = []
         for v, rtt_ms in shown:
             d = {**testbed.to_dict(), "flows": [v.flow(_ms(rtt_ms))]}
@@ -230,7 +221,7 @@ class UdtStudy(Study):
         figures["fig13"] = ctx.figure(self._series_figure(series, testbed_table, COMBINED, [25, 100],
                                       "Fig. 13: native UDT and both proposals together"),
                                       "fig13_combined_over_time")  # fmt: skip
-        figures["references"] = ctx.figure(self._reference_figure(testbed_table, plan), "testbed_all_variants")
+        figures["references"] = ctx.figure(self._reference_figure(testbed_table), "testbed_all_variants")
         ctx.report(self._report(ctx, plan, factors, testbed_table, decisions, figures))
 
     # Figures -----------------------------------------------------------------------------------
@@ -261,7 +252,7 @@ class UdtStudy(Study):
             ax.grid(True, alpha=0.3)
         left.legend(title="NAK decrease factor", fontsize="small")
         number = fig_name.removeprefix("fig")
-        fig.suptitle(f"Fig. {number}: native UDT by NAK decrease factor, 1 Gbit/s, loss {_pct(loss)}, "
+        fig.suptitle(f"Fig. {number}: native UDT by NAK decrease factor, 1 Gbit/s, loss {percent(loss)}, "
                      f"{plan.duration}; dotted: the paper's band edges")  # fmt: skip
         return fig
 
@@ -287,7 +278,7 @@ class UdtStudy(Study):
             ax.set_ylim(bottom=0)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize="small", loc="lower right")
-        fig.suptitle(f"{title}\n1 Gbit/s, loss {_pct(TESTBED_LOSS)}, replication 0")
+        fig.suptitle(f"{title}\n1 Gbit/s, loss {percent(TESTBED_LOSS)}, replication 0")
         return fig
 
     def _threshold_figure(self, table: pl.DataFrame) -> Figure:
@@ -300,34 +291,36 @@ class UdtStudy(Study):
                                                  (PREDICTIONS_PER_S, "nDiff per s"))):  # fmt: skip
             rows = [_row(table, v.slug, 100) for v in variants]
             xs = [i + (j - 0.5) * width for i in range(len(rows))]
-            ax.bar(xs, [r["gain_mbps_mean"] for r in rows], width, yerr=[_half_width(r, "gain_mbps") for r in rows],
-                   capsize=3, label=reading)  # fmt: skip
+            ax.bar(xs, [r["gain_mbps_mean"] for r in rows], width,
+                   yerr=[half_width(r, "gain_mbps") or 0.0 for r in rows], capsize=3, label=reading)  # fmt: skip
         ax.axhline(0, color="black", linewidth=0.8)
         labels = [f"({a:g}, {b:g})\npaper: " + ("above" if (a, b) in PAPER_ABOVE else "below") for a, b in THRESHOLDS]
         ax.set_xticks(range(len(THRESHOLDS)), labels, fontsize="small")
         native = _row(table, NATIVE.slug, 100)["goodput_mbps_mean"]
         ax.set_xlabel("thresholds (alpha, beta), and where the paper found each against native UDT")
         ax.set_ylabel(f"goodput minus native UDT's ({native:.0f}) (Mbit/s), paired")
-        ax.set_title(f"Fig. 10: prediction UDT by threshold pair, RTT 100 ms, loss {_pct(TESTBED_LOSS)}")
+        ax.set_title(f"Fig. 10: prediction UDT by threshold pair, RTT 100 ms, loss {percent(TESTBED_LOSS)}")
         ax.legend(fontsize="small")
         ax.grid(True, axis="y", alpha=0.3)
         return fig
 
-    def _reference_figure(self, table: pl.DataFrame, plan: Plan) -> Figure:
+    def _reference_figure(self, table: pl.DataFrame) -> Figure:
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(9, 4.4), layout="constrained")
         ax = fig.add_subplot()
         shown = [NATIVE, PREDICTION, BANDED, COMBINED, *REFERENCES]
         width = 0.8 / len(shown)
-        xs = range(len(plan.testbed_rtts_ms))
+        xs = range(len(TESTBED_RTTS_MS))
         for j, v in enumerate(shown):
-            rows = [_row(table, v.slug, r) for r in plan.testbed_rtts_ms]
+            rows = [_row(table, v.slug, r) for r in TESTBED_RTTS_MS]
             ax.bar([x + (j - (len(shown) - 1) / 2) * width for x in xs], [r["goodput_mbps_mean"] for r in rows],
                    width, label=v.label, hatch="//" if v.recovery else None)  # fmt: skip
-        ax.set_xticks(list(xs), [f"RTT {r} ms" for r in plan.testbed_rtts_ms])
+        ax.set_xticks(list(xs), [f"RTT {r} ms" for r in TESTBED_RTTS_MS])
         ax.set_ylabel("mean goodput (Mbit/s)")
-        ax.set_title(f"Every variant and the TCP references on the testbed path (1 Gbit/s, loss {_pct(TESTBED_LOSS)})")
+        ax.set_title(
+            f"Every variant and the TCP references on the testbed path (1 Gbit/s, loss {percent(TESTBED_LOSS)})"
+        )
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(True, axis="y", alpha=0.3)
         return fig
@@ -346,26 +339,24 @@ class UdtStudy(Study):
                 rows = factors.filter((pl.col("loss") == loss) & (pl.col("rtt_ms") == rtt_ms))
                 cells = {r["factor"]: r for r in rows.iter_rows(named=True)}
                 best = max(cells.values(), key=lambda r: r["goodput_mbps_mean"])
-                lines.append(f"| {rtt_ms} ms | " + " | ".join(_cell(cells[f], "goodput_mbps") for f in plan.factors)
+                lines.append(f"| {rtt_ms} ms | " + " | ".join(mean_ci(cells[f], "goodput_mbps") for f in plan.factors)
                              + f" | {best['factor']:.3f} | {PAPER_BEST[loss][band(rtt_ms)]} |")  # fmt: skip
             factor_tables.append((fig, loss, "\n".join(lines)))
 
-        testbed = ["| variant | " + " | ".join(f"RTT {r} ms" for r in plan.testbed_rtts_ms) + " |",
-                   "|---|" + "---|" * len(plan.testbed_rtts_ms)]  # fmt: skip
+        testbed = ["| variant | " + " | ".join(f"RTT {r} ms" for r in TESTBED_RTTS_MS) + " |",
+                   "|---|" + "---|" * len(TESTBED_RTTS_MS)]  # fmt: skip
         for v in [*UDT_VARIANTS, *REFERENCES]:
             testbed.append(f"| {v.label} | "
-                           + " | ".join(_cell(_row(table, v.slug, r), "goodput_mbps") for r in plan.testbed_rtts_ms)
+                           + " | ".join(mean_ci(_row(table, v.slug, r), "goodput_mbps") for r in TESTBED_RTTS_MS)
                            + " |")  # fmt: skip
 
         gains = ["| proposal | RTT | native UDT (Mbit/s) | proposal (Mbit/s) | gain, paired (Mbit/s) | paper's gain |",
                  "|---|---|---|---|---|---|"]  # fmt: skip
         for (slug, rtt_ms), paper in PAPER_GAINS.items():
-            if rtt_ms not in plan.testbed_rtts_ms:
-                continue
             v = next(x for x in UDT_VARIANTS if x.slug == slug)
-            gains.append(f"| {v.label} | {rtt_ms} ms | {_cell(_row(table, NATIVE.slug, rtt_ms), 'goodput_mbps')} | "
-                         f"{_cell(_row(table, slug, rtt_ms), 'goodput_mbps')} | "
-                         f"{_cell(_row(table, slug, rtt_ms), 'gain_mbps', signed=True)} | +{paper:g} |")  # fmt: skip
+            gains.append(f"| {v.label} | {rtt_ms} ms | {mean_ci(_row(table, NATIVE.slug, rtt_ms), 'goodput_mbps')} | "
+                         f"{mean_ci(_row(table, slug, rtt_ms), 'goodput_mbps')} | "
+                         f"{mean_ci(_row(table, slug, rtt_ms), 'gain_mbps', signed=True)} | +{paper:g} |")  # fmt: skip
 
         sections = [
             f"# Reproduction: {self.title}",
@@ -380,7 +371,7 @@ class UdtStudy(Study):
                 part
                 for fig, loss, lines in factor_tables
                 for part in (
-                    f"## NAK decrease factors at loss {_pct(loss)} (paper Fig. {fig.removeprefix('fig')})",
+                    f"## NAK decrease factors at loss {percent(loss)} (paper Fig. {fig.removeprefix('fig')})",
                     "Mean goodput (Mbit/s) of native UDT with each factor; the right-hand panel of the figure has "
                     f"each factor's paired gain over {NATIVE_FACTOR}.",
                     lines,
@@ -388,7 +379,7 @@ class UdtStudy(Study):
                 )
             ],
             "## The testbed experiments (paper Figs. 9-13)",
-            f"Each variant alone on the testbed's path (1 Gbit/s, loss {_pct(TESTBED_LOSS)}), the gains over "
+            f"Each variant alone on the testbed's path (1 Gbit/s, loss {percent(TESTBED_LOSS)}), the gains over "
             "native UDT paired by replication, beside the gains the paper measured on its testbed:",
             "\n".join(gains),
             f"![Fig. 9]({figures['fig9']})",
@@ -405,6 +396,17 @@ class UdtStudy(Study):
             *_discussion(plan, factors, table, decisions),
         ]
         return "\n\n".join(sections) + "\n"
+
+
+def _per_run(flows: pl.DataFrame, before: list[pl.Expr], after: Sequence[pl.Expr] = ()) -> pl.DataFrame:
+    """One row per run of a sweep of the flow's RTT: the ``before`` columns, the RTT in ms, the ``after``
+    columns, the replication, the goodput and the retransmissions and timeouts."""
+    import polars as pl
+
+    return flows.select(
+        *before, pl.col(RTT_KEY).str.strip_suffix("ms").cast(pl.Float64).alias("rtt_ms"), *after, "replication",
+        (pl.col("goodput_bps") / 1e6).alias("goodput_mbps"), "retransmits", "timeouts",
+    )  # fmt: skip
 
 
 def _rate(result: Result) -> pl.DataFrame:
@@ -443,24 +445,14 @@ def _row(table: pl.DataFrame, slug: str, rtt_ms: float) -> dict[str, Any]:
     return table.filter((pl.col("variant") == slug) & (pl.col("rtt_ms") == rtt_ms)).row(0, named=True)
 
 
-def _half_width(row: dict[str, Any], metric: str) -> float:
-    """The 95 % half-width, 0 where one replication leaves none."""
-    ci = row[f"{metric}_ci95"]
-    return 0.0 if ci is None or math.isnan(ci) else float(ci)
-
-
 def _half_widths(frame: pl.DataFrame, metric: str) -> pl.Series:
+    """Error bars: the 95 % half-widths, 0 where one replication leaves none."""
     return frame[f"{metric}_ci95"].fill_nan(0).fill_null(0)
 
 
-def _cell(row: dict[str, Any], metric: str, signed: bool = False) -> str:
-    mean, ci = row[f"{metric}_mean"], _half_width(row, metric)
-    text = f"{mean:+.1f}" if signed else f"{mean:.1f}"
-    return f"{text} ± {ci:.1f}" if ci > 0 else text
-
-
 def _significant(row: dict[str, Any]) -> bool:
-    return abs(row["gain_mbps_mean"]) > _half_width(row, "gain_mbps") > 0
+    ci = half_width(row, "gain_mbps")
+    return ci is not None and abs(row["gain_mbps_mean"]) > ci > 0
 
 
 def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decisions: pl.DataFrame) -> list[str]:
@@ -492,7 +484,7 @@ def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decision
         "costs nothing. UDT adds a fixed step to its rate every SYN and cuts it by 1 - 1/factor at each "
         "loss, so the rate settles where the growth per second equals the cuts per second, "
         "R^2 x p x (1 - 1/factor) = constant, and R goes as 1 / sqrt(1 - 1/factor): "
-        f"{low:.3f} against {high:.3f} predicts a ratio of {model:.3f}; ours at {_pct(loss)} and "
+        f"{low:.3f} against {high:.3f} predicts a ratio of {model:.3f}; ours at {percent(loss)} and "
         f"{plan.rtts_ms[0]} ms is {ratio:.3f}. Neighbouring factors in our grid differ by "
         f"{sum(steps) / len(steps):.1f} % of goodput on average, while one run differs from the next by "
         f"{sum(spreads) / len(spreads):.1f} % (standard deviation over replications): the paper ran one "
@@ -502,17 +494,15 @@ def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decision
     )
     gains = []
     for (slug, rtt_ms), paper in PAPER_GAINS.items():
-        if rtt_ms in plan.testbed_rtts_ms:
-            r = _row(table, slug, rtt_ms)
-            sig = "" if _significant(r) else ", not significant"
-            gains.append(f"{r['label']} at {rtt_ms} ms {r['gain_mbps_mean']:+.1f} Mbit/s{sig} (paper +{paper:g})")
-    native_sd = [_row(table, NATIVE.slug, r)["goodput_mbps_std"] or 0.0 for r in plan.testbed_rtts_ms]
-    native_rate = _row(table, NATIVE.slug, plan.testbed_rtts_ms[0])["goodput_mbps_mean"]
-    seconds = float(plan.duration.removesuffix("s"))
-    random_losses = native_rate * 1e6 * seconds / (UDT_PAYLOAD_BYTES * 8) * TESTBED_LOSS
+        r = _row(table, slug, rtt_ms)
+        sig = "" if _significant(r) else ", not significant"
+        gains.append(f"{r['label']} at {rtt_ms} ms {r['gain_mbps_mean']:+.1f} Mbit/s{sig} (paper +{paper:g})")
+    native_sd = [_row(table, NATIVE.slug, r)["goodput_mbps_std"] or 0.0 for r in TESTBED_RTTS_MS]
+    native_rate = _row(table, NATIVE.slug, TESTBED_RTTS_MS[0])["goodput_mbps_mean"]
+    random_losses = native_rate * 1e6 * seconds(plan.duration) / (UDT_PAYLOAD_BYTES * 8) * TESTBED_LOSS
     model_gain = {f: (math.sqrt((1 - 1 / NATIVE_FACTOR) / (1 - 1 / f)) - 1) * 100 for f in (1.120, 1.123)}
     banded = {r: _row(table, BANDED.slug, r)["gain_mbps_mean"] / _row(table, NATIVE.slug, r)["goodput_mbps_mean"]
-              * 100 for r in plan.testbed_rtts_ms if r in (25, 200)}  # fmt: skip
+              * 100 for r in (25, 200)}  # fmt: skip
     paragraphs.append(
         "**Testbed gains (Figs. 9-13).** " + "; ".join(gains) + ". Each gain is the mean of the paired "
         "differences over the replications, whose loss draws agree until the two senders first differ. "
@@ -523,7 +513,7 @@ def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decision
         f"to {model_gain[1.120]:.1f} % (1.120) and {model_gain[1.123]:.1f} % (1.123) where losses alone "
         "set the rate, and ours is "
         + " and ".join(f"{g:.2f} % at {r} ms" for r, g in banded.items())
-        + f": at {_pct(TESTBED_LOSS)} a 60 s run at {native_rate:.0f} Mbit/s loses only about {random_losses:.0f} "
+        + f": at {percent(TESTBED_LOSS)} a 60 s run at {native_rate:.0f} Mbit/s loses only about {random_losses:.0f} "
         "packets at random, and the start-up and the link bound the rate as much as the cuts do. The "
         "prediction changes only the window after slow start, 1.1 x receive rate x (RTT + SYN) in its "
         "increase branch against native UDT's receive rate x (RTT + SYN) + 16; the larger window bounds "
@@ -532,7 +522,7 @@ def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decision
     for variants, reading in ((PREDICTIONS, "per ms"), (PREDICTIONS_PER_S, "per s")):
         pair_gains = [_row(table, v.slug, 100)["gain_mbps_mean"] for v in variants]
         above = [f"({a:g}, {b:g})" for (a, b), g in zip(THRESHOLDS, pair_gains, strict=True) if g > 0]
-        half = max(_half_width(_row(table, v.slug, 100), "gain_mbps") for v in variants)
+        half = max(half_width(_row(table, v.slug, 100), "gain_mbps") or 0.0 for v in variants)
         chosen = decisions.filter(pl.col("variant").is_in([v.slug for v in variants]))
         acted = int(chosen["decreases"].sum() + chosen["keeps"].sum())
         predictions = acted + int(chosen["increases"].sum())
@@ -556,7 +546,7 @@ def _discussion(plan: Plan, factors: pl.DataFrame, table: pl.DataFrame, decision
             )
         )
     refs = []
-    for rtt_ms in plan.testbed_rtts_ms:
+    for rtt_ms in TESTBED_RTTS_MS:
         best_tcp = max((_row(table, v.slug, rtt_ms) for v in REFERENCES), key=lambda r: r["goodput_mbps_mean"])
         udt = _row(table, NATIVE.slug, rtt_ms)
         ours, theirs = udt["goodput_mbps_mean"], best_tcp["goodput_mbps_mean"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from cclab.availbw import available_bandwidth
 from cclab.scenario import Scenario
-from cclab.studies.base import Study, StudyContext
+from cclab.studies.base import Study, StudyContext, percent, seconds
 from cclab.sweep import aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -64,14 +64,6 @@ SAMPLE = "100ms"
 TRUTH_EVERY = "500ms"
 
 
-def _pct(loss: float) -> str:
-    return f"{loss * 100:g} %"
-
-
-def _seconds(text: str) -> float:
-    return float(text.removesuffix("s"))
-
-
 class WirelessStudy(Study):
     name = "wireless"
     title = "Decoupled TCP and bandwidth estimation under random wireless loss"
@@ -101,7 +93,7 @@ class WirelessStudy(Study):
 
     def _abe_scenario(self, base: dict[str, Any], variant: str, loss: float, cross: bool) -> dict[str, Any]:
         d = self._variant(base, variant, loss)
-        duration = _seconds(d["run"]["duration"])
+        duration = seconds(d["run"]["duration"])
         if cross:
             for name, on, off in UDP_PATTERN:
                 d["flows"].append({"name": name, "protocol": "udp", "rtt": "80ms", "start": f"{on * duration:g}s",
@@ -137,7 +129,7 @@ class WirelessStudy(Study):
         import polars as pl
 
         base = self._base(ctx)
-        warmup = _seconds(base["run"]["warmup"])
+        warmup = seconds(base["run"]["warmup"])
         base_seed = int(base["run"]["seed"])
         reps = ctx.replications
         figures: dict[str, str] = {}
@@ -343,7 +335,7 @@ class WirelessStudy(Study):
         fig, ax = plt.subplots(figsize=(8, 4.5))
         for p, res in zip(FIG1_LOSSES, runs, strict=True):
             m = res.metrics.filter(pl.col("metric") == "cc.bwe")
-            ax.plot(m["time_s"], m["value"] / 1e6, lw=0.8, label=f"loss {_pct(p)}")
+            ax.plot(m["time_s"], m["value"] / 1e6, lw=0.8, label=f"loss {percent(p)}")
         ax.axhline(CAPACITY / 1e6, color="k", ls="--", lw=1, label="capacity 5 Mbit/s")
         ax.axhline(CAPACITY * PAYLOAD_SHARE / 1e6, color="grey", ls=":", lw=1, label="payload share 4.8 Mbit/s")
         ax.set(xlabel="time (s)", ylabel="Westwood ABE (Mbit/s)", ylim=(0, 6.5),
@@ -367,7 +359,7 @@ class WirelessStudy(Study):
             ax.legend(loc="lower left", fontsize=7, ncol=2)
         axes[-1].set_xlabel("time (s)")
         number = fig_name.removeprefix("fig")
-        fig.suptitle(f"Fig. {number}: estimates against the available bandwidth, loss {_pct(loss)} "
+        fig.suptitle(f"Fig. {number}: estimates against the available bandwidth, loss {percent(loss)} "
                      "(500 ms means, replication 0)")  # fmt: skip
         fig.tight_layout()
         return fig
@@ -409,7 +401,7 @@ class WirelessStudy(Study):
             ax.set_xlabel("time (s)")
         for row in axes:
             row[0].set_ylabel("MB delivered")
-        fig.suptitle(f"Fig. 7: two flows, base RTT 50 and 200 ms, loss {_pct(FIG7_LOSSES[-1])} (replication 0)")
+        fig.suptitle(f"Fig. 7: two flows, base RTT 50 and 200 ms, loss {percent(FIG7_LOSSES[-1])} (replication 0)")
         fig.tight_layout()
         return fig
 
@@ -431,24 +423,24 @@ class WirelessStudy(Study):
             return float(r[f"{metric}_mean"][0])
 
         def grid(frame: pl.DataFrame, variants: list[str], metric: str, digits: int) -> str:
-            rows = ["| variant | " + " | ".join(_pct(p) for p in losses) + " |", "|---|" + "---|" * len(losses)]
+            rows = ["| variant | " + " | ".join(percent(p) for p in losses) + " |", "|---|" + "---|" * len(losses)]
             for v in variants:
                 cells = " | ".join(cell(frame, "variant", v, p, metric, digits) for p in losses)
                 rows.append(f"| {VARIANTS[v][0]} | {cells} |")
             return "\n".join(rows)
 
         fig1_rows = ["| loss | mean ABE (Mbit/s) | min | max | goodput (Mbit/s) |", "|---|---|---|---|---|"]
-        warm = _seconds(self._base(ctx)["run"]["warmup"])
+        warm = seconds(self._base(ctx)["run"]["warmup"])
         fig1_means = {}
         for p, res in zip(FIG1_LOSSES, fig1_runs, strict=True):
             m = res.metrics.filter((pl.col("metric") == "cc.bwe") & (pl.col("time_s") >= warm))["value"] / 1e6
             fig1_means[p] = float(m.mean())  # type: ignore[arg-type]
-            fig1_rows.append(f"| {_pct(p)} | {m.mean():.2f} | {m.min():.2f} | {m.max():.2f} | "
+            fig1_rows.append(f"| {percent(p)} | {m.mean():.2f} | {m.min():.2f} | {m.max():.2f} | "
                              f"{res.flows['goodput_bps'][0] / 1e6:.2f} |")  # fmt: skip
 
-        mape_rows = ["| estimator | " + " | ".join(f"MAPE at {_pct(p)}" for p in ABE_LOSSES)
-                     + " | " + " | ".join(f"MAPE with UDP on, {_pct(p)}" for p in ABE_LOSSES)
-                     + " | " + " | ".join(f"estimate / truth at {_pct(p)}" for p in ABE_LOSSES) + " |",
+        mape_rows = ["| estimator | " + " | ".join(f"MAPE at {percent(p)}" for p in ABE_LOSSES)
+                     + " | " + " | ".join(f"MAPE with UDP on, {percent(p)}" for p in ABE_LOSSES)
+                     + " | " + " | ".join(f"estimate / truth at {percent(p)}" for p in ABE_LOSSES) + " |",
                      "|---|" + "---|" * (3 * len(ABE_LOSSES))]  # fmt: skip
         for est in ESTIMATORS:
             mape_rows.append(f"| {VARIANTS[est][0]}{' (BtlBw)' if est == 'bbr' else ''} | "
@@ -458,9 +450,9 @@ class WirelessStudy(Study):
                              + " | " + " | ".join(cell(mape, "estimator", est, p, "mean_ratio", 2)
                                                   for p in ABE_LOSSES) + " |")  # fmt: skip
 
-        fig7_rows = ["| variant | " + " | ".join(f"50 ms / 200 ms at {_pct(p)}" for p in FIG7_LOSSES)
-                     + " | " + " | ".join(f"larger / smaller at {_pct(p)}" for p in FIG7_LOSSES)
-                     + " | " + " | ".join(f"Mbit/s (50 ms, 200 ms) at {_pct(p)}" for p in FIG7_LOSSES) + " |",
+        fig7_rows = ["| variant | " + " | ".join(f"50 ms / 200 ms at {percent(p)}" for p in FIG7_LOSSES)
+                     + " | " + " | ".join(f"larger / smaller at {percent(p)}" for p in FIG7_LOSSES)
+                     + " | " + " | ".join(f"Mbit/s (50 ms, 200 ms) at {percent(p)}" for p in FIG7_LOSSES) + " |",
                      "|---|" + "---|" * (3 * len(FIG7_LOSSES))]  # fmt: skip
         for variant in VARIANTS:
             pairs = [f"{value(fig7, 'variant', variant, p, 'short_mbps'):.2f}, "
@@ -505,7 +497,7 @@ class WirelessStudy(Study):
             'error grows with loss; at 0.1 % it is still small here, so the paper\'s "unstable" at 0.1 % is '
             "not seen.",
             f"- **Fig. 6: Reno and SACK nearly stop at 10 %** ({verdict(g['reno'][hi] < 0.25 * g['reno'][0.0])}). "
-            f"Per flow at {_pct(hi)}: Reno {g['reno'][hi]:.3f}, SACK {g['sack'][hi]:.3f} Mbit/s (fair share "
+            f"Per flow at {percent(hi)}: Reno {g['reno'][hi]:.3f}, SACK {g['sack'][hi]:.3f} Mbit/s (fair share "
             f"0.48).",
             f"- **Fig. 6: Westwood is better than Reno and SACK at 1 %** "
             f"({verdict(g['westwood'][one] > max(g['reno'][one], g['sack'][one]))}). At 1 %: Westwood "
@@ -513,12 +505,12 @@ class WirelessStudy(Study):
             "With ten flows each needs only a tenth of the link, a window of about ten packets, and Reno's "
             "loss-limited rate (about 1.22 MSS / (RTT sqrt(p)), 1.2 Mbit/s at 1 % and 80 ms) is far above that "
             "share, so Reno still fills the link at 1 % and Westwood's occasional low estimates cost it a "
-            f"little. Westwood overtakes Reno and SACK from {_pct(first_better) if first_better is not None else 'no loss rate in the sweep'}. "  # noqa: E501
+            f"little. Westwood overtakes Reno and SACK from {percent(first_better) if first_better is not None else 'no loss rate in the sweep'}. "  # noqa: E501
             "The paper's 1 % may hold for fewer flows or a longer RTT.",
             f"- **Fig. 6: Decoupled TCP is best at high loss** ({verdict(best_hi == 'decoupled')}). At "
-            f"{_pct(hi)}: Decoupled {g['decoupled'][hi]:.3f}, Westwood {g['westwood'][hi]:.3f}, Jersey "
+            f"{percent(hi)}: Decoupled {g['decoupled'][hi]:.3f}, Westwood {g['westwood'][hi]:.3f}, Jersey "
             f"{g['jersey'][hi]:.3f}, BBR {g['bbr'][hi]:.3f}; best: {VARIANTS[best_hi][0]}. In the mixed reading "
-            f"(40 flows together) at {_pct(hi)}: Decoupled {gm['decoupled'][hi]:.3f}, Westwood "
+            f"(40 flows together) at {percent(hi)}: Decoupled {gm['decoupled'][hi]:.3f}, Westwood "
             f"{gm['westwood'][hi]:.3f}, Reno {gm['reno'][hi]:.3f}, SACK {gm['sack'][hi]:.3f}; without loss: "
             f"Decoupled {gm['decoupled'][0.0]:.3f}, Reno {gm['reno'][0.0]:.3f}: together, Decoupled TCP takes "
             "nearly the whole link and starves the three others at every loss rate (see below).",
@@ -574,7 +566,7 @@ class WirelessStudy(Study):
             "## Fig. 7: two flows with base RTTs of 50 ms and 200 ms",
             f"Two flows of the same variant, bottleneck delay {FIG7_DELAY} (a 50 ms RTT is impossible over the "
             "35 ms link) and a 50-packet buffer; the paper gives neither the loss nor the length, and we run "
-            f"without loss and at {_pct(FIG7_LOSSES[-1])}. Goodput ratio 50 ms / 200 ms and the larger over the "
+            f"without loss and at {percent(FIG7_LOSSES[-1])}. Goodput ratio 50 ms / 200 ms and the larger over the "
             "smaller goodput (1 is fair), per run then averaged:",
             f"![Fig. 7]({figures['fig7']})",
             "\n".join(fig7_rows),
