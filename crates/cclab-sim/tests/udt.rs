@@ -109,6 +109,10 @@ fn udt_flows_refuse_tcp_keys_and_tcp_congestion_controls_by_name() {
     assert!(e.contains("flows[0].mss"), "{e}");
     let e = err("receive_buffer = 0");
     assert!(e.contains("flows[0].receive_buffer"), "{e}");
+    let e = err("send_buffer = 100000000");
+    assert!(e.contains("flows[0].send_buffer: 100000000 is out of range [32, 16777216]"), "{e}");
+    let e = err("send_buffer = \"big\"");
+    assert!(e.contains("flows[0].send_buffer: expected a whole number"), "{e}");
     let e = err("cc_params = { alhpa = 1.0 }");
     assert!(e.contains("flows[0].cc_params") && e.contains("alpha"), "{e}");
     let e = err("app = { kind = \"arrivals\", rate = \"5/s\", size = \"10KB\" }");
