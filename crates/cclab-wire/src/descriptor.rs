@@ -29,6 +29,8 @@ pub enum Role {
     TrafficSource,
     /// A transport protocol (`protocol`).
     Protocol,
+    /// How a host sizes its connections' send buffers (`send_buffer.policy`).
+    SendBuffer,
 }
 
 impl Role {
@@ -41,6 +43,7 @@ impl Role {
             Role::QueueDiscipline => "queue",
             Role::TrafficSource => "app",
             Role::Protocol => "protocol",
+            Role::SendBuffer => "policy",
         }
     }
 
@@ -53,6 +56,7 @@ impl Role {
             Role::QueueDiscipline => "queue discipline",
             Role::TrafficSource => "traffic source",
             Role::Protocol => "protocol",
+            Role::SendBuffer => "send-buffer policy",
         }
     }
 }

@@ -89,4 +89,38 @@ pub trait Endpoint: AsAny {
     /// Publishes the endpoint's state for time series (see [`crate::metrics`]);
     /// called only at sample times. Receivers publish nothing.
     fn metrics(&self, _out: &mut Metrics<'_>) {}
+    /// What a sending endpoint tells its host for send-buffer allocation;
+    /// `None` for endpoints that have no send buffer (receivers, UDP).
+    fn send_state(&self) -> Option<SendState> {
+        None
+    }
+}
+
+/// A sending connection as its host's send-buffer allocator sees it: the
+/// inputs of the allocation policies (congestion window, RTT, RTO, loss
+/// indications, receiver window) and the buffer itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SendState {
+    /// Whether the connection has started sending (before its start time it needs no buffer).
+    pub started: bool,
+    /// When it starts (or started).
+    pub start: Time,
+    pub mss: u32,
+    /// Congestion window in bytes.
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT; 0 before the first sample.
+    pub srtt: Time,
+    /// The current retransmission timeout.
+    pub rto: Time,
+    /// The receiver's advertised window in bytes (Padhye's W_m x s).
+    pub rwnd_bytes: u64,
+    /// Data packets sent, retransmissions included.
+    pub packets_sent: u64,
+    /// Loss indications: fast recoveries entered plus retransmission timeouts.
+    pub loss_events: u64,
+    /// The send buffer the host gave the connection, in bytes.
+    pub send_buffer: u64,
+    /// Bytes in the send buffer now: unacknowledged data plus data the
+    /// application wrote that is not yet sent.
+    pub buffered: u64,
 }

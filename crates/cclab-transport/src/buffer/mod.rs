@@ -1,0 +1,76 @@
+//! Send-buffer policies: how big a connection's socket send buffer is, and how
+//! a host with a memory cap shares it among its connections (seed paper 004).
+//!
+//! Two levels, as in Semke, Mahdavi and Mathis's automatic buffer tuning
+//! (SIGCOMM 1998), where the host's fair share sets *upper limits* and memory
+//! is still allocated on demand:
+//!
+//! - per connection, a [`SendBufferPolicy`] says how much buffer the
+//!   connection *desires* from its own state; the sender asks it after every
+//!   ACK it processes (and when it starts), so a desire that follows cwnd
+//!   follows it between the host's recomputations;
+//! - per host with a cap, [`share::host_limits`] turns the desires (and each
+//!   policy's share weight) into limits that sum to at most the cap; the host
+//!   recomputes them periodically and sends each connection its limit.
+//!
+//! A connection's send buffer is `min(desire, limit)`: the sender may have at
+//! most that many bytes unacknowledged (the application is blocked when the
+//! buffer is full). Because every buffer is at most its limit and the limits
+//! sum to at most the cap, the buffers never sum above the cap, at any instant.
+//!
+//! One file per policy: [`fixed`], [`atbt`], [`rtba`]; [`padhye`] is the
+//! throughput model RTBA uses, [`share`] the redistribution rules.
+
+pub mod atbt;
+pub mod fixed;
+pub mod padhye;
+pub mod rtba;
+pub mod share;
+
+use cclab_wire::{Metrics, Time};
+
+/// What a connection's policy reads of its own sender.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct BufferInputs {
+    pub mss: u32,
+    /// Congestion window in bytes.
+    pub cwnd_bytes: u64,
+    /// Smoothed RTT; 0 before the first sample.
+    pub srtt: Time,
+    /// The current retransmission timeout.
+    pub rto: Time,
+    /// The receiver's advertised window in bytes (Padhye's `W_m x s`).
+    pub rwnd_bytes: u64,
+    /// Data packets sent so far, retransmissions included.
+    pub packets_sent: u64,
+    /// Loss indications so far: fast recoveries entered plus retransmission timeouts.
+    pub loss_events: u64,
+}
+
+/// How much send buffer one connection desires.
+pub trait SendBufferPolicy {
+    fn name(&self) -> &'static str;
+    /// The buffer this connection desires now, in bytes; called after every
+    /// ACK the sender processes and when it starts. A policy that updates on
+    /// its own period (RTBA, once per RTT) keeps its last value in between.
+    fn desire(&mut self, now: Time, inputs: &BufferInputs) -> u64;
+    /// This connection's weight when its host shares a cap in proportion
+    /// (RTBA: its expected rate); policies that share max-min fairly return 1.
+    fn share_weight(&self) -> f64;
+    /// How the host shares its cap among connections of this policy.
+    fn sharing(&self) -> Sharing;
+    /// Publishes the policy's state for time series under the names its
+    /// descriptor lists; the sender adds the `send_buffer.` prefix.
+    fn metrics(&self, _out: &mut Metrics<'_>) {}
+}
+
+/// How a host with a cap redistributes it when the desires exceed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Max-min fair: connections that desire less than an equal share get
+    /// their desire, the rest is split equally among the others (ATBT, fixed).
+    MaxMin,
+    /// In proportion to each connection's share weight, no connection above
+    /// its desire (RTBA, seed paper 004 §3.2 and its Fig. 1).
+    Proportional,
+}
