@@ -31,7 +31,7 @@ use crate::stats::{
 use crate::trace::{DropCause, TraceEvent, Tracer};
 use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
-    NodeId, Outbox, Time, NEVER,
+    NodeId, Outbox, SendState, Time, NEVER,
 };
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -168,6 +168,8 @@ pub struct ConnectionInfo {
     pub to: NodeId,
     pub bucket: BucketId,
     pub sender: Counters,
+    /// What the sender tells its host for send-buffer allocation, if it has a send buffer.
+    pub send: Option<SendState>,
 }
 
 /// Read-only access to the live connections, for agents.
@@ -191,6 +193,7 @@ impl Connections<'_> {
                     to: slot.peer_node,
                     bucket: c.bucket,
                     sender: endpoint.counters(),
+                    send: endpoint.send_state(),
                 })
             })
             .collect();

@@ -8,6 +8,7 @@ use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
 use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
+use crate::hosts::{SendBufferHost, ShareSchedule};
 use crate::sources::agent::{EndpointPair, TransferOpener};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
@@ -347,6 +348,7 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         });
     }
     engine.reserve_flows(flows.len() as FlowId);
+    add_capped_hosts(&mut engine, scenario, &planned)?;
     let (observations, series) = {
         let link_names: Vec<&str> = engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
         observe::plan(scenario, &flows, &link_names)
@@ -359,6 +361,25 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         sim.engine.set_tracer(tracer);
     }
     Ok(sim)
+}
+
+/// One agent per host that caps its connections' send-buffer memory; it
+/// recomputes their limits periodically and at each planned start.
+fn add_capped_hosts(engine: &mut Engine, scenario: &Scenario, planned: &[PlannedFlow]) -> Result<(), ScenarioError> {
+    let Topology::Graph(graph) = &scenario.topology else { return Ok(()) };
+    for (h, host) in graph.hosts.iter().enumerate() {
+        let key = || format!("topology.hosts[{h}]");
+        let node = engine.net.node_id(&host.node).ok_or_else(|| ScenarioError::at(key(), "unknown node"))?;
+        let here: Vec<&PlannedFlow> = planned.iter().filter(|p| p.sender_node == node).collect();
+        let Some(spec) = here.first().and_then(|p| scenario.flows[p.group].algorithms.as_ref()?.send_buffer.as_ref())
+        else {
+            continue; // nothing sends from this host
+        };
+        let sharing = crate::scenario::send_buffer_sharing(spec).map_err(|m| ScenarioError::at(key(), m))?;
+        let schedule = ShareSchedule::new(host.share_every, here.iter().map(|p| p.start).collect());
+        engine.add_agent(Box::new(SendBufferHost::new(node, host.memory, sharing, schedule)));
+    }
+    Ok(())
 }
 
 /// What a source that opens a connection per transfer opens them with: TCP
@@ -401,12 +422,18 @@ pub fn tcp_endpoints(
     let pacing = registry::pacing(&a.pacing).ok_or_else(|| missing("pacing", &a.pacing))?;
     let mut cc = (cc.build.build)(&a.cc_params).map_err(|e| format!("cc {e}"))?;
     cc.seed(RngStream::new(overhead_seed, "cc").next_u64());
-    let sender = TcpSender::new(
+    let mut sender = TcpSender::new(
         &cfg,
         cc,
         (recovery.build.build)(&a.recovery_params).map_err(|e| format!("recovery {e}"))?,
         (pacing.build)(&a.pacing_params).map_err(|e| format!("pacing {e}"))?,
     );
+    if let Some(spec) = &a.send_buffer {
+        let policy = registry::send_buffer_policy(&spec.policy)
+            .ok_or_else(|| missing("send-buffer policy", &spec.policy))?;
+        let policy = (policy.build)(&spec.params).map_err(|e| format!("send_buffer {e}"))?;
+        sender = sender.with_send_buffer(policy, if spec.capped { 0 } else { u64::MAX });
+    }
     Ok((Box::new(sender), Box::new(TcpReceiver::new(&cfg))))
 }
 

@@ -6,6 +6,7 @@
 
 pub mod build;
 pub mod error;
+pub mod hosts;
 pub mod limits;
 pub mod observe;
 pub mod pcap;

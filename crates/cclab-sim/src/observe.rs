@@ -59,10 +59,12 @@ pub fn flow_metrics(group: &FlowGroup) -> Vec<FlowMetric> {
     let mut all: Vec<FlowMetric> =
         protocols::find(&group.protocol).map(|p| p.metrics.iter().map(plain).collect()).unwrap_or_default();
     if let Some(a) = &group.algorithms {
-        let parts: [(&str, Option<&'static [MetricDesc]>); 3] = [
+        let send_buffer = a.send_buffer.as_ref().and_then(|s| registry::send_buffer_policy(&s.policy));
+        let parts: [(&str, Option<&'static [MetricDesc]>); 4] = [
             ("cc.", registry::congestion_control(&a.cc).map(|d| d.metrics)),
             ("recovery.", registry::loss_recovery(&a.recovery).map(|d| d.metrics)),
             ("pacing.", registry::pacing(&a.pacing).map(|d| d.metrics)),
+            ("send_buffer.", send_buffer.map(|d| d.metrics)),
         ];
         for (prefix, list) in parts {
             for d in list.unwrap_or_default() {

@@ -162,6 +162,10 @@ impl<'a> Section<'a> {
         }
     }
 
+    pub fn size(&mut self, key: &'static str) -> Result<Option<u64>, ScenarioError> {
+        self.parsed(key, cclab_wire::units::size, None, "\"64KB\"")
+    }
+
     pub fn rate(&mut self, key: &'static str) -> Result<Option<u64>, ScenarioError> {
         self.parsed(key, cclab_wire::units::rate, None, "\"100Mbps\"")
     }

@@ -13,7 +13,7 @@
 
 use crate::observe::Observe;
 use crate::scenario::{
-    Direction, Dumbbell, FlowGroup, Graph, GraphLink, LinkParams, RunConfig, Scenario, Start, TcpAlgorithms,
+    Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, RunConfig, Scenario, SendBufferSpec, Start, TcpAlgorithms,
     TcpOptions, Topology, UdtOptions,
 };
 use crate::sources::AppSpec;
@@ -274,7 +274,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.string("stop", duration(*stop));
     }
     w.raw("app", &app(a));
-    if let Some(TcpAlgorithms { cc, cc_params, recovery, recovery_params, pacing, pacing_params }) =
+    if let Some(TcpAlgorithms { cc, cc_params, recovery, recovery_params, pacing, pacing_params, send_buffer }) =
         algorithms
     {
         w.string("cc", cc.as_str());
@@ -283,6 +283,11 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.raw("recovery_params", &params(recovery_params));
         w.string("pacing", pacing.as_str());
         w.raw("pacing_params", &params(pacing_params));
+        if let Some(SendBufferSpec { policy, params: p, .. }) = send_buffer {
+            let mut entries = vec![("policy".to_string(), string(policy.as_str()))];
+            entries.extend(p.iter().map(|(k, v)| (k.clone(), param(v))));
+            w.raw("send_buffer", &inline(&entries));
+        }
     }
     if let Some(UdtOptions { cc, cc_params, mss, receive_buffer, send_buffer, max_flow_window }) = udt {
         w.string("cc", cc.as_str());
@@ -370,7 +375,7 @@ pub fn to_toml(s: &Scenario) -> String {
             w.header("[topology.bottleneck]");
             w.link(bottleneck);
         }
-        Topology::Graph(Graph { nodes, links }) => {
+        Topology::Graph(Graph { nodes, links, hosts }) => {
             w.string("kind", "graph");
             w.value("nodes", Value::Array(nodes.iter().map(|n| string(n.as_str())).collect()));
             for GraphLink { from, to, params } in links {
@@ -378,6 +383,12 @@ pub fn to_toml(s: &Scenario) -> String {
                 w.string("from", from.as_str());
                 w.string("to", to.as_str());
                 w.link(params);
+            }
+            for HostSpec { node, memory, share_every } in hosts {
+                w.header("[[topology.hosts]]");
+                w.string("node", node.as_str());
+                w.string("memory", size(*memory));
+                w.string("share_every", duration(*share_every));
             }
         }
     }

@@ -16,6 +16,7 @@ use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
+use cclab_transport::buffer::Sharing;
 use cclab_transport::cc::SsthreshBasis;
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
@@ -92,7 +93,21 @@ pub struct GraphLink {
 pub struct Graph {
     pub nodes: Vec<String>,
     pub links: Vec<GraphLink>,
+    pub hosts: Vec<HostSpec>,
 }
+
+/// A node whose connections share a cap on send-buffer memory (`[[topology.hosts]]`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostSpec {
+    pub node: String,
+    /// Bytes the send buffers of all its connections may hold together.
+    pub memory: u64,
+    /// How often the host recomputes its connections' limits.
+    pub share_every: Time,
+}
+
+/// ATBT's fair share runs from the BSD slow timer, twice a second (Semke et al. 1998).
+pub const DEFAULT_SHARE_EVERY: Time = 500_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -205,6 +220,19 @@ pub struct TcpAlgorithms {
     pub recovery_params: Params,
     pub pacing: String,
     pub pacing_params: Params,
+    pub send_buffer: Option<SendBufferSpec>,
+}
+
+/// A TCP flow's send buffer (`send_buffer = { policy = "...", ... }`): a
+/// policy and its resolved parameters.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SendBufferSpec {
+    pub policy: String,
+    pub params: Params,
+    /// The flow's sending host caps send-buffer memory: its connections start
+    /// with no buffer until the host counts them in.
+    #[serde(skip)]
+    pub capped: bool,
 }
 
 /// What configures a UDT flow group: its congestion control and the socket
@@ -336,6 +364,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
         flows.push(parse_flow(section, i, &topology, &run)?);
     }
+    check_capped_hosts(&topology, &mut flows)?;
     let observe_sections = root.tables("observe")?;
     let mut traces = Vec::new();
     for section in root.tables("trace")? {
@@ -551,10 +580,28 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
         l.finish()?;
         links.push(GraphLink { from, to, params });
     }
+    let mut hosts: Vec<HostSpec> = Vec::new();
+    for mut h in s.tables("hosts")? {
+        let node = h.required_string("node")?;
+        if !seen.contains(node) {
+            let hint = suggestion(node, nodes.iter().map(String::as_str));
+            return Err(h.error("node", format!("unknown node \"{node}\"{hint}")));
+        }
+        if hosts.iter().any(|o| o.node == node) {
+            return Err(h.error("node", format!("\"{node}\" is declared twice")));
+        }
+        let memory = h.size("memory")?.ok_or_else(|| h.error("memory", "is required"))?;
+        if memory == 0 {
+            return Err(h.error("memory", "must be greater than zero"));
+        }
+        let share_every = h.positive_duration("share_every")?.unwrap_or(DEFAULT_SHARE_EVERY);
+        h.finish()?;
+        hosts.push(HostSpec { node: node.to_string(), memory, share_every });
+    }
     if links.is_empty() {
         return Err(s.error("links", "at least one [[topology.links]] entry is required"));
     }
-    Ok(Graph { nodes, links })
+    Ok(Graph { nodes, links, hosts })
 }
 
 /// `start = "1s"` or `start = "0s..1s"`: one duration, or exactly two joined by
@@ -873,6 +920,7 @@ const TCP_KEYS: &[&str] = &[
     "ecn",
     "ssthresh_basis",
     "send_overhead",
+    "send_buffer",
 ];
 
 /// A congestion control that computes its own sending rate overrides the
@@ -926,8 +974,90 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
         recovery_params,
         pacing: pacing.name.to_string(),
         pacing_params,
+        send_buffer: parse_send_buffer(s)?,
     };
     Ok((algorithms, options))
+}
+
+/// `send_buffer = { policy = "fixed", size = "64KB" }`: the policy that sizes
+/// a TCP flow's send buffer, with its parameters beside the name.
+fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, ScenarioError> {
+    const EXAMPLE: &str = "{ policy = \"fixed\", size = \"64KB\" }";
+    let mut table = match s.get("send_buffer") {
+        None => return Ok(None),
+        Some(toml::Value::Table(_)) => s.table("send_buffer")?.ok_or_else(|| s.error("send_buffer", EXAMPLE))?,
+        Some(_) => return Err(s.error("send_buffer", format!("expected a table like {EXAMPLE}"))),
+    };
+    let name = table.required_string("policy")?;
+    let list = registry::SEND_BUFFER_POLICIES;
+    let Some(d) = list.iter().find(|d| d.name == name) else {
+        return Err(table.error("policy", unknown(Role::SendBuffer, name, list.iter().map(|d| d.name))));
+    };
+    let params = resolve_params(&d.info(), &table, &["policy"])?;
+    (d.build)(&params).map_err(|e| table.error(e.name, e.problem))?;
+    Ok(Some(SendBufferSpec { policy: d.name.to_string(), params, capped: false }))
+}
+
+/// Every flow sending from a host that caps send-buffer memory has a send-buffer
+/// policy, and all of them share the cap the same way; marks them capped.
+fn check_capped_hosts(topology: &Topology, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
+    let Topology::Graph(graph) = topology else { return Ok(()) };
+    for (h, host) in graph.hosts.iter().enumerate() {
+        let mut first: Option<(usize, Sharing)> = None;
+        for (i, group) in flows.iter_mut().enumerate() {
+            if group.from.as_deref() != Some(host.node.as_str()) {
+                continue;
+            }
+            let why = format!("flow sends from \"{}\", whose send-buffer memory is capped (topology.hosts[{h}])", host.node);
+            if group.protocol != "tcp" {
+                return Err(ScenarioError::at(
+                    format!("flows[{i}].protocol"),
+                    format!("must be tcp: the {why}"),
+                ));
+            }
+            let spec = group.algorithms.as_mut().and_then(|a| a.send_buffer.as_mut());
+            let Some(spec) = spec else {
+                return Err(ScenarioError::at(
+                    format!("flows[{i}].send_buffer"),
+                    format!("is required: the {why}; write send_buffer = {{ policy = \"rtba\" }}"),
+                ));
+            };
+            spec.capped = true;
+            let sharing = send_buffer_sharing(spec).map_err(|m| ScenarioError::at(format!("flows[{i}].send_buffer"), m))?;
+            match first {
+                None => first = Some((i, sharing)),
+                Some((j, other)) if other != sharing => {
+                    return Err(ScenarioError::at(
+                        format!("flows[{i}].send_buffer.policy"),
+                        format!(
+                            "\"{}\" shares a host's memory {}, but flows[{j}] on the same host shares it {}: one host, one way of sharing",
+                            spec.policy,
+                            sharing_name(sharing),
+                            sharing_name(other)
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How a capped host shares its memory among connections of this policy.
+pub fn send_buffer_sharing(spec: &SendBufferSpec) -> Result<Sharing, String> {
+    let d = registry::SEND_BUFFER_POLICIES
+        .iter()
+        .find(|d| d.name == spec.policy)
+        .ok_or_else(|| format!("send-buffer policy \"{}\" is not registered", spec.policy))?;
+    Ok((d.build)(&spec.params).map_err(|e| e.to_string())?.sharing())
+}
+
+fn sharing_name(sharing: Sharing) -> &'static str {
+    match sharing {
+        Sharing::MaxMin => "max-min fairly",
+        Sharing::Proportional => "in proportion to expected rates",
+    }
 }
 
 /// Keys of a UDT flow; the TCP keys not among them are refused on it.

@@ -8,6 +8,7 @@
 //! `cclab-wire`: it never sees the simulator's engine.
 
 pub mod app;
+pub mod buffer;
 pub mod cc;
 pub mod estimate;
 pub mod pacing;

@@ -118,7 +118,11 @@ pub struct SendState {
     pub packets_sent: u64,
     /// Loss indications: fast recoveries entered plus retransmission timeouts.
     pub loss_events: u64,
-    /// The send buffer the host gave the connection, in bytes.
+    /// The send buffer the connection's policy desires now, in bytes.
+    pub desired: u64,
+    /// Its weight when the host shares a cap in proportion (RTBA: the expected rate in bytes/s).
+    pub share_weight: f64,
+    /// The send buffer it has: the desire, at most the host's limit.
     pub send_buffer: u64,
     /// Bytes in the send buffer now: unacknowledged data plus data the
     /// application wrote that is not yet sent.

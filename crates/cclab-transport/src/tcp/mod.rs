@@ -116,6 +116,8 @@ impl Default for TcpConfig {
 #[cfg(test)]
 mod contract_tests;
 #[cfg(test)]
+mod send_buffer_tests;
+#[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod tests;

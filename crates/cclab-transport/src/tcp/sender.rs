@@ -51,12 +51,13 @@ use crate::cc::{
     AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, SsthreshBasis,
     Window,
 };
+use crate::buffer::{BufferInputs, SendBufferPolicy};
 use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Control, ControlRefused, Counters, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet,
-    TcpHeader, TcpKind, Time, NEVER,
+    SendState, TcpHeader, TcpKind, Time, NEVER,
 };
 
 /// What the sender itself publishes; its congestion control, loss recovery and
@@ -69,6 +70,16 @@ pub const METRICS: &[MetricDesc] = &[
     MetricDesc { name: "rtt", unit: "s", meaning: "latest RTT sample (0 before the first)" },
     MetricDesc { name: "seq_sent", unit: "bytes", meaning: "highest byte sent so far (exclusive)" },
     MetricDesc { name: "seq_acked", unit: "bytes", meaning: "bytes cumulatively acknowledged" },
+    MetricDesc {
+        name: "send_buffer",
+        unit: "bytes",
+        meaning: "send buffer: the policy's desire, at most the host's limit (with a send_buffer policy)",
+    },
+    MetricDesc {
+        name: "send_buffer_used",
+        unit: "bytes",
+        meaning: "bytes in the send buffer: unacknowledged data plus data written and not yet sent (with a send_buffer policy)",
+    },
     MetricDesc {
         name: "in_flight",
         unit: "segments",
@@ -96,6 +107,9 @@ pub struct SenderState {
     pub window: Window,
     /// Receiver window in segments.
     pub rwnd: u64,
+    /// Whole segments the send buffer holds (`u64::MAX` without a send-buffer
+    /// policy): new data goes only below `snd_una + buffer_segments`.
+    pub buffer_segments: u64,
     pub dupthresh: u32,
     pub limited_transmit: bool,
     pub scoreboard: Scoreboard,
@@ -122,6 +136,13 @@ impl SenderState {
 
     pub fn has_unsent_data(&self) -> bool {
         self.segment_exists(self.snd_max)
+    }
+
+    /// The next new segment (`snd_max`) may go as far as the receiver's window
+    /// and the send buffer are concerned: the application has written it and
+    /// both have room for it. Congestion control's window is the recovery's to apply.
+    pub fn new_data_allowed(&self) -> bool {
+        self.has_unsent_data() && self.snd_max < self.snd_una + self.rwnd.min(self.buffer_segments)
     }
 
     pub fn segment_len(&self, seg: u64) -> u32 {
@@ -199,6 +220,18 @@ pub struct TransmitRecord {
     pub srtt: Time,
     pub cwnd: f64,
     pub wire_bytes: u32,
+    /// `snd_una + buffer_segments` before the transmission: new data goes only below it.
+    pub buffer_end: u64,
+}
+
+/// A send buffer sized by a policy, within the limit the host set.
+struct SendBuffer {
+    policy: Box<dyn SendBufferPolicy>,
+    /// The host's limit (`u64::MAX` until a host with a cap sets one).
+    limit: u64,
+    desired: u64,
+    /// `min(desired, limit)`: what the sender may hold.
+    bytes: u64,
 }
 
 pub struct TcpSender {
@@ -235,6 +268,7 @@ pub struct TcpSender {
     /// ECN, no new reduction for a mark or a loss until an ACK covers more.
     ecn_recover: Recover,
     rate: DeliveryRate,
+    send_buffer: Option<SendBuffer>,
     counters: SenderCounters,
     /// Bytes the application wrote (`App::Stream`).
     written: u64,
@@ -266,6 +300,7 @@ impl TcpSender {
             snd_max: 0,
             window: Window { cwnd: cfg.initial_window.max(1) as f64, ssthresh: cfg.initial_ssthresh },
             rwnd: cfg.receive_window_bytes() / mss as u64,
+            buffer_segments: u64::MAX,
             dupthresh: cfg.dupthresh.max(1),
             limited_transmit: cfg.limited_transmit,
             scoreboard: Scoreboard::default(),
@@ -299,12 +334,55 @@ impl TcpSender {
             after_timeout: false,
             ecn_recover: Recover::default(),
             rate: DeliveryRate::default(),
+            send_buffer: None,
             counters: SenderCounters::default(),
             written: 0,
             finished_at: None,
             transmit_log: None,
             rate_log: None,
         }
+    }
+
+    /// Gives the connection a send buffer that `policy` sizes (seed paper 004):
+    /// at most that many bytes are unacknowledged; the application is blocked
+    /// while the buffer is full. Without one the buffer never limits.
+    /// `limit` is the host's until it sets another: `u64::MAX` where the host
+    /// has no cap, 0 where it has one and has not yet counted this connection in.
+    pub fn with_send_buffer(mut self, policy: Box<dyn SendBufferPolicy>, limit: u64) -> Self {
+        self.send_buffer = Some(SendBuffer { policy, limit, desired: 0, bytes: 0 });
+        self.state.buffer_segments = 0;
+        self
+    }
+
+    /// Asks the policy for its desire and applies the host's limit to it.
+    fn size_send_buffer(&mut self, now: Time) {
+        let Some(buffer) = self.send_buffer.as_mut() else { return };
+        let s = &mut self.state;
+        let mss = s.mss as u64;
+        let inputs = BufferInputs {
+            mss: s.mss,
+            cwnd_bytes: (s.window.cwnd * mss as f64) as u64,
+            srtt: s.rtt.srtt(),
+            rto: s.rtt.rto(),
+            rwnd_bytes: s.rwnd.saturating_mul(mss),
+            packets_sent: self.counters.packets_sent,
+            loss_events: self.counters.recoveries + self.counters.timeouts,
+        };
+        buffer.desired = buffer.policy.desire(now, &inputs);
+        buffer.bytes = buffer.desired.min(buffer.limit);
+        s.buffer_segments = buffer.bytes / mss;
+    }
+
+    /// Bytes in the send buffer: what is unacknowledged, and what the
+    /// application wrote into the room left (all of it for a bulk sender).
+    fn buffered_bytes(&self, buffer: u64) -> u64 {
+        let s = &self.state;
+        let mss = s.mss as u64;
+        let stream = self.stream_bytes();
+        let acked = (s.snd_una * mss).min(stream);
+        let sent = (s.snd_max * mss).min(stream);
+        let unacked = sent - acked;
+        unacked + buffer.saturating_sub(unacked).min(stream - sent)
     }
 
     pub fn state(&self) -> &SenderState {
@@ -590,6 +668,7 @@ impl TcpSender {
         if !self.started {
             return;
         }
+        self.size_send_buffer(now);
         loop {
             let s = &self.state;
             let forced = self.force_retransmit.filter(|&seg| seg >= s.snd_una && seg < s.snd_max);
@@ -636,6 +715,7 @@ impl TcpSender {
 
     fn transmit(&mut self, now: Time, tx: Transmission, out: &mut Outbox) {
         let s = &mut self.state;
+        let buffer_end = s.snd_una.saturating_add(s.buffer_segments);
         let seg = tx.seg;
         let len = s.segment_len(seg);
         let retransmission = seg < s.snd_max;
@@ -670,7 +750,7 @@ impl TcpSender {
         }
         let s = &self.state;
         if let Some(log) = self.transmit_log.as_mut() {
-            log.push(TransmitRecord { at: now, seg, srtt: s.rtt.srtt(), cwnd: s.window.cwnd, wire_bytes });
+            log.push(TransmitRecord { at: now, seg, srtt: s.rtt.srtt(), cwnd: s.window.cwnd, wire_bytes, buffer_end });
         }
         if let Some(rate) = self.cc.pacing_rate(&s.window, s.rtt.srtt()) {
             if rate > 0.0 {
@@ -734,7 +814,8 @@ impl Endpoint for TcpSender {
         rto.min(self.timers.at(Timer::Pacing)).min(recovery)
     }
 
-    /// `AppWrite` and `AppClose` for a stream the application writes (`App::Stream`).
+    /// `AppWrite` and `AppClose` for a stream the application writes
+    /// (`App::Stream`); `SetSendBuffer` (the host's limit) with a send-buffer policy.
     fn on_control(&mut self, now: Time, control: Control, out: &mut Outbox) -> Result<(), ControlRefused> {
         let s = &mut self.state;
         match control {
@@ -742,6 +823,11 @@ impl Endpoint for TcpSender {
                 self.written += bytes;
                 // Only whole segments go before the close: segment numbers are byte offsets / MSS.
                 s.total_segments = Some(self.written / s.mss as u64);
+            }
+            Control::SetSendBuffer { bytes } if self.send_buffer.is_some() => {
+                if let Some(buffer) = self.send_buffer.as_mut() {
+                    buffer.limit = bytes;
+                }
             }
             Control::AppClose if s.app_writing => {
                 s.app_writing = false;
@@ -799,5 +885,31 @@ impl Endpoint for TcpSender {
         if let Some(pacer) = &self.pacer {
             pacer.metrics(&mut out.part("pacing."));
         }
+        if let Some(buffer) = &self.send_buffer {
+            out.put("send_buffer", buffer.bytes as f64);
+            out.put("send_buffer_used", self.buffered_bytes(buffer.bytes) as f64);
+            buffer.policy.metrics(&mut out.part("send_buffer."));
+        }
+    }
+
+    fn send_state(&self) -> Option<SendState> {
+        let buffer = self.send_buffer.as_ref()?;
+        let s = &self.state;
+        let mss = s.mss as u64;
+        Some(SendState {
+            started: self.started,
+            start: self.start,
+            mss: s.mss,
+            cwnd_bytes: (s.window.cwnd * mss as f64) as u64,
+            srtt: s.rtt.srtt(),
+            rto: s.rtt.rto(),
+            rwnd_bytes: s.rwnd.saturating_mul(mss),
+            packets_sent: self.counters.packets_sent,
+            loss_events: self.counters.recoveries + self.counters.timeouts,
+            desired: buffer.desired,
+            share_weight: buffer.policy.share_weight(),
+            send_buffer: buffer.bytes,
+            buffered: self.buffered_bytes(buffer.bytes),
+        })
     }
 }

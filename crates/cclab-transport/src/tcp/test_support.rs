@@ -128,6 +128,13 @@ impl Path {
         }
     }
 
+    /// Gives the sender a control input at `now` (between two runs).
+    pub(super) fn control(&mut self, now: Time, control: cclab_wire::Control) {
+        let mut out = Outbox::default();
+        let _ = self.sender.on_control(now, control, &mut out);
+        self.post(now, out.packets, true);
+    }
+
     pub(super) fn run(&mut self, until: Time) {
         loop {
             let next_packet = self.in_flight.iter().map(|e| (e.0, e.1)).min();

@@ -281,8 +281,7 @@ impl LossRecovery for Decoupled {
             }
             self.retrxq.pop_first();
         }
-        let within_rwnd = s.snd_max < s.snd_una + s.rwnd;
-        (s.has_unsent_data() && within_rwnd).then_some(Transmission::new_data(s.snd_max))
+        s.new_data_allowed().then_some(Transmission::new_data(s.snd_max))
     }
 
     fn on_transmit(&mut self, s: &SenderState, tx: Transmission) {

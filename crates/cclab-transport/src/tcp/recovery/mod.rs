@@ -252,7 +252,8 @@ pub fn fast_recovery_entry(s: &SenderState, window: f64) -> Outcome {
 }
 
 /// Sequence-window sending: the segment at `snd_nxt` (skipping SACKed ones if
-/// asked) if it lies below `snd_una + min(cwnd + extra, rwnd)`. After a timeout
+/// asked) if it lies below `snd_una + min(cwnd + extra, rwnd)` and, if new,
+/// below `snd_una + buffer_segments`. After a timeout
 /// `snd_nxt` is back at `snd_una`, so this is go-back-N.
 pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<Transmission> {
     let mut seg = s.snd_nxt;
@@ -263,6 +264,10 @@ pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<
     let cwnd = s.window.cwnd as u64;
     let window = (cwnd + extra).min(s.rwnd);
     if seg >= s.snd_una + window || !s.segment_exists(seg) {
+        return None;
+    }
+    // The send buffer bounds new data only: what was sent is still in it.
+    if seg >= s.snd_max && seg >= s.snd_una + s.buffer_segments {
         return None;
     }
     let kind = if seg < s.snd_max { TxKind::Retransmit } else { TxKind::New };

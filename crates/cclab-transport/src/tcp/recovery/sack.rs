@@ -156,7 +156,7 @@ impl Sack {
                 return Some(Transmission::retransmit(seg));
             }
         }
-        if s.has_unsent_data() && s.snd_max < s.snd_una + s.rwnd {
+        if s.new_data_allowed() {
             return Some(Transmission::new_data(s.snd_max));
         }
         if let (true, Some(top)) = (self.use_rule3, highest_sacked) {
@@ -238,7 +238,7 @@ impl LossRecovery for Sack {
         let limited_transmit =
             s.limited_transmit && self.dupacks > 0 && self.dupacks < s.dupthresh && s.snd_nxt == s.snd_max;
         if limited_transmit {
-            let allowed = self.window_open(s) && s.has_unsent_data() && s.snd_max < s.snd_una + s.rwnd;
+            let allowed = self.window_open(s) && s.new_data_allowed();
             return allowed.then_some(Transmission::new_data(s.snd_max).via_limited_transmit());
         }
         next_in_window(s, 0, true)
@@ -287,6 +287,7 @@ mod tests {
             scoreboard: Scoreboard::default(),
             rtt: RttEstimator::new(secs(1), secs(1), secs(60), 0),
             limited_transmit_sent: 0,
+            buffer_segments: u64::MAX,
         };
         for s in 0..sent {
             core.scoreboard.on_transmit(s, 0, false);

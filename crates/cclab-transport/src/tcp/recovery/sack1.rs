@@ -217,7 +217,7 @@ impl LossRecovery for Sack1 {
             // ns-2 stops sending rather than skip to new data when the hole lies beyond rwnd.
             return (seg < rwnd_end).then_some(Transmission::retransmit(seg));
         }
-        (s.has_unsent_data() && s.snd_max < rwnd_end).then_some(Transmission::new_data(s.snd_max))
+        s.new_data_allowed().then_some(Transmission::new_data(s.snd_max))
     }
 
     fn on_transmit(&mut self, _s: &SenderState, tx: Transmission) {
