@@ -54,9 +54,11 @@ pub fn full_model(p: f64, rtt_s: f64, rto_s: f64, wm_segments: f64, b: f64) -> f
     let c = (2.0 + b) / (3.0 * b);
     let expected_window = c + (8.0 * q / (3.0 * b * p) + c * c).sqrt();
     // Q̂(w): the probability that a loss in a window of w is detected by a timeout.
-    let timeout_share =
-        |w: f64| ((1.0 - q.powi(3)) * (1.0 + q.powi(3) * (1.0 - q.powf(w - 3.0))) / (1.0 - q.powf(w))).min(1.0);
-    let backoff = 1.0 + p + 2.0 * p.powi(2) + 4.0 * p.powi(3) + 8.0 * p.powi(4) + 16.0 * p.powi(5) + 32.0 * p.powi(6);
+    let timeout_share = |w: f64| {
+        ((1.0 - q.powi(3)) * (1.0 + q.powi(3) * (1.0 - q.powf(w - 3.0))) / (1.0 - q.powf(w))).min(1.0)
+    };
+    let backoff =
+        1.0 + p + 2.0 * p.powi(2) + 4.0 * p.powi(3) + 8.0 * p.powi(4) + 16.0 * p.powi(5) + 32.0 * p.powi(6);
     if expected_window < wm {
         let w = expected_window;
         let qw = timeout_share(w);
