@@ -25,7 +25,7 @@
 /// `min(Wm/RTT, 1 / (RTT sqrt(2bp/3) + RTO min(1, 3 sqrt(3bp/8)) p (1 + 32p²)))`.
 pub fn expected_rate(p: f64, rtt_s: f64, rto_s: f64, wm_segments: f64, b: f64) -> f64 {
     let Some(window_limit) = window_limit(rtt_s, wm_segments) else { return 0.0 };
-    if !(p > 0.0) {
+    if p.is_nan() || p <= 0.0 {
         return window_limit;
     }
     let p = p.min(1.0);
@@ -42,7 +42,7 @@ pub fn expected_rate(p: f64, rtt_s: f64, rto_s: f64, wm_segments: f64, b: f64) -
 /// second. Not what RTBA uses; kept to compare the approximation against.
 pub fn full_model(p: f64, rtt_s: f64, rto_s: f64, wm_segments: f64, b: f64) -> f64 {
     let Some(window_limit) = window_limit(rtt_s, wm_segments) else { return 0.0 };
-    if !(p > 0.0) {
+    if p.is_nan() || p <= 0.0 {
         return window_limit;
     }
     if p >= 1.0 {

@@ -189,10 +189,11 @@ mod tests {
         for case in 0..5000 {
             let n = 1 + (rng.next_u64() % 8) as usize;
             let scale = [100, 10_000, 1 << 40][case % 3];
-            let desires: Vec<u64> =
-                (0..n).map(|_| if rng.next_u64() % 5 == 0 { 0 } else { rng.next_u64() % scale }).collect();
+            let desires: Vec<u64> = (0..n)
+                .map(|_| if rng.next_u64().is_multiple_of(5) { 0 } else { rng.next_u64() % scale })
+                .collect();
             let weights: Vec<f64> = (0..n)
-                .map(|_| if rng.next_u64() % 6 == 0 { 0.0 } else { 0.01 + 10.0 * rng.next_f64() })
+                .map(|_| if rng.next_u64().is_multiple_of(6) { 0.0 } else { 0.01 + 10.0 * rng.next_f64() })
                 .collect();
             let cap = rng.next_u64() % (scale * n as u64);
             let sum_desired: u64 = desires.iter().sum();
