@@ -31,6 +31,7 @@ mod tests {
             Role::Pacing,
             Role::QueueDiscipline,
             Role::TrafficSource,
+            Role::SendBuffer,
         ];
         for role in roles {
             assert!(all.iter().any(|i| i.role == role), "no algorithm for {role:?}");

@@ -3,8 +3,10 @@
 //! Congestion control ([`cc`]: how much may be in flight), loss recovery
 //! ([`tcp::recovery`]: what to send next after a loss) and pacing ([`pacing`]:
 //! when) are separate traits with one file per algorithm; a TCP flow is a
-//! combination of one of each, chosen by name. Every algorithm file exports a
-//! descriptor, and [`registry`] lists them. The crate depends only on
+//! combination of one of each, chosen by name. Send-buffer policies
+//! ([`buffer`]: how much a connection may buffer, and how a host shares a
+//! memory cap among its connections) are a fourth kind. Every algorithm file
+//! exports a descriptor, and [`registry`] lists them. The crate depends only on
 //! `cclab-wire`: it never sees the simulator's engine.
 
 pub mod app;

@@ -3,6 +3,7 @@
 //! descriptor and one line in a list below; the scenario validator, `cclab
 //! algorithms` and the simulator's builder read these lists and nothing else.
 
+use crate::buffer::{atbt, fixed, rtba, SendBufferPolicy};
 use crate::cc::{self, CongestionControl};
 use crate::pacing::{self, Pacer};
 use crate::tcp::recovery::{decoupled, newreno, reno, sack, sack1, tahoe, LossRecovery};
@@ -31,6 +32,7 @@ pub struct RecoveryBuilder {
 pub type RecoveryDescriptor = Descriptor<RecoveryBuilder>;
 /// `Ok(None)` is "no pacing".
 pub type PacingDescriptor = Descriptor<fn(&Params) -> Result<Option<Box<dyn Pacer>>, ParamError>>;
+pub type SendBufferDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn SendBufferPolicy>, ParamError>>;
 
 pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
     cc::reno::DESCRIPTOR,
@@ -61,6 +63,10 @@ pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[
 
 pub const PACINGS: &[PacingDescriptor] = &[pacing::NONE, pacing::RTT, pacing::LINUX];
 
+/// How a connection sizes its send buffer (`send_buffer.policy`).
+pub const SEND_BUFFER_POLICIES: &[SendBufferDescriptor] =
+    &[fixed::DESCRIPTOR, atbt::DESCRIPTOR, rtba::DESCRIPTOR];
+
 fn find<B>(list: &'static [Descriptor<B>], name: &str) -> Option<&'static Descriptor<B>> {
     list.iter().find(|d| d.name == name)
 }
@@ -81,12 +87,17 @@ pub fn pacing(name: &str) -> Option<&'static PacingDescriptor> {
     find(PACINGS, name)
 }
 
+pub fn send_buffer_policy(name: &str) -> Option<&'static SendBufferDescriptor> {
+    find(SEND_BUFFER_POLICIES, name)
+}
+
 /// Every transport algorithm, by role.
 pub fn infos() -> Vec<Info> {
     let mut all: Vec<Info> = CONGESTION_CONTROLS.iter().map(Descriptor::info).collect();
     all.extend(UDT_CONGESTION_CONTROLS.iter().map(Descriptor::info));
     all.extend(LOSS_RECOVERIES.iter().map(Descriptor::info));
     all.extend(PACINGS.iter().map(Descriptor::info));
+    all.extend(SEND_BUFFER_POLICIES.iter().map(Descriptor::info));
     all
 }
 
@@ -118,6 +129,11 @@ pub mod defaults {
         (d.build)(&params(d)?)
     }
 
+    pub fn send_buffer_policy(name: &str) -> Result<Box<dyn SendBufferPolicy>, ParamError> {
+        let d = super::send_buffer_policy(name).ok_or(unknown(name))?;
+        (d.build)(&params(d)?)
+    }
+
     fn unknown(name: &str) -> ParamError {
         ParamError { name: name.into(), problem: "is not a registered algorithm" }
     }
@@ -138,6 +154,9 @@ mod tests {
         for d in PACINGS {
             let name = defaults::pacing(d.name).map(|p| p.map_or("none", |p| p.name()));
             assert_eq!(name, Ok(d.name));
+        }
+        for d in SEND_BUFFER_POLICIES {
+            assert_eq!(defaults::send_buffer_policy(d.name).map(|p| p.name()), Ok(d.name));
         }
     }
 

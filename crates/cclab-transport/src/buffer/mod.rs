@@ -19,7 +19,10 @@
 //! sum to at most the cap, the buffers never sum above the cap, at any instant.
 //!
 //! One file per policy: [`fixed`], [`atbt`], [`rtba`]; [`padhye`] is the
-//! throughput model RTBA uses, [`share`] the redistribution rules.
+//! throughput model RTBA uses, [`share`] the redistribution rules. Each
+//! policy file exports a descriptor and
+//! [`crate::registry::SEND_BUFFER_POLICIES`] lists them; each file's header
+//! states the decisions it makes where its sources are silent.
 
 pub mod atbt;
 pub mod fixed;
