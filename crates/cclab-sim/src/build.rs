@@ -4,11 +4,11 @@
 //! during the run, their host agents) attached to the engine.
 
 use crate::error::ScenarioError;
+use crate::hosts::{SendBufferHost, ShareSchedule};
 use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
 use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
-use crate::hosts::{SendBufferHost, ShareSchedule};
 use crate::sources::agent::{EndpointPair, TransferOpener};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
@@ -365,13 +365,18 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
 
 /// One agent per host that caps its connections' send-buffer memory; it
 /// recomputes their limits periodically and at each planned start.
-fn add_capped_hosts(engine: &mut Engine, scenario: &Scenario, planned: &[PlannedFlow]) -> Result<(), ScenarioError> {
+fn add_capped_hosts(
+    engine: &mut Engine,
+    scenario: &Scenario,
+    planned: &[PlannedFlow],
+) -> Result<(), ScenarioError> {
     let Topology::Graph(graph) = &scenario.topology else { return Ok(()) };
     for (h, host) in graph.hosts.iter().enumerate() {
         let key = || format!("topology.hosts[{h}]");
         let node = engine.net.node_id(&host.node).ok_or_else(|| ScenarioError::at(key(), "unknown node"))?;
         let here: Vec<&PlannedFlow> = planned.iter().filter(|p| p.sender_node == node).collect();
-        let Some(spec) = here.first().and_then(|p| scenario.flows[p.group].algorithms.as_ref()?.send_buffer.as_ref())
+        let Some(spec) =
+            here.first().and_then(|p| scenario.flows[p.group].algorithms.as_ref()?.send_buffer.as_ref())
         else {
             continue; // nothing sends from this host
         };

@@ -7,13 +7,19 @@
 //! that runs ATBT's fair share, Semke et al. 1998), and also at each start
 //! time of a connection declared before the run, so a connection that starts
 //! between two periods gets its share at once instead of waiting with an
-//! empty buffer. A connection that has not started gets nothing; one whose
+//! empty buffer. Each connection is guaranteed [`MIN_SEGMENTS`] segments
+//! (at most its desire) before the rest is shared. A connection that has not started gets nothing; one whose
 //! limit shrinks below what it already holds keeps its data and sends nothing
 //! new until acknowledgements bring it under the limit.
 
 use cclab_core::{Actions, Agent, Connections};
 use cclab_transport::buffer::{share, Sharing};
-use cclab_wire::{Control, ControlRefused, FlowId, NodeId, Time, NEVER};
+use cclab_wire::{Control, ControlRefused, FlowId, NodeId, SendState, Time, NEVER};
+
+/// Segments of buffer every connection is guaranteed before the cap is shared
+/// (see [`share::host_limits`]): two, so a connection is never reduced to
+/// stop-and-wait by the sharing alone.
+pub const MIN_SEGMENTS: u64 = 2;
 
 /// When the host recomputes: every `every` from time 0, and at each start in `starts`.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,15 +75,16 @@ impl Agent for SendBufferHost {
         self.schedule.done(now);
         // A connection counts from its start time on, even if its own start
         // event comes after this one at the same instant.
-        let sharing: Vec<(FlowId, u64, f64)> = connections
+        let sharing: Vec<(FlowId, SendState)> = connections
             .at(self.node)
             .iter()
-            .filter_map(|c| c.send.filter(|s| s.start <= now).map(|s| (c.flow, s.desired, s.share_weight)))
+            .filter_map(|c| c.send.filter(|s| s.start <= now).map(|s| (c.flow, s)))
             .collect();
-        let desires: Vec<u64> = sharing.iter().map(|&(_, d, _)| d).collect();
-        let weights: Vec<f64> = sharing.iter().map(|&(_, _, w)| w).collect();
-        let limits = share::host_limits(&desires, &weights, self.sharing, self.cap);
-        for (&(flow, _, _), bytes) in sharing.iter().zip(limits) {
+        let desires: Vec<u64> = sharing.iter().map(|(_, s)| s.desired).collect();
+        let weights: Vec<f64> = sharing.iter().map(|(_, s)| s.share_weight).collect();
+        let floors: Vec<u64> = sharing.iter().map(|(_, s)| MIN_SEGMENTS * u64::from(s.mss)).collect();
+        let limits = share::host_limits(&desires, &weights, self.sharing, self.cap, &floors);
+        for (&(flow, _), bytes) in sharing.iter().zip(limits) {
             actions.control(flow, Control::SetSendBuffer { bytes });
         }
     }

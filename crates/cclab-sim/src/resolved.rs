@@ -13,8 +13,8 @@
 
 use crate::observe::Observe;
 use crate::scenario::{
-    Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, RunConfig, Scenario, SendBufferSpec, Start, TcpAlgorithms,
-    TcpOptions, Topology, UdtOptions,
+    Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, RunConfig, Scenario,
+    SendBufferSpec, Start, TcpAlgorithms, TcpOptions, Topology, UdtOptions,
 };
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
@@ -274,8 +274,15 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.string("stop", duration(*stop));
     }
     w.raw("app", &app(a));
-    if let Some(TcpAlgorithms { cc, cc_params, recovery, recovery_params, pacing, pacing_params, send_buffer }) =
-        algorithms
+    if let Some(TcpAlgorithms {
+        cc,
+        cc_params,
+        recovery,
+        recovery_params,
+        pacing,
+        pacing_params,
+        send_buffer,
+    }) = algorithms
     {
         w.string("cc", cc.as_str());
         w.raw("cc_params", &params(cc_params));

@@ -985,7 +985,9 @@ fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, Scenario
     const EXAMPLE: &str = "{ policy = \"fixed\", size = \"64KB\" }";
     let mut table = match s.get("send_buffer") {
         None => return Ok(None),
-        Some(toml::Value::Table(_)) => s.table("send_buffer")?.ok_or_else(|| s.error("send_buffer", EXAMPLE))?,
+        Some(toml::Value::Table(_)) => {
+            s.table("send_buffer")?.ok_or_else(|| s.error("send_buffer", EXAMPLE))?
+        }
         Some(_) => return Err(s.error("send_buffer", format!("expected a table like {EXAMPLE}"))),
     };
     let name = table.required_string("policy")?;
@@ -994,7 +996,7 @@ fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, Scenario
         return Err(table.error("policy", unknown(Role::SendBuffer, name, list.iter().map(|d| d.name))));
     };
     let params = resolve_params(&d.info(), &table, &["policy"])?;
-    (d.build)(&params).map_err(|e| table.error(e.name, e.problem))?;
+    (d.build)(&params).map_err(|e| table.error(&e.name, e.problem))?;
     Ok(Some(SendBufferSpec { policy: d.name.to_string(), params, capped: false }))
 }
 
@@ -1008,7 +1010,10 @@ fn check_capped_hosts(topology: &Topology, flows: &mut [FlowGroup]) -> Result<()
             if group.from.as_deref() != Some(host.node.as_str()) {
                 continue;
             }
-            let why = format!("flow sends from \"{}\", whose send-buffer memory is capped (topology.hosts[{h}])", host.node);
+            let why = format!(
+                "flow sends from \"{}\", whose send-buffer memory is capped (topology.hosts[{h}])",
+                host.node
+            );
             if group.protocol != "tcp" {
                 return Err(ScenarioError::at(
                     format!("flows[{i}].protocol"),
@@ -1023,7 +1028,8 @@ fn check_capped_hosts(topology: &Topology, flows: &mut [FlowGroup]) -> Result<()
                 ));
             };
             spec.capped = true;
-            let sharing = send_buffer_sharing(spec).map_err(|m| ScenarioError::at(format!("flows[{i}].send_buffer"), m))?;
+            let sharing = send_buffer_sharing(spec)
+                .map_err(|m| ScenarioError::at(format!("flows[{i}].send_buffer"), m))?;
             match first {
                 None => first = Some((i, sharing)),
                 Some((j, other)) if other != sharing => {

@@ -57,9 +57,18 @@ pub fn water_fill(desires: &[u64], weights: &[f64], cap: u64) -> Vec<u64> {
 /// and memory is allocated on demand, so a connection whose desire grows
 /// between two recomputations (cwnd doubling in slow start) may use spare
 /// memory at once instead of waiting up to a period for it. If they do not
-/// fit, the limits are [`water_fill`] with equal weights (`MaxMin`) or with
-/// `weights` (`Proportional`).
-pub fn host_limits(desires: &[u64], weights: &[f64], sharing: Sharing, cap: u64) -> Vec<u64> {
+/// fit, every connection is first guaranteed its `floor` (at most its
+/// desire; the floors themselves shared max-min if even they do not fit),
+/// and the rest of the cap is [`water_fill`]ed over what the desires ask
+/// beyond the floors, with equal weights (`MaxMin`) or with `weights`
+/// (`Proportional`).
+///
+/// The floor is our addition, as an operating system guarantees every socket
+/// a minimum send buffer (Linux's `SOCK_MIN_SNDBUF`): in proportion to
+/// expected rates, a connection whose rate is not yet known, or was measured
+/// while it had no buffer, would get a share too small for one segment, never
+/// send, never measure a rate, and starve for good.
+pub fn host_limits(desires: &[u64], weights: &[f64], sharing: Sharing, cap: u64, floors: &[u64]) -> Vec<u64> {
     let sum = total(desires);
     if sum <= u128::from(cap) {
         // sum <= cap, so it fits in u64.
@@ -67,10 +76,16 @@ pub fn host_limits(desires: &[u64], weights: &[f64], sharing: Sharing, cap: u64)
         let headroom = leftover / (desires.len().max(1) as u64);
         return desires.iter().map(|&d| d + headroom).collect();
     }
-    match sharing {
-        Sharing::MaxMin => water_fill(desires, &vec![1.0; desires.len()], cap),
-        Sharing::Proportional => water_fill(desires, weights, cap),
-    }
+    let wanted: Vec<u64> =
+        desires.iter().enumerate().map(|(i, &d)| d.min(floors.get(i).copied().unwrap_or(0))).collect();
+    let guaranteed = water_fill(&wanted, &vec![1.0; desires.len()], cap);
+    let rest = cap - total(&guaranteed) as u64;
+    let beyond: Vec<u64> = desires.iter().zip(&guaranteed).map(|(&d, &g)| d - g).collect();
+    let extra = match sharing {
+        Sharing::MaxMin => water_fill(&beyond, &vec![1.0; desires.len()], rest),
+        Sharing::Proportional => water_fill(&beyond, weights, rest),
+    };
+    guaranteed.iter().zip(extra).map(|(&g, e)| g + e).collect()
 }
 
 fn total(values: &[u64]) -> u128 {
@@ -136,6 +151,22 @@ mod tests {
         assert_eq!(water_fill(&[0, 5], &[1.0, 1.0], 0), [0, 0]);
     }
 
+    /// A connection whose rate is not known yet (weight 1e-9 against 1) still
+    /// gets its floor: 3000 of the cap of 10000; the other its floor and
+    /// 4000 / (1 + 1e-9) more, rounded down to 3999. Floors that do not fit
+    /// are shared max-min: cap 5000 for floors of min(desire, 3000) = 3000,
+    /// 2000, 3000 gives 1666 each, and the 2 bytes left are too few to share.
+    #[test]
+    fn every_connection_gets_its_floor_before_the_proportional_share() {
+        let limits =
+            host_limits(&[20_000, 20_000], &[1.0, 1e-9], Sharing::Proportional, 10_000, &[3000, 3000]);
+        assert_eq!(limits, [6999, 3000]);
+        let limits = host_limits(&[20_000, 20_000], &[1.0, 1e-9], Sharing::Proportional, 10_000, &[]);
+        assert_eq!(limits, [9999, 0], "without floors the slow connection starves");
+        let limits = host_limits(&[20_000, 2000, 20_000], &[1.0; 3], Sharing::Proportional, 5000, &[3000; 3]);
+        assert_eq!(limits, [1666, 1666, 1666]);
+    }
+
     #[test]
     fn proportional_shares_follow_the_weights() {
         // Weights 1:1:2 of 100: 25, 25, 50. 10 <= 25 fits; 90 left for
@@ -167,17 +198,17 @@ mod tests {
     fn host_limits_add_the_leftover_as_headroom_when_desires_fit() {
         // sum 60, leftover 40, 40/3 = 13 each: 23, 33, 43 (sum 99).
         for sharing in [Sharing::MaxMin, Sharing::Proportional] {
-            assert_eq!(host_limits(&[10, 20, 30], &[1.0, 1.0, 2.0], sharing, 100), [23, 33, 43]);
+            assert_eq!(host_limits(&[10, 20, 30], &[1.0, 1.0, 2.0], sharing, 100, &[]), [23, 33, 43]);
         }
-        assert_eq!(host_limits(&[10, 20, 30], &[1.0; 3], Sharing::MaxMin, 60), [10, 20, 30]);
-        assert_eq!(host_limits(&[], &[], Sharing::MaxMin, 100), Vec::<u64>::new());
+        assert_eq!(host_limits(&[10, 20, 30], &[1.0; 3], Sharing::MaxMin, 60, &[]), [10, 20, 30]);
+        assert_eq!(host_limits(&[], &[], Sharing::MaxMin, 100, &[]), Vec::<u64>::new());
     }
 
     #[test]
     fn host_limits_water_fill_when_desires_exceed_the_cap() {
         let weights = [1.0, 1.0, 2.0];
-        assert_eq!(host_limits(&[10, 50, 80], &weights, Sharing::MaxMin, 100), [10, 45, 45]);
-        assert_eq!(host_limits(&[10, 50, 80], &weights, Sharing::Proportional, 100), [10, 30, 60]);
+        assert_eq!(host_limits(&[10, 50, 80], &weights, Sharing::MaxMin, 100, &[]), [10, 45, 45]);
+        assert_eq!(host_limits(&[10, 50, 80], &weights, Sharing::Proportional, 100, &[]), [10, 30, 60]);
     }
 
     /// Random inputs: the invariants of both functions, and max-min
@@ -206,7 +237,7 @@ mod tests {
             if sum_desired <= cap {
                 assert_eq!(grant, desires, "case {case}");
                 for sharing in [Sharing::MaxMin, Sharing::Proportional] {
-                    let limits = host_limits(&desires, &weights, sharing, cap);
+                    let limits = host_limits(&desires, &weights, sharing, cap, &[]);
                     assert!(limits.iter().sum::<u64>() <= cap, "case {case}");
                     assert!(limits.iter().zip(&desires).all(|(l, d)| l >= d), "case {case}: headroom");
                 }
@@ -226,7 +257,7 @@ mod tests {
             }
 
             for sharing in [Sharing::MaxMin, Sharing::Proportional] {
-                let limits = host_limits(&desires, &weights, sharing, cap);
+                let limits = host_limits(&desires, &weights, sharing, cap, &[]);
                 assert!(limits.iter().sum::<u64>() <= cap, "case {case}");
                 assert!(
                     limits.iter().zip(&desires).all(|(l, d)| l <= d),

@@ -89,14 +89,19 @@ fn a_shrunk_buffer_still_retransmits_what_it_holds() {
     for (i, t) in [101, 102].into_iter().enumerate() {
         assert_eq!(ack(&mut s, millis(t), 0, &[]), Vec::<u64>::new(), "duplicate ACK {}", i + 1);
     }
-    assert_eq!(ack(&mut s, millis(103), 0, &[]), [0], "fast retransmit of a segment beyond the buffer's new size");
+    assert_eq!(
+        ack(&mut s, millis(103), 0, &[]),
+        [0],
+        "fast retransmit of a segment beyond the buffer's new size"
+    );
 }
 
 #[test]
 fn a_sender_never_sends_new_data_beyond_its_buffer() {
     for (recovery, sack) in [("newreno", false), ("sack", true), ("sack1", true), ("decoupled", true)] {
         let cfg = transfer(400_000, sack);
-        let mut s = sender(recovery, &cfg).with_send_buffer(Box::new(Wandering(SplitMix64::new(3))), u64::MAX);
+        let mut s =
+            sender(recovery, &cfg).with_send_buffer(Box::new(Wandering(SplitMix64::new(3))), u64::MAX);
         s.record_transmissions();
         let mut path = Path::with_sender(s, &cfg, random_loss(9, 3));
         let mut limits = SplitMix64::new(4);
@@ -112,7 +117,13 @@ fn a_sender_never_sends_new_data_beyond_its_buffer() {
         let mut highest = 0;
         for t in path.sender.transmissions().unwrap() {
             if t.seg >= highest {
-                assert!(t.seg < t.buffer_end, "{recovery}: new segment {} at {} beyond {}", t.seg, t.at, t.buffer_end);
+                assert!(
+                    t.seg < t.buffer_end,
+                    "{recovery}: new segment {} at {} beyond {}",
+                    t.seg,
+                    t.at,
+                    t.buffer_end
+                );
                 highest = t.seg + 1;
             }
         }

@@ -47,11 +47,11 @@ use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::timers::{Timer, Timers};
 use super::{App, TcpConfig};
+use crate::buffer::{BufferInputs, SendBufferPolicy};
 use crate::cc::{
     AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, SsthreshBasis,
     Window,
 };
-use crate::buffer::{BufferInputs, SendBufferPolicy};
 use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::to_secs_f64;
@@ -750,7 +750,14 @@ impl TcpSender {
         }
         let s = &self.state;
         if let Some(log) = self.transmit_log.as_mut() {
-            log.push(TransmitRecord { at: now, seg, srtt: s.rtt.srtt(), cwnd: s.window.cwnd, wire_bytes, buffer_end });
+            log.push(TransmitRecord {
+                at: now,
+                seg,
+                srtt: s.rtt.srtt(),
+                cwnd: s.window.cwnd,
+                wire_bytes,
+                buffer_end,
+            });
         }
         if let Some(rate) = self.cc.pacing_rate(&s.window, s.rtt.srtt()) {
             if rate > 0.0 {
