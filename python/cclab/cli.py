@@ -285,6 +285,7 @@ ROLES = (
     ("pacing", "pacing: pacing = NAME, pacing_params = { ... }"),
     ("queue", "queue disciplines: queue = NAME, queue_params = { ... } on a link"),
     ("app", "traffic sources: app = { kind = NAME, parameters ... }"),
+    ("send_buffer", "send-buffer policies: send_buffer = { policy = NAME, parameters ... } on a TCP flow group"),
 )
 
 
@@ -312,7 +313,7 @@ def cmd_algorithms(args: argparse.Namespace) -> int:
                 print(f"  {'':<10} {_parameter_line(p)}")
             if a.get("metrics"):
                 # Recorded under the role's prefix (recovery.pipe); a protocol's are the flow's own.
-                prefix = f"{role}." if role in ("cc", "recovery", "pacing") else ""
+                prefix = f"{role}." if role in ("cc", "recovery", "pacing", "send_buffer") else ""
                 names = ", ".join(f"{prefix}{m['name']} ({m['unit']})" for m in a["metrics"])
                 print(f"  {'':<10} metrics: {names}")
         print()

@@ -82,7 +82,7 @@ impl Agent for SendBufferHost {
             .collect();
         let desires: Vec<u64> = sharing.iter().map(|(_, s)| s.desired).collect();
         let weights: Vec<f64> = sharing.iter().map(|(_, s)| s.share_weight).collect();
-        let floors: Vec<u64> = sharing.iter().map(|(_, s)| MIN_SEGMENTS * u64::from(s.mss)).collect();
+        let floors: Vec<u64> = sharing.iter().map(|(_, s)| MIN_SEGMENTS * u64::from(s.inputs.mss)).collect();
         let limits = share::host_limits(&desires, &weights, self.sharing, self.cap, &floors);
         for (&(flow, _), bytes) in sharing.iter().zip(limits) {
             actions.control(flow, Control::SetSendBuffer { bytes });

@@ -66,6 +66,9 @@ pub fn flow_metrics(group: &FlowGroup) -> Vec<FlowMetric> {
             ("pacing.", registry::pacing(&a.pacing).map(|d| d.metrics)),
             ("send_buffer.", send_buffer.map(|d| d.metrics)),
         ];
+        if a.send_buffer.is_some() {
+            all.extend(cclab_transport::tcp::sender::SEND_BUFFER_METRICS.iter().map(plain));
+        }
         for (prefix, list) in parts {
             for d in list.unwrap_or_default() {
                 all.push(FlowMetric { name: format!("{prefix}{}", d.name), desc: *d });

@@ -93,6 +93,7 @@ pub struct GraphLink {
 pub struct Graph {
     pub nodes: Vec<String>,
     pub links: Vec<GraphLink>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostSpec>,
 }
 
@@ -220,6 +221,7 @@ pub struct TcpAlgorithms {
     pub recovery_params: Params,
     pub pacing: String,
     pub pacing_params: Params,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub send_buffer: Option<SendBufferSpec>,
 }
 

@@ -43,7 +43,7 @@ impl Role {
             Role::QueueDiscipline => "queue",
             Role::TrafficSource => "app",
             Role::Protocol => "protocol",
-            Role::SendBuffer => "policy",
+            Role::SendBuffer => "send_buffer",
         }
     }
 

@@ -96,15 +96,9 @@ pub trait Endpoint: AsAny {
     }
 }
 
-/// A sending connection as its host's send-buffer allocator sees it: the
-/// inputs of the allocation policies (congestion window, RTT, RTO, loss
-/// indications, receiver window) and the buffer itself.
+/// What a connection's send-buffer policy reads of its own sender.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SendState {
-    /// Whether the connection has started sending (before its start time it needs no buffer).
-    pub started: bool,
-    /// When it starts (or started).
-    pub start: Time,
+pub struct BufferInputs {
     pub mss: u32,
     /// Congestion window in bytes.
     pub cwnd_bytes: u64,
@@ -112,12 +106,24 @@ pub struct SendState {
     pub srtt: Time,
     /// The current retransmission timeout.
     pub rto: Time,
-    /// The receiver's advertised window in bytes (Padhye's W_m x s).
+    /// The receiver's advertised window in bytes (Padhye's `W_m x s`).
     pub rwnd_bytes: u64,
-    /// Data packets sent, retransmissions included.
+    /// Data packets sent so far, retransmissions included.
     pub packets_sent: u64,
-    /// Loss indications: fast recoveries entered plus retransmission timeouts.
+    /// Loss indications so far: fast recoveries entered plus retransmission timeouts.
     pub loss_events: u64,
+}
+
+/// A sending connection as its host's send-buffer allocator sees it: what its
+/// policy reads, what the policy desires and how the host should weigh it, and
+/// the buffer itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SendState {
+    /// Whether the connection has started sending (before its start time it needs no buffer).
+    pub started: bool,
+    /// When it starts (or started).
+    pub start: Time,
+    pub inputs: BufferInputs,
     /// The send buffer the connection's policy desires now, in bytes.
     pub desired: u64,
     /// Its weight when the host shares a cap in proportion (RTBA: the expected rate in bytes/s).

@@ -25,7 +25,7 @@ pub use descriptor::{
     Descriptor, Info, Law, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
     SizeDistribution,
 };
-pub use endpoint::{AsAny, Control, ControlRefused, Endpoint, Outbox, SendState};
+pub use endpoint::{AsAny, BufferInputs, Control, ControlRefused, Endpoint, Outbox, SendState};
 pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{
     EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, TrafficKind,

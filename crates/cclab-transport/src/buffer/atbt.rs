@@ -30,7 +30,7 @@
 //!   the minimum socket buffer of BSD and Linux), so a connection whose
 //!   window collapsed to one segment after a timeout can still send it.
 
-use super::{BufferInputs, SendBufferPolicy, Sharing};
+use super::{BufferInputs, SendBufferPolicy};
 use crate::registry::SendBufferDescriptor;
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
@@ -58,15 +58,7 @@ pub const DESCRIPTOR: SendBufferDescriptor = Descriptor {
             default: ParamDefault::Value("4"),
             meaning: "upper edge of the band (at least low): the desire falls to high x cwnd when above it",
         },
-        Parameter {
-            name: "min",
-            ty: ParamType::Size,
-            unit: "",
-            min: 0.0,
-            max: 1e9,
-            default: ParamDefault::Value("4KB"),
-            meaning: "the desire is never below this (a minimum socket buffer)",
-        },
+        super::MIN_BUFFER,
     ],
     metrics: &[],
     build,
@@ -108,14 +100,6 @@ impl SendBufferPolicy for Atbt {
         let banded = self.banded.unwrap_or(lower).max(lower).min(upper);
         self.banded = Some(banded);
         banded.max(self.min)
-    }
-
-    fn share_weight(&self) -> f64 {
-        1.0
-    }
-
-    fn sharing(&self) -> Sharing {
-        Sharing::MaxMin
     }
 }
 
@@ -169,7 +153,7 @@ mod tests {
     #[test]
     fn shares_max_min_with_weight_one() {
         let a = atbt();
-        assert_eq!((a.share_weight(), a.sharing()), (1.0, Sharing::MaxMin));
+        assert_eq!((a.share_weight(), a.sharing()), (1.0, crate::buffer::Sharing::MaxMin));
     }
 
     #[test]

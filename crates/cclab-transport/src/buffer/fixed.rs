@@ -11,7 +11,7 @@
 //! - Under a host cap the fixed desires share it max-min fairly, like ATBT's,
 //!   each with weight 1.
 
-use super::{BufferInputs, SendBufferPolicy, Sharing};
+use super::{BufferInputs, SendBufferPolicy};
 use crate::registry::SendBufferDescriptor;
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
@@ -56,14 +56,6 @@ impl SendBufferPolicy for Fixed {
     fn desire(&mut self, _now: Time, _inputs: &BufferInputs) -> u64 {
         self.size
     }
-
-    fn share_weight(&self) -> f64 {
-        1.0
-    }
-
-    fn sharing(&self) -> Sharing {
-        Sharing::MaxMin
-    }
 }
 
 #[cfg(test)]
@@ -79,7 +71,7 @@ mod tests {
         let busy = BufferInputs { mss: 1460, cwnd_bytes: 1 << 30, srtt: millis(10), ..idle };
         assert_eq!(f.desire(0, &idle), 320_000);
         assert_eq!(f.desire(millis(500), &busy), 320_000);
-        assert_eq!((f.share_weight(), f.sharing()), (1.0, Sharing::MaxMin));
+        assert_eq!((f.share_weight(), f.sharing()), (1.0, crate::buffer::Sharing::MaxMin));
     }
 
     #[test]

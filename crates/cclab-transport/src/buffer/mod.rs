@@ -30,25 +30,19 @@ pub mod padhye;
 pub mod rtba;
 pub mod share;
 
-use cclab_wire::{Metrics, Time};
+pub use cclab_wire::BufferInputs;
+use cclab_wire::{Metrics, ParamDefault, ParamType, Parameter, Time};
 
-/// What a connection's policy reads of its own sender.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct BufferInputs {
-    pub mss: u32,
-    /// Congestion window in bytes.
-    pub cwnd_bytes: u64,
-    /// Smoothed RTT; 0 before the first sample.
-    pub srtt: Time,
-    /// The current retransmission timeout.
-    pub rto: Time,
-    /// The receiver's advertised window in bytes (Padhye's `W_m x s`).
-    pub rwnd_bytes: u64,
-    /// Data packets sent so far, retransmissions included.
-    pub packets_sent: u64,
-    /// Loss indications so far: fast recoveries entered plus retransmission timeouts.
-    pub loss_events: u64,
-}
+/// The floor of a policy that sizes the buffer from the connection's state.
+pub const MIN_BUFFER: Parameter = Parameter {
+    name: "min",
+    ty: ParamType::Size,
+    unit: "",
+    min: 0.0,
+    max: 1e9,
+    default: ParamDefault::Value("4KB"),
+    meaning: "the desire is never below this (a minimum socket buffer)",
+};
 
 /// How much send buffer one connection desires.
 pub trait SendBufferPolicy {
@@ -58,10 +52,14 @@ pub trait SendBufferPolicy {
     /// its own period (RTBA, once per RTT) keeps its last value in between.
     fn desire(&mut self, now: Time, inputs: &BufferInputs) -> u64;
     /// This connection's weight when its host shares a cap in proportion
-    /// (RTBA: its expected rate); policies that share max-min fairly return 1.
-    fn share_weight(&self) -> f64;
+    /// (RTBA: its expected rate); policies that share max-min fairly keep 1.
+    fn share_weight(&self) -> f64 {
+        1.0
+    }
     /// How the host shares its cap among connections of this policy.
-    fn sharing(&self) -> Sharing;
+    fn sharing(&self) -> Sharing {
+        Sharing::MaxMin
+    }
     /// Publishes the policy's state for time series under the names its
     /// descriptor lists; the sender adds the `send_buffer.` prefix.
     fn metrics(&self, _out: &mut Metrics<'_>) {}

@@ -87,15 +87,7 @@ pub const DESCRIPTOR: SendBufferDescriptor = Descriptor {
             default: ParamDefault::Value("cumulative"),
             meaning: "p: loss events per packet since the start, or since the previous update",
         },
-        Parameter {
-            name: "min",
-            ty: ParamType::Size,
-            unit: "",
-            min: 0.0,
-            max: 1e9,
-            default: ParamDefault::Value("4KB"),
-            meaning: "the desire is never below this (a minimum socket buffer)",
-        },
+        super::MIN_BUFFER,
     ],
     metrics: &[
         MetricDesc { name: "expected_rate", unit: "bytes/s", meaning: "R, the smoothed expected rate, eq. (2)" },

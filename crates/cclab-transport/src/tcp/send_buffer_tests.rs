@@ -4,7 +4,7 @@
 
 use super::test_support::*;
 use super::*;
-use crate::buffer::{BufferInputs, SendBufferPolicy, Sharing};
+use crate::buffer::{BufferInputs, SendBufferPolicy};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::millis;
 use cclab_wire::{Control, Endpoint, Outbox};
@@ -21,12 +21,6 @@ impl SendBufferPolicy for Desire {
     fn desire(&mut self, _now: Time, _inputs: &BufferInputs) -> u64 {
         self.0.get()
     }
-    fn share_weight(&self) -> f64 {
-        1.0
-    }
-    fn sharing(&self) -> Sharing {
-        Sharing::MaxMin
-    }
 }
 
 /// Desires a random size between 1 and 40 segments, a new one on each call.
@@ -38,12 +32,6 @@ impl SendBufferPolicy for Wandering {
     }
     fn desire(&mut self, _now: Time, inputs: &BufferInputs) -> u64 {
         (1 + self.0.next_u64() % 40) * inputs.mss as u64
-    }
-    fn share_weight(&self) -> f64 {
-        1.0
-    }
-    fn sharing(&self) -> Sharing {
-        Sharing::MaxMin
     }
 }
 

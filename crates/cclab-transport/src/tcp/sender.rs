@@ -71,19 +71,24 @@ pub const METRICS: &[MetricDesc] = &[
     MetricDesc { name: "seq_sent", unit: "bytes", meaning: "highest byte sent so far (exclusive)" },
     MetricDesc { name: "seq_acked", unit: "bytes", meaning: "bytes cumulatively acknowledged" },
     MetricDesc {
+        name: "in_flight",
+        unit: "segments",
+        meaning: "FlightSize, snd_max - snd_una: segments sent and not cumulatively acknowledged, SACKed and lost ones included (SACK recovery's sending limit is recovery.pipe)",
+    },
+];
+
+/// What a sender with a send buffer publishes besides [`METRICS`]; its policy
+/// adds its own under `send_buffer.`.
+pub const SEND_BUFFER_METRICS: &[MetricDesc] = &[
+    MetricDesc {
         name: "send_buffer",
         unit: "bytes",
-        meaning: "send buffer: the policy's desire, at most the host's limit (with a send_buffer policy)",
+        meaning: "send buffer: the policy's desire, at most the host's limit",
     },
     MetricDesc {
         name: "send_buffer_used",
         unit: "bytes",
-        meaning: "bytes in the send buffer: unacknowledged data plus data written and not yet sent (with a send_buffer policy)",
-    },
-    MetricDesc {
-        name: "in_flight",
-        unit: "segments",
-        meaning: "FlightSize, snd_max - snd_una: segments sent and not cumulatively acknowledged, SACKed and lost ones included (SACK recovery's sending limit is recovery.pipe)",
+        meaning: "bytes in the send buffer: unacknowledged data plus data written and not yet sent",
     },
 ];
 
@@ -356,10 +361,20 @@ impl TcpSender {
 
     /// Asks the policy for its desire and applies the host's limit to it.
     fn size_send_buffer(&mut self, now: Time) {
+        if self.send_buffer.is_none() {
+            return;
+        }
+        let inputs = self.buffer_inputs();
         let Some(buffer) = self.send_buffer.as_mut() else { return };
-        let s = &mut self.state;
+        buffer.desired = buffer.policy.desire(now, &inputs);
+        buffer.bytes = buffer.desired.min(buffer.limit);
+        self.state.buffer_segments = buffer.bytes / self.state.mss as u64;
+    }
+
+    fn buffer_inputs(&self) -> BufferInputs {
+        let s = &self.state;
         let mss = s.mss as u64;
-        let inputs = BufferInputs {
+        BufferInputs {
             mss: s.mss,
             cwnd_bytes: (s.window.cwnd * mss as f64) as u64,
             srtt: s.rtt.srtt(),
@@ -367,10 +382,7 @@ impl TcpSender {
             rwnd_bytes: s.rwnd.saturating_mul(mss),
             packets_sent: self.counters.packets_sent,
             loss_events: self.counters.recoveries + self.counters.timeouts,
-        };
-        buffer.desired = buffer.policy.desire(now, &inputs);
-        buffer.bytes = buffer.desired.min(buffer.limit);
-        s.buffer_segments = buffer.bytes / mss;
+        }
     }
 
     /// Bytes in the send buffer: what is unacknowledged, and what the
@@ -901,18 +913,10 @@ impl Endpoint for TcpSender {
 
     fn send_state(&self) -> Option<SendState> {
         let buffer = self.send_buffer.as_ref()?;
-        let s = &self.state;
-        let mss = s.mss as u64;
         Some(SendState {
             started: self.started,
             start: self.start,
-            mss: s.mss,
-            cwnd_bytes: (s.window.cwnd * mss as f64) as u64,
-            srtt: s.rtt.srtt(),
-            rto: s.rtt.rto(),
-            rwnd_bytes: s.rwnd.saturating_mul(mss),
-            packets_sent: self.counters.packets_sent,
-            loss_events: self.counters.recoveries + self.counters.timeouts,
+            inputs: self.buffer_inputs(),
             desired: buffer.desired,
             share_weight: buffer.policy.share_weight(),
             send_buffer: buffer.bytes,

@@ -267,7 +267,7 @@ pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<
         return None;
     }
     // The send buffer bounds new data only: what was sent is still in it.
-    if seg >= s.snd_max && seg >= s.snd_una + s.buffer_segments {
+    if seg >= s.snd_max && seg >= s.snd_una.saturating_add(s.buffer_segments) {
         return None;
     }
     let kind = if seg < s.snd_max { TxKind::Retransmit } else { TxKind::New };
