@@ -985,13 +985,11 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
 /// a TCP flow's send buffer, with its parameters beside the name.
 fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, ScenarioError> {
     const EXAMPLE: &str = "{ policy = \"fixed\", size = \"64KB\" }";
-    let mut table = match s.get("send_buffer") {
-        None => return Ok(None),
-        Some(toml::Value::Table(_)) => {
-            s.table("send_buffer")?.ok_or_else(|| s.error("send_buffer", EXAMPLE))?
-        }
-        Some(_) => return Err(s.error("send_buffer", format!("expected a table like {EXAMPLE}"))),
-    };
+    let path = s.key_path("send_buffer");
+    let table = s
+        .table("send_buffer")
+        .map_err(|_| ScenarioError::at(path, format!("expected a table like {EXAMPLE}")))?;
+    let Some(mut table) = table else { return Ok(None) };
     let name = table.required_string("policy")?;
     let list = registry::SEND_BUFFER_POLICIES;
     let Some(d) = list.iter().find(|d| d.name == name) else {

@@ -167,6 +167,10 @@ fn bad_send_buffer_input_names_the_key() {
             "flows[0].send_buffer.sise",
         ),
         (graph("", &flow("send_buffer = { policy = \"rtba\", w = 2.0 }")), "flows[0].send_buffer.w"),
+        (
+            graph("", &flow("protocol = \"udp\"\napp = { kind = \"cbr\", rate = \"1Mbps\" }\nsend_buffer = { policy = \"fixed\" }")),
+            "flows[0].send_buffer: only applies to protocol tcp or udt, not udp",
+        ),
         (graph(host, &flow("")), "flows[0].send_buffer: is required: the flow sends from \"s\""),
         (
             graph(

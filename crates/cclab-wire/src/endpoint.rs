@@ -119,9 +119,7 @@ pub struct BufferInputs {
 /// the buffer itself.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SendState {
-    /// Whether the connection has started sending (before its start time it needs no buffer).
-    pub started: bool,
-    /// When it starts (or started).
+    /// When it starts (or started): before then it needs no buffer.
     pub start: Time,
     pub inputs: BufferInputs,
     /// The send buffer the connection's policy desires now, in bytes.

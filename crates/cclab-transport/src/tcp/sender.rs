@@ -235,8 +235,13 @@ struct SendBuffer {
     /// The host's limit (`u64::MAX` until a host with a cap sets one).
     limit: u64,
     desired: u64,
-    /// `min(desired, limit)`: what the sender may hold.
-    bytes: u64,
+}
+
+impl SendBuffer {
+    /// What the sender may hold: the desire, at most the limit.
+    fn bytes(&self) -> u64 {
+        self.desired.min(self.limit)
+    }
 }
 
 pub struct TcpSender {
@@ -354,21 +359,22 @@ impl TcpSender {
     /// `limit` is the host's until it sets another: `u64::MAX` where the host
     /// has no cap, 0 where it has one and has not yet counted this connection in.
     pub fn with_send_buffer(mut self, policy: Box<dyn SendBufferPolicy>, limit: u64) -> Self {
-        self.send_buffer = Some(SendBuffer { policy, limit, desired: 0, bytes: 0 });
+        self.send_buffer = Some(SendBuffer { policy, limit, desired: 0 });
         self.state.buffer_segments = 0;
         self
     }
 
     /// Asks the policy for its desire and applies the host's limit to it.
     fn size_send_buffer(&mut self, now: Time) {
+        // Before every sending decision: most senders have no buffer, and
+        // skip building the inputs.
         if self.send_buffer.is_none() {
             return;
         }
         let inputs = self.buffer_inputs();
         let Some(buffer) = self.send_buffer.as_mut() else { return };
         buffer.desired = buffer.policy.desire(now, &inputs);
-        buffer.bytes = buffer.desired.min(buffer.limit);
-        self.state.buffer_segments = buffer.bytes / self.state.mss as u64;
+        self.state.buffer_segments = buffer.bytes() / self.state.mss as u64;
     }
 
     fn buffer_inputs(&self) -> BufferInputs {
@@ -727,7 +733,6 @@ impl TcpSender {
 
     fn transmit(&mut self, now: Time, tx: Transmission, out: &mut Outbox) {
         let s = &mut self.state;
-        let buffer_end = s.snd_una.saturating_add(s.buffer_segments);
         let seg = tx.seg;
         let len = s.segment_len(seg);
         let retransmission = seg < s.snd_max;
@@ -768,7 +773,7 @@ impl TcpSender {
                 srtt: s.rtt.srtt(),
                 cwnd: s.window.cwnd,
                 wire_bytes,
-                buffer_end,
+                buffer_end: s.snd_una.saturating_add(s.buffer_segments),
             });
         }
         if let Some(rate) = self.cc.pacing_rate(&s.window, s.rtt.srtt()) {
@@ -905,8 +910,8 @@ impl Endpoint for TcpSender {
             pacer.metrics(&mut out.part("pacing."));
         }
         if let Some(buffer) = &self.send_buffer {
-            out.put("send_buffer", buffer.bytes as f64);
-            out.put("send_buffer_used", self.buffered_bytes(buffer.bytes) as f64);
+            out.put("send_buffer", buffer.bytes() as f64);
+            out.put("send_buffer_used", self.buffered_bytes(buffer.bytes()) as f64);
             buffer.policy.metrics(&mut out.part("send_buffer."));
         }
     }
@@ -914,13 +919,12 @@ impl Endpoint for TcpSender {
     fn send_state(&self) -> Option<SendState> {
         let buffer = self.send_buffer.as_ref()?;
         Some(SendState {
-            started: self.started,
             start: self.start,
             inputs: self.buffer_inputs(),
             desired: buffer.desired,
             share_weight: buffer.policy.share_weight(),
-            send_buffer: buffer.bytes,
-            buffered: self.buffered_bytes(buffer.bytes),
+            send_buffer: buffer.bytes(),
+            buffered: self.buffered_bytes(buffer.bytes()),
         })
     }
 }
