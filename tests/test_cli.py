@@ -255,6 +255,11 @@ NEW_BAD_INPUTS = [
         'cc = "reno"\nssthresh_basis = "pipes"',
         'flows[0].ssthresh_basis: unknown basis "pipes"; did you mean "pipe"? (one of flight, pipe, cwnd)',
     ),
+    (
+        'cc = "reno"',
+        'cc = "reno"\ncwnd_growth = "limited"',
+        'flows[0].cwnd_growth: unknown rule "limited"; did you mean "cwnd_limited"? (one of always, cwnd_limited)',
+    ),
     ('cc = "reno"', 'cc = "reno"\nsend_overhead = "-1ms"', 'flows[0].send_overhead: "-1ms" is negative'),
     (
         'queue = "droptail"',

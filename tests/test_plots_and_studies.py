@@ -203,6 +203,29 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
     assert "How Decoupled TCP gets its throughput" in report
 
 
+def test_reproduce_buffers_quick(tmp_path: Path) -> None:
+    out, report = reproduce_quick(tmp_path, "buffers", ("Setup and reconstruction", "Fig. 3", "Fig. 4", "Extension"))
+    fig3 = {r["policy"] + "/" + r["receive_window"]: r for r in pl.read_csv(out / "tables" / "fig3.csv").to_dicts()}
+    rtba, small = fig3["RTBA/64 KB"], fig3["fixed 2920B/64 KB"]
+    # Two 1460-byte segments per round trip of about 1.27 ms (1 ms of propagation, transmission and queueing).
+    assert 16 < small["throughput_mbps"] < 19.5
+    # RTBA fills the 50 Mbit/s link up to its headers (1460 of 1500 bytes).
+    assert rtba["throughput_mbps"] > 0.95 * 50 * 1460 / 1500
+    assert rtba["buffer_mean_kb"] < fig3["fixed 320KB/64 KB"]["buffer_mean_kb"]
+    # Growing cwnd on every ACK inflates the 2 x cwnd buffers by more than an order of magnitude.
+    assert fig3["RTBA, cwnd grows on every ACK/64 KB"]["buffer_mean_kb"] > 10 * rtba["buffer_mean_kb"]
+    fig4 = pl.read_csv(out / "tables" / "fig4_runs.csv")
+    capped = fig4.filter(pl.col("cap") == "128KB")
+    # Under the cap the two allocations never sum above it, and they end equal.
+    assert ((capped["flow1_kb"] + capped["flow2_kb"]) <= 128.0 + 1e-6).all()
+    assert capped["converge_s"].is_not_null().all()
+    ext = pl.read_csv(out / "tables" / "extension_runs.csv")
+    assert ext.height == 2 * 3  # the quick plan's 8 and 32 flows, three policies, one replication
+    assert (ext["allocated_kb"] <= 512.0 + 1e-6).all() and (ext["used_kb"] <= ext["allocated_kb"] + 1e-6).all()
+    assert ((ext["jain"] > 0) & (ext["jain"] <= 1)).all()
+    assert "Where we differ from the paper" in report
+
+
 def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "udt", ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion")

@@ -322,6 +322,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
             timestamps,
             ecn,
             ssthresh_basis,
+            cwnd_growth,
             send_overhead,
         } = t;
         w.value("mss", Value::Integer(i64::from(*mss)));
@@ -345,6 +346,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.value("timestamps", Value::Boolean(*timestamps));
         w.value("ecn", Value::Boolean(*ecn));
         w.string("ssthresh_basis", ssthresh_basis.name());
+        w.string("cwnd_growth", cwnd_growth.name());
         w.string("send_overhead", duration(*send_overhead));
     }
 }

@@ -17,7 +17,7 @@ use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
 use cclab_transport::buffer::Sharing;
-use cclab_transport::cc::SsthreshBasis;
+use cclab_transport::cc::{CwndGrowth, SsthreshBasis};
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
 use cclab_transport::tcp::{App, TcpConfig};
 use cclab_transport::udt::UdtConfig;
@@ -204,12 +204,24 @@ pub struct TcpOptions {
     pub ecn: bool,
     #[serde(serialize_with = "as_basis_name")]
     pub ssthresh_basis: SsthreshBasis,
+    /// Absent from the run key at its default, so the keys of scenarios
+    /// written before it existed are unchanged.
+    #[serde(serialize_with = "as_growth_name", skip_serializing_if = "is_default_growth")]
+    pub cwnd_growth: CwndGrowth,
     #[serde(serialize_with = "as_secs")]
     pub send_overhead: Time,
 }
 
 fn as_basis_name<S: Serializer>(b: &SsthreshBasis, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(b.name())
+}
+
+fn as_growth_name<S: Serializer>(g: &CwndGrowth, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(g.name())
+}
+
+fn is_default_growth(g: &CwndGrowth) -> bool {
+    *g == CwndGrowth::default()
 }
 
 /// The algorithms of a TCP flow group, each with its resolved parameters.
@@ -329,6 +341,7 @@ impl FlowGroup {
             delack_timeout: t.delack_timeout,
             ecn: t.ecn,
             ssthresh_basis: t.ssthresh_basis,
+            cwnd_growth: t.cwnd_growth,
             send_overhead: t.send_overhead,
             send_overhead_seed: overhead_seed,
             app,
@@ -817,20 +830,39 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
         limited_transmit: s.bool("limited_transmit")?.unwrap_or(false),
         timestamps: s.bool("timestamps")?.unwrap_or(true),
         ecn: s.bool("ecn")?.unwrap_or(false),
-        ssthresh_basis: match s.string("ssthresh_basis")? {
-            None => SsthreshBasis::default(),
-            Some(name) => SsthreshBasis::from_name(name).ok_or_else(|| {
-                s.error(
-                    "ssthresh_basis",
-                    format!(
-                        "unknown basis \"{name}\"{} (one of {})",
-                        suggestion(name, SsthreshBasis::NAMES),
-                        SsthreshBasis::NAMES.join(", ")
-                    ),
-                )
-            })?,
-        },
+        ssthresh_basis: named_choice(
+            s,
+            "ssthresh_basis",
+            "basis",
+            &SsthreshBasis::NAMES,
+            SsthreshBasis::from_name,
+        )?
+        .unwrap_or_default(),
+        cwnd_growth: named_choice(s, "cwnd_growth", "rule", &CwndGrowth::NAMES, CwndGrowth::from_name)?
+            .unwrap_or_default(),
         send_overhead: s.duration("send_overhead")?.unwrap_or(0),
+    })
+}
+
+/// An optional key whose value is one of a fixed set of names; an unknown
+/// name is refused with the closest one and the whole set.
+fn named_choice<T>(
+    s: &mut Section,
+    key: &'static str,
+    what: &str,
+    names: &[&str],
+    from_name: fn(&str) -> Option<T>,
+) -> Result<Option<T>, ScenarioError> {
+    let Some(name) = s.string(key)? else { return Ok(None) };
+    from_name(name).map(Some).ok_or_else(|| {
+        s.error(
+            key,
+            format!(
+                "unknown {what} \"{name}\"{} (one of {})",
+                suggestion(name, names.iter().copied()),
+                names.join(", ")
+            ),
+        )
     })
 }
 
@@ -921,6 +953,7 @@ const TCP_KEYS: &[&str] = &[
     "timestamps",
     "ecn",
     "ssthresh_basis",
+    "cwnd_growth",
     "send_overhead",
     "send_buffer",
 ];

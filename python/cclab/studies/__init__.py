@@ -8,6 +8,7 @@ from cclab.studies.base import Study, StudyContext, StudyOptions
 
 #: Study name -> module defining ``STUDY``.
 STUDIES = {
+    "buffers": "cclab.studies.buffers",
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
     "udt": "cclab.studies.udt",

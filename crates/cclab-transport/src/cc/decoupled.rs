@@ -110,7 +110,7 @@ impl CongestionControl for Decoupled {
         self.wabe.on_ack(ack);
         let delivered = self.delivered.on_ack(ack);
         // In another recovery's fast recovery the window is that recovery's.
-        if delivered == 0 || ack.ece || ack.phase == super::AckPhase::Recovery {
+        if delivered == 0 || ack.ece || ack.phase == super::AckPhase::Recovery || !ack.cwnd_limited {
             return;
         }
         if self.slow_start && w.in_slow_start() {

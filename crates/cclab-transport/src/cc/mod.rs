@@ -108,13 +108,16 @@ pub struct AckSample {
     pub rate: Option<RateSample>,
     /// This ACK starts a new packet-timed round trip.
     pub round_start: bool,
+    /// The window was in use, so it may grow ([`CwndGrowth`]); always true
+    /// for a flow whose window grows regardless.
+    pub cwnd_limited: bool,
 }
 
 impl AckSample {
     /// The window may grow on this ACK: it acknowledges new data outside loss
     /// recovery and echoes no congestion mark (RFC 5681 §3.1, RFC 3168 §6.1.2).
     pub fn opens_window(&self) -> bool {
-        self.phase == AckPhase::Open && !self.ece && self.acked > 0
+        self.phase == AckPhase::Open && !self.ece && self.acked > 0 && self.cwnd_limited
     }
 
     pub fn new(now: Time, mss: u32) -> Self {
@@ -134,6 +137,7 @@ impl AckSample {
             mss,
             rate: None,
             round_start: false,
+            cwnd_limited: true,
         }
     }
 }
@@ -236,6 +240,46 @@ impl SsthreshBasis {
             Self::FlightSize => "flight",
             Self::Pipe => "pipe",
             Self::Cwnd => "cwnd",
+        }
+    }
+}
+
+/// When an ACK may grow the window (a flow's `cwnd_growth`).
+///
+/// RFC 5681 grows cwnd on every ACK of new data, and ns-2 and ns-3 do so
+/// whether or not the window was in use. A sender held back by the receiver's
+/// window, its send buffer or its application then grows cwnd without bound,
+/// and anything sized from cwnd (ATBT's and RTBA's 2 x cwnd send buffer,
+/// seed paper 004) follows it. Linux grows cwnd only while it is used
+/// (`tcp_is_cwnd_limited`, include/net/tcp.h; `tcp_cwnd_validate`,
+/// net/ipv4/tcp_output.c), in the spirit of RFC 7661 §4.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CwndGrowth {
+    /// On every ACK of new data outside recovery (RFC 5681, ns-2, ns-3).
+    #[default]
+    Always,
+    /// Only while the window is in use, as Linux judges it: the window was
+    /// full (in-network data at least cwnd) at some send since the data then
+    /// outstanding was sent, or, in slow start, cwnd is below twice the most
+    /// data outstanding over that time.
+    CwndLimited,
+}
+
+impl CwndGrowth {
+    pub const NAMES: [&'static str; 2] = ["always", "cwnd_limited"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "always" => Some(Self::Always),
+            "cwnd_limited" => Some(Self::CwndLimited),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Always => "always",
+            Self::CwndLimited => "cwnd_limited",
         }
     }
 }

@@ -7,6 +7,7 @@
 //! 64-bit byte offsets; the sender works in whole segments of `mss` bytes, the
 //! last one possibly shorter.
 
+pub mod cwnd_usage;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
@@ -18,7 +19,7 @@ pub mod timers;
 pub use receiver::TcpReceiver;
 pub use sender::TcpSender;
 
-use crate::cc::SsthreshBasis;
+use crate::cc::{CwndGrowth, SsthreshBasis};
 use cclab_wire::time::{millis, secs};
 use cclab_wire::Time;
 
@@ -59,6 +60,8 @@ pub struct TcpConfig {
     pub ecn: bool,
     /// The window a congestion event's multiplicative decrease applies to.
     pub ssthresh_basis: SsthreshBasis,
+    /// Whether an ACK grows the window whether or not it was in use.
+    pub cwnd_growth: CwndGrowth,
     /// ns-2's `overhead_`: when the window lets data out, the sender first
     /// waits a uniform random time in [0, send_overhead), then sends all the
     /// window allows; 0 sends at once. It breaks the phase effects of
@@ -105,6 +108,7 @@ impl Default for TcpConfig {
             delack_timeout: millis(200),
             ecn: false,
             ssthresh_basis: SsthreshBasis::FlightSize,
+            cwnd_growth: CwndGrowth::Always,
             send_overhead: 0,
             send_overhead_seed: 0,
             app: App::Bulk,

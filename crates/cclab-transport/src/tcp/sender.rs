@@ -40,6 +40,7 @@
 //! newly acknowledged segment, and only if none of the acknowledged segments was
 //! retransmitted (Karn's algorithm).
 
+use super::cwnd_usage::CwndUsage;
 use super::rate::{DeliveryRate, RateSample};
 use super::recovery::sack::Sack;
 use super::recovery::{AckInfo, LossRecovery, Outcome, Recover, Transmission};
@@ -49,8 +50,8 @@ use super::timers::{Timer, Timers};
 use super::{App, TcpConfig};
 use crate::buffer::{BufferInputs, SendBufferPolicy};
 use crate::cc::{
-    AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, SsthreshBasis,
-    Window,
+    AckPhase, AckSample, CongestionControl, CongestionEvent, CwndGrowth, EventKind, MarkStatus, Response,
+    SsthreshBasis, Window,
 };
 use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::random::SplitMix64;
@@ -258,6 +259,8 @@ pub struct TcpSender {
     sack: bool,
     ecn: bool,
     ssthresh_basis: SsthreshBasis,
+    /// Whether the window is in use, kept only if it grows only then.
+    cwnd_usage: Option<CwndUsage>,
     start: Time,
     started: bool,
     timers: Timers,
@@ -332,6 +335,7 @@ impl TcpSender {
             sack: cfg.sack,
             ecn: cfg.ecn,
             ssthresh_basis: cfg.ssthresh_basis,
+            cwnd_usage: (cfg.cwnd_growth == CwndGrowth::CwndLimited).then(CwndUsage::default),
             start: cfg.start,
             started: false,
             timers,
@@ -541,6 +545,7 @@ impl TcpSender {
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
         sample.ece = h.ece;
         sample.duplicate = newly_acked == 0;
+        sample.cwnd_limited = self.cwnd_usage.is_none_or(|u| u.allows_growth(&s.window));
         if self.after_timeout && !self.recovery.in_loss_episode(s) {
             self.after_timeout = false;
             self.cc.on_timeout_recovered(&mut s.window, now);
@@ -687,6 +692,7 @@ impl TcpSender {
             return;
         }
         self.size_send_buffer(now);
+        let mut sent = false;
         loop {
             let s = &self.state;
             let forced = self.force_retransmit.filter(|&seg| seg >= s.snd_una && seg < s.snd_max);
@@ -719,6 +725,12 @@ impl TcpSender {
             }
             self.force_retransmit = None;
             self.transmit(now, tx, out);
+            sent = true;
+        }
+        if let Some(usage) = self.cwnd_usage.as_mut() {
+            let s = &self.state;
+            let full = self.recovery.in_network(s) as f64 >= s.window.cwnd.floor();
+            usage.after_send(sent, full, s.snd_una, s.snd_max);
         }
     }
 

@@ -748,3 +748,32 @@ fn bbr_in_recovery_counts_a_cumulative_ack_over_sacked_segments_once() {
     ack(&mut s, millis(80), 20, &[]); // the resent 0 arrives: 1 new, 1..19 were SACKed
     assert_eq!(cwnd(&s) - before, 1.0, "cwnd {before} -> {}", cwnd(&s));
 }
+
+// ---------------------------------------------------------------- cwnd growth
+
+/// A lossless 400-segment transfer through a receiver window of 10 segments:
+/// growing on every ACK (RFC 5681, ns-2, ns-3) leaves cwnd near the number of
+/// ACKs, growing only while the window is in use (Linux) stops slow start at
+/// twice the receiver window. With no receiver window both grow alike, since
+/// every send then fills cwnd.
+#[test]
+fn cwnd_grows_only_while_in_use_when_the_flow_asks() {
+    use crate::cc::CwndGrowth;
+    let run = |growth: CwndGrowth, max_window: Option<u64>| {
+        let cfg = TcpConfig {
+            app: App::Transfer { bytes: 400 * MSS },
+            max_window,
+            cwnd_growth: growth,
+            ..config(2, false)
+        };
+        let mut path = Path::new("newreno", &cfg, Box::new(|_, _| false));
+        path.run(secs(30));
+        assert!(path.delivered_exactly_once_in_order(400 * MSS));
+        (cwnd(&path.sender), path.sender.finished_at())
+    };
+    let (always, _) = run(CwndGrowth::Always, Some(10));
+    let (limited, _) = run(CwndGrowth::CwndLimited, Some(10));
+    assert!(always > 350.0, "every ACK grows it: {always}");
+    assert!((19.0..=21.0).contains(&limited), "slow start stops near 2 x rwnd: {limited}");
+    assert_eq!(run(CwndGrowth::Always, None), run(CwndGrowth::CwndLimited, None));
+}
