@@ -36,9 +36,9 @@ TRANSFER_BYTES = 10_000_000
 #: Fig. 3's sensitivity runs: Windows XP's default receive window (12 segments, 17,520 bytes), and cwnd
 #: growing on every ACK as in RFC 5681, ns-2 and ns-3.
 SMALL_WINDOW = 12
-#: Fig. 4 and the extension: a window-scaled receiver's 256 KB (175 segments), so that the flows are
-#: limited by the network (the 300 KB queue) and their memory, not by the receiver.
-LARGE_WINDOW = 175
+#: Fig. 4 and the extension: a window-scaled receiver's 747 KB (512 segments), above one flow's share of
+#: the 300 KB queue and the path, so that the network and the memory, not the receiver, limit the flows.
+LARGE_WINDOW = 512
 #: Fig. 4: the second flow's start, the memory caps compared (none: each connection has its desire).
 FIG4_START = 3.0
 FIG4_CAPS = ["none", "128KB"]
@@ -60,7 +60,9 @@ PAPER_FIG3 = {
     "gain_over_small": "up to 136 %",
     "memory_vs_320": "16 % less than 320 KB at about the same throughput",
 }
-PAPER_FIG4_CONVERGENCE = "about 9 s (flow 2 starts at 3 s; equal allocations at about 12 s)"
+PAPER_FIG4_CONVERGENCE = (
+    '"about 12 s later" (약 12초 후: 12 s after flow 2 starts, or at t = 12 s, 9 s after it; the text allows both)'
+)
 
 
 @dataclass(frozen=True)
@@ -111,9 +113,9 @@ class BuffersStudy(Study):
         lan = d["topology"]["links"][0]
         bottleneck = dict(d["topology"]["links"][1], rate=rate, delay="0.01ms")
         clients = [f"c{i}" for i in range(len(rtts_ms))]
-        # One-way: two LAN hops of 0.01 ms and the bottleneck's 0.01 ms; the client's link adds the rest.
+        # One-way: the server's LAN hop and the bottleneck, 0.01 ms each; the client's link adds the rest.
         links = [lan, bottleneck] + [
-            {"from": "r2", "to": c, "rate": lan["rate"], "delay": f"{rtt / 2 - 0.03:.4f}ms", "buffer": "unlimited"}
+            {"from": "r2", "to": c, "rate": lan["rate"], "delay": f"{rtt / 2 - 0.02:.4f}ms", "buffer": "unlimited"}
             for c, rtt in zip(clients, rtts_ms, strict=True)
         ]
         d["topology"].update(nodes=["server", "r1", "r2", *clients], links=links)
@@ -139,7 +141,8 @@ class BuffersStudy(Study):
     def _fig4_scenario(self, base: dict[str, Any], policy: str, cap: str, plan: Plan) -> dict[str, Any]:
         d = self._with_clients(base, "20Mbps", [10.0, 10.0])
         d["name"] = "buffers-fig4"
-        d["run"]["duration"] = plan.fig4_duration
+        # Throughput is measured once both flows run.
+        d["run"].update(duration=plan.fig4_duration, warmup=f"{FIG4_START + 0.1:g}s")
         # A large receive window: the flows are limited by the network (the 300 KB queue), as the
         # paper's ATBT allocations, which follow cwnd's saw-tooth, suggest. The start times are drawn
         # within 100 ms so that replications differ.
@@ -154,7 +157,9 @@ class BuffersStudy(Study):
         d["observe"] = self._observe("100ms")
         return d
 
-    def _ext_scenario(self, base: dict[str, Any], n: int, policy: str, plan: Plan) -> dict[str, Any]:
+    def _ext_scenario(
+        self, base: dict[str, Any], n: int, policy: str, plan: Plan, capped: bool = True
+    ) -> dict[str, Any]:
         low, high = EXT_RTT_MS
         rtts = [low + (high - low) * i / (n - 1) for i in range(n)]
         d = self._with_clients(base, EXT_RATE, rtts)
@@ -165,7 +170,8 @@ class BuffersStudy(Study):
             self._flow(base, f"f{i}", f"c{i}", params, start="0s..1s", app={"kind": "bulk"}, max_window=LARGE_WINDOW)
             for i in range(n)
         ]
-        d["topology"]["hosts"] = [{"node": "server", "memory": EXT_CAP}]
+        if capped:
+            d["topology"]["hosts"] = [{"node": "server", "memory": EXT_CAP}]
         d["observe"] = self._observe("500ms")
         return d
 
@@ -185,7 +191,8 @@ class BuffersStudy(Study):
 
         flow = result.flows.row(0, named=True)
         done = float(flow["completion_s"])
-        during = result.metrics.filter(pl.col("time_s") <= done)
+        # From the first sample after the start (the one at 0 precedes it) to the end of the transfer.
+        during = result.metrics.filter((pl.col("time_s") > 0) & (pl.col("time_s") <= done))
 
         def mean(metric: str) -> float:
             return float(during.filter(pl.col("metric") == metric)["value"].mean())  # type: ignore[arg-type]
@@ -252,7 +259,15 @@ class BuffersStudy(Study):
                                  for (n, policy, rep), r in zip(keys_ext, ext_runs, strict=True)])  # fmt: skip
         ctx.table(ext_reps, "extension_runs")
         metrics = ["aggregate_mbps", "jain", "allocated_kb", "used_kb", "starved"]
-        ext = aggregate(ext_reps, ["flows", "policy"], metrics)
+        # What each policy would take without the cap: one run per point (the memory it shows is the point).
+        keys_free = [(n, policy) for n in plan.ext_flows for policy in POLICY_NAMES]
+        free_runs = ctx.runs("extension_uncapped_runs", [(self._ext_scenario(base, n, policy, plan, capped=False),
+                                                          base_seed) for n, policy in keys_free])  # fmt: skip
+        uncapped = pl.DataFrame([{"flows": n, "policy": POLICY_NAMES[policy], "uncapped_kb": row["allocated_kb"],
+                                  "uncapped_mbps": row["aggregate_mbps"], "uncapped_jain": row["jain"]}
+                                 for (n, policy), r in zip(keys_free, free_runs, strict=True)
+                                 for row in [self._ext_row(r, warmup)]])  # fmt: skip
+        ext = aggregate(ext_reps, ["flows", "policy"], metrics).join(uncapped, on=["flows", "policy"])
         ctx.table(ext, "extension")
         figures["extension"] = ctx.figure(self._ext_figure(ext), "extension_many_flows")
 
@@ -271,17 +286,24 @@ class BuffersStudy(Study):
         at = converged_at(after["time_s"].to_list(), after["flow1"].to_list(), after["flow2"].to_list(),
                           CONVERGED_WITHIN)  # fmt: skip
         both = alloc.filter(pl.col("time_s") >= FIG4_START + 1.0)
+
+        def spread(flow: str) -> float:
+            """How much an allocation swings: its coefficient of variation (std / mean) once both flows run."""
+            return float(both[flow].std()) / float(both[flow].mean())  # type: ignore[arg-type]
+
         goodput = {r["name"]: r["goodput_bps"] for r in result.flows.iter_rows(named=True)}
         return {"converge_s": None if at is None else at - start2,
                 "flow1_kb": float(both["flow1"].mean()) / 1e3, "flow2_kb": float(both["flow2"].mean()) / 1e3,  # type: ignore[arg-type]
                 "flow1_mbps": goodput["flow1"] / 1e6, "flow2_mbps": goodput["flow2"] / 1e6,
+                "flow1_cv": spread("flow1"), "flow2_cv": spread("flow2"),
                 "retransmits": int(result.flows["retransmits"].sum())}  # fmt: skip
 
     @staticmethod
     def _fig4_summary(reps: pl.DataFrame) -> pl.DataFrame:
         import polars as pl
 
-        summary = aggregate(reps, ["cap", "policy"], ["flow1_kb", "flow2_kb", "flow1_mbps", "flow2_mbps"])
+        metrics = ["flow1_kb", "flow2_kb", "flow1_mbps", "flow2_mbps", "flow1_cv", "flow2_cv"]
+        summary = aggregate(reps, ["cap", "policy"], metrics)
         converged = reps.group_by(["cap", "policy"], maintain_order=True).agg(
             pl.col("converge_s").is_not_null().sum().alias("converged"),
             pl.col("converge_s").median().alias("converge_median_s"),
@@ -402,6 +424,51 @@ class BuffersStudy(Study):
         fig.tight_layout()
         return fig
 
+    @staticmethod
+    def _fig4_text(fig4: pl.DataFrame) -> str:
+        """What Fig. 4's table says, in words; every comparison is made on the table's numbers."""
+        import polars as pl
+
+        def row(cap: str, policy: str) -> dict[str, Any]:
+            return fig4.filter((pl.col("cap") == cap) & (pl.col("policy") == policy)).row(0, named=True)
+
+        free_a, free_r = row("none", "ATBT"), row("none", "RTBA")
+        cap_a, cap_r = row(FIG4_CAPS[1], "ATBT"), row(FIG4_CAPS[1], "RTBA")
+        rates = ("flow1_mbps_mean", "flow2_mbps_mean")
+        same = all(abs(free_a[m] - free_r[m]) <= 0.02 * max(free_a[m], free_r[m]) for m in rates)
+        alike = "are the same under either policy" if same else "still differ between the policies (see the table)"
+        text = [
+            "Without a cap the buffers never bind (each is at least twice cwnd), so the policies leave the network "
+            f"alone: the flows' throughputs {alike} (flow 1 {free_a['flow1_mbps_mean']:.1f}, flow 2 "
+            f"{free_a['flow2_mbps_mean']:.1f} Mbit/s under ATBT once both run), and the allocations follow the "
+            "windows."
+        ]
+
+        def when(r: dict[str, Any]) -> str:
+            if r["converged"] == 0:
+                return "never come within 20 % of each other"
+            return f"come within 20 % of each other {r['converge_median_s']:.1f} s after flow 2 starts (median)"
+
+        text.append(f"Under RTBA they {when(free_r)}; under ATBT they {when(free_a)}.")
+        for flow in ("flow1", "flow2"):
+            a, r = free_a[f"{flow}_cv_mean"], free_r[f"{flow}_cv_mean"]
+            steadier = "steadier than" if r < 0.9 * a else "no steadier than" if r <= 1.1 * a else "less steady than"
+            text.append(f"Flow {flow[-1]}'s RTBA allocation is {steadier} its ATBT allocation (swing {r:.2f} "
+                        f"against {a:.2f}).")  # fmt: skip
+        text.append(
+            "RTBA's 2 x cwnd term is ATBT's lower edge, so RTBA swings with cwnd too wherever that term "
+            "exceeds R x RTT; ATBT's band of 2 to 4 x cwnd lets cwnd move without moving the buffer."
+        )
+        within = max(cap_a["converge_max_s"], cap_r["converge_max_s"])
+        text.append(f"With a {FIG4_CAPS[1].replace('KB', ' KB')} cap, both desires exceed the cap soon after flow 2 "
+                    "starts, and ATBT's max-min share and RTBA's share in proportion to expected rates (equal here: "
+                    f"same RTT, same receive window) give flow 1 {cap_a['flow1_kb_mean']:.0f} and "
+                    f"{cap_r['flow1_kb_mean']:.0f} KB, flow 2 {cap_a['flow2_kb_mean']:.0f} and "
+                    f"{cap_r['flow2_kb_mean']:.0f} KB, equal within {within:.1f} s of flow 2's start. There the cap, "
+                    "not eq. 2's slowly smoothed rate, sets the allocations, so the paper's gradual convergence "
+                    "cannot appear.")  # fmt: skip
+        return " ".join(text)
+
     def _report(self, ctx: StudyContext, plan: Plan, figures: dict[str, str], fig3: pl.DataFrame,
                 fig4: pl.DataFrame, ext: pl.DataFrame) -> str:  # fmt: skip
         import polars as pl
@@ -428,24 +495,39 @@ class BuffersStudy(Study):
             return f"{median:.1f} s median, {most:.1f} s at most ({r['converged']} of {r['n']})"
 
         fig4_lines = ["| memory cap | policy | flow 1 allocation (KB) | flow 2 allocation (KB) | flow 1 (Mbit/s) | "
-                      "flow 2 (Mbit/s) | allocations within 20 % after |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+                      "flow 2 (Mbit/s) | swing of flow 1, flow 2 (std / mean) | allocations within 20 % after |",
+                      "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in fig4.iter_rows(named=True):
             cap = "none" if r["cap"] == "none" else r["cap"].replace("KB", " KB")
             cells = [cap, r["policy"], mean_ci(r, "flow1_kb"), mean_ci(r, "flow2_kb"), mean_ci(r, "flow1_mbps", 2),
-                     mean_ci(r, "flow2_mbps", 2), converged(r)]  # fmt: skip
+                     mean_ci(r, "flow2_mbps", 2), f"{mean_ci(r, 'flow1_cv', 2)}, {mean_ci(r, 'flow2_cv', 2)}",
+                     converged(r)]  # fmt: skip
             fig4_lines.append("| " + " | ".join(cells) + " |")
         ext_lines = ["| flows | policy | aggregate goodput (Mbit/s) | Jain's index | memory allocated (KB) | "
-                     "memory held (KB) | flows without throughput |", "|---|---|---|---|---|---|---|"]  # fmt: skip
+                     "memory held (KB) | flows without throughput | without the cap: memory (KB), goodput, Jain |",
+                     "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for r in ext.iter_rows(named=True):
             cells = [str(r["flows"]), r["policy"], mean_ci(r, "aggregate_mbps"), mean_ci(r, "jain", 3),
-                     mean_ci(r, "allocated_kb", 0), mean_ci(r, "used_kb", 0), mean_ci(r, "starved", 1)]  # fmt: skip
+                     mean_ci(r, "allocated_kb", 0), mean_ci(r, "used_kb", 0), mean_ci(r, "starved", 1),
+                     f"{r['uncapped_kb']:.0f}, {r['uncapped_mbps']:.1f}, {r['uncapped_jain']:.3f}"]  # fmt: skip
             ext_lines.append("| " + " | ".join(cells) + " |")
 
         def ext_value(n: int, policy: str, metric: str) -> float:
             row = ext.filter((pl.col("flows") == n) & (pl.col("policy") == POLICY_NAMES[policy]))
             return float(row[f"{metric}_mean"][0])
 
+        fixed_rows = fig3.filter(pl.col("policy").str.starts_with("fixed ") & (pl.col("receive_window") == "64 KB"))
+        best = float(fixed_rows["throughput_mbps"].max())  # type: ignore[arg-type]
+        saturating = fixed_rows.filter(pl.col("throughput_mbps") >= 0.99 * best)["policy"][0].removeprefix("fixed ")
+        top_share = best / 50
+        fig4_text = self._fig4_text(fig4)
+        free = {r["policy"]: r for r in fig4.filter(pl.col("cap") == "none").iter_rows(named=True)}
+        fig4_converged = ", ".join(
+            f"{policy}'s allocations converge {r['converge_median_s']:.0f} s after flow 2 starts (median)"
+            if r["converged"] else f"{policy}'s allocations do not converge" for policy, r in free.items()
+        )  # fmt: skip
         n_high = plan.ext_flows[-1]
+        free_lo, free_hi = float(ext["uncapped_kb"].min()), float(ext["uncapped_kb"].max())  # type: ignore[arg-type]
         equal_jains = ext.filter(pl.col("policy") != POLICY_NAMES["rtba"])["jain_mean"]
         jain_lo, jain_hi = float(equal_jains.min()), float(equal_jains.max())  # type: ignore[arg-type]
         equal_share, by_rate = ext_value(n_high, "atbt", "aggregate_mbps"), ext_value(n_high, "rtba", "aggregate_mbps")
@@ -479,16 +561,16 @@ class BuffersStudy(Study):
             "",
             "- **Receive window.** Not given. Fig. 3 uses 44 segments of 1460 bytes (64,240 bytes, the largest "
             "window without window scaling) and, as a sensitivity run, Windows XP's default 17,520 bytes. Fig. 4 "
-            f"and the extension use {LARGE_WINDOW} segments (256 KB, a window-scaled receiver), so that the "
-            "network and the send buffers, not the receiver, limit the flows.",
+            f"and the extension use {LARGE_WINDOW} segments ({LARGE_WINDOW * MSS // 1000} KB, a window-scaled "
+            "receiver), so that the network and the send buffers, not the receiver, limit the flows.",
             '- **When cwnd grows.** Every flow here uses `cwnd_growth = "cwnd_limited"`: cwnd grows only '
             "while the window is in use, as Linux's `tcp_is_cwnd_limited` (in slow start, up to twice the most "
             "data outstanding). With RFC 5681's literal rule (and ns-2's and ns-3's), a flow held back by its "
             "receiver window grows cwnd on every ACK, and ATBT's and RTBA's 2 x cwnd follow it without bound; the "
             "two sensitivity rows of Fig. 3 show the size of that artefact.",
             f"- **The small fixed buffer.** Not given. lwIP's default send buffer is two segments "
-            f"(`TCP_SND_BUF = 2 * TCP_MSS`, {2 * MSS} bytes); we run it and 4 segments, 8 KB, 16 KB, Linux's "
-            "64 KB and the paper's 320 KB.",
+            f"(`TCP_SND_BUF = 2 * TCP_MSS`; {2 * MSS} bytes with our 1460-byte segments); we run it and 4 "
+            "segments, 8 KB, 16 KB, Linux's 64 KB and the paper's 320 KB.",
             "- **RTBA.** Eq. 1-4 with the EWMA weight w = 0.125 and b = 1 packet per ACK (the paper gives "
             "neither), the loss rate cumulative (loss events over packets sent since the start), and the Padhye "
             "model's Wm the receive window. **ATBT**: 2 to 4 x cwnd with hysteresis.",
@@ -521,22 +603,26 @@ class BuffersStudy(Study):
             f"| RTBA's memory against a fixed 320 KB | {saving * 100:.0f} % less, same throughput | "
             f"{PAPER_FIG3['memory_vs_320']} |",
             "",
-            "The transfer's throughput is buffer / RTT while the buffer is below the path's bandwidth-delay "
-            f"product (6.25 KB at 1 ms): lwIP's two segments give {small['throughput_mbps']:.1f} Mbit/s, and from "
-            "16 KB on every policy delivers the same 10 MB in the same time, 97 % of the link (headers take the "
+            "The transfer's throughput is about buffer / RTT while the buffer is below what the path holds "
+            "(6.25 KB of bandwidth-delay product at 1 ms, plus the segments' transmission and the ACKs' return): "
+            f"lwIP's two segments give {small['throughput_mbps']:.1f} Mbit/s, and from {saturating} on every "
+            f"policy delivers the 10 MB in the same time, {top_share * 100:.0f} % of the link (headers take the "
             f"rest). RTBA's gain over the small buffer, +{gain * 100:.0f} %, is of the paper's order (up to "
             "136 %); it depends only on how small the small buffer is. RTBA's mean allocation, "
             f"{rtba['buffer_mean_kb']:.0f} KB, is not the paper's 20 KB: eq. 4 takes the larger of R x RTT and "
             "2 x cwnd, and with no loss on this path (64 KB in flight never fills the 300 KB queue) the flow "
             "never leaves slow start, where cwnd grows to twice the data outstanding, so 2 x cwnd is about four "
-            f"receive windows. ATBT's 2 x cwnd gives the same ({atbt['buffer_mean_kb']:.0f} KB): on this path the "
-            "two policies are one. Against a fixed 320 KB that is "
-            f"{saving * 100:.0f} % less memory for the same throughput, close to the paper's 16 %, but for that "
-            "reason, not because R x RTT sized it: R x RTT here is one receive window, 64 KB. With a 17.5 KB "
-            "receive window both policies allocate about 70 KB. The paper's 20 KB fits a cwnd of about 7 "
-            "segments, which would need a smaller receive window or a cwnd that stops growing at the receive "
-            "window (lwIP's does not; it grows on every ACK, like the last two rows, which allocate megabytes "
-            "for a transfer that never has more than 64 KB in flight).",
+            f"receive windows. ATBT's 2 x cwnd gives about the same ({atbt['buffer_mean_kb']:.0f} KB). RTBA "
+            f"differs only while the queue builds: its peak, {rtba['buffer_max_kb']:.0f} KB, is R x RTT with R "
+            "smoothed from samples taken while the RTT was still 1 ms (Wm / RTT) and multiplied by an RTT that "
+            "queueing has since grown about tenfold; that peak is above the fixed 320 KB. On average RTBA holds "
+            f"{saving * 100:.0f} % less memory than the fixed 320 KB for the same throughput (the paper: 16 %), "
+            "but because 2 x cwnd sized it, not R x RTT, which settles at about one receive window. With a "
+            f"17.5 KB receive window both policies allocate about {case('RTBA', '17.5 KB')['buffer_mean_kb']:.0f} "
+            "KB. The paper's 20 KB fits a cwnd of about 7 segments, which would need a smaller receive window or "
+            "a cwnd held near it; lwIP's cwnd, a 16-bit byte count, stops only at 65,535 bytes. The last two "
+            "rows show RFC 5681's rule, where cwnd grows on every ACK: buffers of megabytes for a transfer that "
+            "never has more than 64 KB in flight.",
             "",
             "## Fig. 4: two flows at 20 Mbit/s and 10 ms, the second 3 s later",
             "",
@@ -545,18 +631,7 @@ class BuffersStudy(Study):
             *fig4_lines,
             "",
             f"The paper: under RTBA, flow 1's allocation falls gradually after flow 2 starts and equals flow 2's "
-            f"{PAPER_FIG4_CONVERGENCE}; under ATBT both allocations swing with cwnd. Without a cap the buffers "
-            "never bind (each is at least twice cwnd), so the two policies leave the network's dynamics alone "
-            "and both flows' throughputs are the same under either policy: flow 1, in the 300 KB queue first, "
-            "keeps most of the link, flow 2 grows slowly from its losses, and the allocations follow the flows' "
-            "windows, far apart to the end. RTBA's allocation is no steadier than ATBT's: "
-            "its 2 x cwnd term is at least ATBT's lower edge and dominates whenever R x RTT is below it. With a "
-            "128 KB cap, both desires exceed the cap soon after flow 2 starts; ATBT's max-min share and RTBA's "
-            "share in proportion to expected rates (equal here: same RTT, same receive window, and a Padhye rate "
-            "bound by it until the flows lose packets) both give 64 KB each within about a second of the next "
-            "recomputation. Our RTBA does not show the paper's slow convergence because the cap, not the "
-            "smoothed rate, sets the allocations; the paper's 9 s came from eq. 2's EWMA catching up with a rate "
-            "that fell, which in our runs is hidden under the 2 x cwnd term.",
+            f"{PAPER_FIG4_CONVERGENCE}; under ATBT both allocations swing with cwnd. {fig4_text}",
             "",
             "## Extension: many flows of mixed RTTs under one memory cap",
             "",
@@ -564,8 +639,9 @@ class BuffersStudy(Study):
             "",
             *ext_lines,
             "",
-            f"The {EXT_CAP_TEXT} cap is below what the flows desire at every N, so every policy allocates all of it "
-            "and the bulk senders hold all they are given. Max-min shares (fixed 64 KB and ATBT, both capped to "
+            f"Without the cap the policies would take {free_lo:.0f}-{free_hi:.0f} KB, so every policy allocates all "
+            f"of the {EXT_CAP_TEXT} (fixed's 8 x 64 KB is exactly the cap) and the bulk senders hold all they are "
+            "given. Max-min shares (fixed 64 KB and ATBT, both capped to "
             "the same equal share) give every connection the same buffer, so each gets about buffer / RTT, and "
             f"the RTT spread of 10-200 ms alone keeps Jain's index at {jain_lo:.2f}-{jain_hi:.2f}. RTBA shares in "
             "proportion to "
@@ -581,8 +657,8 @@ class BuffersStudy(Study):
             "paper's 20 KB needs a cwnd of about 7 segments, which our flow (and any TCP whose cwnd tracks a "
             "64 KB receive window) exceeds. The throughput gain and the memory saving against 320 KB are of the "
             "paper's order.",
-            "- Fig. 4's slow RTBA convergence is not reproduced: without a cap, allocations follow cwnd under "
-            "both policies; with one, the cap decides within a recomputation or two.",
+            f"- Fig. 4: without a cap, {fig4_converged}, against the paper's 9 or 12 s, but both policies' "
+            "allocations follow cwnd; with a cap, the cap decides within a recomputation or two.",
             "- The lwIP stack, NIST Net's shaping and the FTP application are modelled by a TCP sender whose "
             "buffer is refilled at once, a rate-limited link and a 300 KB DropTail queue.",
         ]

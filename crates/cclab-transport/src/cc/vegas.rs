@@ -329,7 +329,9 @@ impl Vegas {
         } else if diff > self.config.beta {
             w.cwnd -= 1.0;
             w.ssthresh = w.ssthresh.min(w.cwnd);
-        } else if diff < self.config.alpha {
+        } else if diff < self.config.alpha && ack.cwnd_limited {
+            // A flow held back by something else does not grow (the flow's cwnd_growth; Linux's
+            // Vegas gates only its Reno fallback, but a window nobody fills measures nothing).
             w.cwnd += 1.0;
         }
         w.cwnd = w.cwnd.max(2.0);
