@@ -44,6 +44,12 @@ def half_width(row: Mapping[str, Any], metric: str) -> float | None:
     return None if ci is None or math.isnan(ci) else float(ci)
 
 
+def jain(values: list[float]) -> float:
+    """Jain's fairness index: (sum x)^2 / (n sum x^2), 1 when all are equal (all zero too), 1/n when one takes all."""
+    total, squares = sum(values), sum(v * v for v in values)
+    return total * total / (len(values) * squares) if squares > 0 else 1.0
+
+
 def mean_ci(row: Mapping[str, Any], metric: str, digits: int = 1, signed: bool = False) -> str:
     """A report cell: the mean of ``metric`` and, when there is one, its 95 % half-width ("12.3 ± 0.4")."""
     sign = "+" if signed else ""

@@ -18,7 +18,7 @@ import copy
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from cclab.studies.base import Study, StudyContext, mean_ci, seconds
+from cclab.studies.base import Study, StudyContext, jain, mean_ci, seconds
 from cclab.sweep import aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -77,12 +77,6 @@ class Plan:
 
 FULL = Plan("30s", "40s", "10s", EXT_FLOWS)
 QUICK = Plan("12s", "12s", "4s", EXT_FLOWS[:2])
-
-
-def jain(values: list[float]) -> float:
-    """Jain's fairness index: (sum x)^2 / (n sum x^2), 1 when all are equal, 1/n when one takes all."""
-    total, squares = sum(values), sum(v * v for v in values)
-    return total * total / (len(values) * squares) if squares > 0 else float("nan")
 
 
 def converged_at(times: list[float], a: list[float], b: list[float], within: float) -> float | None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cclab.api import run
 from cclab.plot import Intervals, acks_received, segments_sent, sequence, time_sequence
 from cclab.plot import sweep as sweep_plot
-from cclab.studies.base import Study, StudyContext
+from cclab.studies.base import Study, StudyContext, jain
 from cclab.sweep import SweepResult, aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -54,12 +54,6 @@ PAPER_TABLE3 = {"newreno": 512, "sack": 612, "sack1": 612, "tahoe": 830}
 SEQUENCE_FIGURES = (("newreno", "9"), ("sack", "10"), ("sack1", "10b"), ("tahoe", "11"))
 
 
-def _jain(values: list[float]) -> float:
-    total = sum(values)
-    squares = sum(v * v for v in values)
-    return total * total / (len(values) * squares) if squares > 0 else 1.0
-
-
 def per_run(result: SweepResult, speed_key: str) -> pl.DataFrame:
     """One row per run: totals over the six flows, fairness, and the bottleneck's two directions."""
     import polars as pl
@@ -71,7 +65,7 @@ def per_run(result: SweepResult, speed_key: str) -> pl.DataFrame:
         (pl.col("goodput_bps").sum() / 1e6).alias("goodput_mbps"),
         pl.col("retransmits").sum().alias("retransmits"),
         pl.col("timeouts").sum().alias("timeouts"),
-        pl.col("goodput_bps").map_batches(lambda s: pl.Series([_jain(s.to_list())]), returns_scalar=True)
+        pl.col("goodput_bps").map_batches(lambda s: pl.Series([jain(s.to_list())]), returns_scalar=True)
         .alias("jain"),
         (pl.col("bytes_delivered") / PACKET_PAYLOAD).mean().alias("seq_mean"),
     )  # fmt: skip
