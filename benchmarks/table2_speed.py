@@ -4,7 +4,7 @@ Runs the `pacing` study's scenario, `python/cclab/studies/pacing.toml`, as it
 stands: Table 2 of seed paper 000 at 2.5 Gbit/s with unpaced HSTCP (issue 9,
 item 7 "Speed at scale") for a given simulated duration with the `run`
 example binary, one fresh process per run, and prints for each run the child's
-user+system CPU time, wall time, events, events per CPU second and peak
+user+system CPU time, wall time, events, events per CPU second, packet hops and peak
 resident memory (ru_maxrss), with the load average before and after, since the
 machine may be shared. The goal is a 200 s replication in under 30 s of CPU
 time and under 200 MB.
@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
 EVENTS = re.compile(r"events (\d+)")
+HOPS = re.compile(r"hops (\d+)")
 
 
 def scenario_text(duration_s: float) -> str:
@@ -45,8 +46,8 @@ def scenario_text(duration_s: float) -> str:
     return replaced
 
 
-def measure(binary: Path, scenario: Path) -> tuple[float, float, int, float]:
-    """CPU seconds (user + system), wall seconds, events and peak RSS in MB of one run."""
+def measure(binary: Path, scenario: Path) -> tuple[float, float, int, int, float]:
+    """CPU seconds (user + system), wall seconds, events, packet hops and peak RSS in MB of one run."""
     start = time.perf_counter()
     child = subprocess.Popen([str(binary), str(scenario)], stdout=subprocess.PIPE, text=True)
     assert child.stdout is not None
@@ -56,13 +57,13 @@ def measure(binary: Path, scenario: Path) -> tuple[float, float, int, float]:
     if os.waitstatus_to_exitcode(status) != 0:
         print(f"{binary} failed (status {status})", file=sys.stderr)
         sys.exit(1)
-    match = EVENTS.search(out)
-    if match is None:
-        print(f"{binary}: no event count in its output: {out!r}", file=sys.stderr)
+    match, hops = EVENTS.search(out), HOPS.search(out)
+    if match is None or hops is None:
+        print(f"{binary}: no event or hop count in its output: {out!r}", file=sys.stderr)
         sys.exit(1)
     cpu = usage.ru_utime + usage.ru_stime
     # Linux reports ru_maxrss in KiB.
-    return cpu, wall, int(match.group(1)), usage.ru_maxrss / 1024
+    return cpu, wall, int(match.group(1)), int(hops.group(1)), usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -89,11 +90,13 @@ def main() -> None:
         load = os.getloadavg()
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         for i in range(args.repeat):
-            cpu, wall, events, peak_mb = measure(args.binary, scenario)
+            cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
+            # Hops are the work (a packet crossing a link); events are fewer
+            # where packets cut through a link (docs/architecture.md).
             print(
                 f"run {i + 1}: CPU {cpu:.2f} s (user+sys), wall {wall:.2f} s, events {events}, "
                 f"{events / cpu / 1e6:.2f} M events per CPU second ({cpu / events * 1e9:.0f} ns/event), "
-                f"peak RSS {peak_mb:.1f} MB"
+                f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second, peak RSS {peak_mb:.1f} MB"
             )
         load = os.getloadavg()
         print(f"load average after (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

@@ -22,7 +22,6 @@
 
 use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::events::EventQueue;
-use crate::link::Enqueued;
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool, PacketRef};
 use crate::stats::{
@@ -237,6 +236,11 @@ pub trait Agent {
     fn failure(&self) -> Option<String> {
         None
     }
+    /// The (from, to) nodes of every connection the agent may open, or
+    /// `None` if it cannot say. Packets cut through a link only when every
+    /// route that can use it is known (see [`Engine::forward`]), so one agent
+    /// that cannot say makes every packet go hop by hop.
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>>;
 }
 
 struct AgentSlot {
@@ -281,7 +285,18 @@ pub struct Engine {
     /// Packet traces, if any are configured: tested only where a packet
     /// changes hands (enqueue, departure, loss, delivery).
     tracer: Option<Box<Tracer>>,
+    /// Per link, the one link that feeds it (see [`Engine::exclusive_feeders`]), or `NO_FEEDER`.
+    feeder: Vec<LinkId>,
+    /// The same where a packet cuts through from the feeder (see
+    /// [`Engine::forward`]); `NO_FEEDER` where a tracer or an observation
+    /// watches either link, or the feeder loses packets.
+    cut_feeder: Vec<LinkId>,
+    /// Connections agents opened between nodes they had not declared
+    /// ([`Agent::connection_nodes`]); the run reports them as failures.
+    undeclared: Vec<(AgentId, NodeId, NodeId)>,
 }
+
+const NO_FEEDER: LinkId = LinkId::MAX;
 
 impl Engine {
     /// `net` must already have its routes computed.
@@ -305,6 +320,9 @@ impl Engine {
             totals: RunTotals::default(),
             series: TimeSeries::default(),
             tracer: None,
+            feeder: Vec::new(),
+            cut_feeder: Vec::new(),
+            undeclared: Vec::new(),
         }
     }
 
@@ -349,10 +367,15 @@ impl Engine {
 
     /// What went wrong in each agent that gave up, by agent.
     pub fn agent_failures(&self) -> Vec<(AgentId, String)> {
+        let undeclared = self.undeclared.iter().map(|&(id, from, to)| {
+            let name = |n: NodeId| &self.net.nodes[n as usize].name;
+            (id, format!("opened a connection from {} to {} that it had not declared", name(from), name(to)))
+        });
         self.agents
             .iter()
             .enumerate()
             .filter_map(|(i, a)| a.agent.failure().map(|f| (i as AgentId, f)))
+            .chain(undeclared)
             .collect()
     }
 
@@ -520,7 +543,10 @@ impl Engine {
         // that counts its departures) is decided once: the loop that records
         // nothing is compiled without the recording code, as it was before
         // observation existed.
-        if self.tracer.is_some() || self.net.links.iter().any(|l| l.departures().is_some()) {
+        let recording = self.tracer.is_some() || self.net.links.iter().any(|l| l.departures().is_some());
+        self.feeder = self.exclusive_feeders();
+        self.cut_feeder = self.cut_through_feeders(recording);
+        if recording {
             self.event_loop::<true>(cancel)?;
         } else {
             self.event_loop::<false>(cancel)?;
@@ -561,7 +587,7 @@ impl Engine {
             }
             match target {
                 // Leaves the event at the top of the heap for link_arrival to replace.
-                Target::Link(l) => self.link_arrival::<RECORDING>(l),
+                Target::Link(l) => self.link_arrival::<RECORDING>(l, event.seq),
                 Target::Endpoint(e) => self.endpoint_timer::<RECORDING>(e, time),
                 Target::Agent(a) => self.agent_timer::<RECORDING>(a, time),
                 Target::WindowStart => self.snapshot_window_start(),
@@ -586,7 +612,7 @@ impl Engine {
         }
     }
 
-    fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId) {
+    fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId, seq_of_head: u64) {
         let link = &mut self.net.links[l as usize];
         let Some((packet, survived, next)) = link.pop_arrival(self.now, &self.window) else {
             self.heap.pop();
@@ -611,7 +637,7 @@ impl Engine {
         }
         self.totals.packet_hops += 1;
         if survived {
-            self.forward::<RECORDING>(packet, at);
+            self.forward::<RECORDING>(packet, at, Some((l, seq_of_head)));
         } else {
             self.pool.release(packet.id);
         }
@@ -646,7 +672,7 @@ impl Engine {
 
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route.
-    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId) {
+    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Option<(LinkId, u64)>) {
         let id = p.id;
         if at == p.dst {
             let packet = self.pool.get(id);
@@ -672,31 +698,129 @@ impl Engine {
             }
             return;
         }
-        let Some(l) = self.net.next_link(at, p.dst) else {
+        let Some(mut l) = self.net.next_link(at, p.dst) else {
             self.totals.unroutable += 1;
             self.pool.release(id);
             return;
         };
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let enqueued = self.net.links[l as usize].enqueue(self.now, p, seq, &self.window);
-        if let Enqueued::Admitted { marked: true, .. } = enqueued {
-            self.pool.mark_ce(id);
-        }
-        if RECORDING {
-            let event = match enqueued {
-                Enqueued::Dropped(cause) => TraceEvent::Drop(cause),
-                Enqueued::Admitted { .. } => TraceEvent::Enqueue,
-            };
-            self.record_event(event, Some(l), at, id);
-        }
-        match enqueued {
-            Enqueued::Dropped(_) => self.pool.release(id),
-            Enqueued::Admitted { head: Some((time, seq)), .. } => {
-                self.heap.push(Event { time, seq, target: Target::Link(l) });
+        // A packet entering a link that only `from` feeds keeps the sequence
+        // number it had on `from`: its events then have the same keys whether
+        // or not it cuts through, so traced and untraced runs are the same run.
+        let seq = match from {
+            Some((feeder, seq)) if self.feeder[l as usize] == feeder => seq,
+            _ => {
+                self.next_seq += 1;
+                self.next_seq - 1
             }
-            Enqueued::Admitted { head: None, .. } => {}
+        };
+        let mut now = self.now;
+        loop {
+            let admitted = self.net.links[l as usize].admit(now, &p, &self.window);
+            if RECORDING {
+                let event = match admitted {
+                    Err(cause) => TraceEvent::Drop(cause),
+                    Ok(_) => TraceEvent::Enqueue,
+                };
+                self.record_event(event, Some(l), at, id);
+            }
+            let (arrival, marked) = match admitted {
+                Err(_) => {
+                    self.pool.release(id);
+                    return;
+                }
+                Ok(admitted) => admitted,
+            };
+            if marked {
+                self.pool.mark_ce(id);
+            }
+            // Cut through: the next link is fed by this one alone, in FIFO
+            // order, so the packet can be offered to it now, at the time it
+            // will get there, without an event in between. Not past the end of
+            // the run, where the hop-by-hop run would never offer it.
+            if !RECORDING && arrival < self.window.end {
+                let to = self.net.links[l as usize].spec.to;
+                if let Some(next) = self.net.next_link(to, p.dst) {
+                    if self.cut_feeder[next as usize] == l {
+                        self.totals.packet_hops += 1;
+                        if !self.net.links[l as usize].pass_through(arrival, &self.window) {
+                            self.pool.release(id);
+                            return;
+                        }
+                        now = arrival;
+                        l = next;
+                        continue;
+                    }
+                }
+            }
+            if let Some((time, head_seq)) = self.net.links[l as usize].push_admitted(arrival, seq, p) {
+                self.heap.push(Event { time, seq: head_seq, target: Target::Link(l) });
+            }
+            return;
         }
+    }
+
+    /// For each link, the link that alone feeds it, if one does and loses
+    /// nothing: every packet that can enter it, on the route of a connection
+    /// opened before the run or of one an agent may open, in either
+    /// direction, arrives over that link. (A lossy feeder is left out: its
+    /// loss draws, taken at the far end, would be taken out of order by
+    /// packets cutting through.) All `NO_FEEDER` if an agent cannot say which
+    /// nodes it connects.
+    fn exclusive_feeders(&self) -> Vec<LinkId> {
+        let n = self.net.links.len();
+        let mut pairs: Vec<(NodeId, NodeId)> = self.slots.iter().map(|s| (s.node, s.peer_node)).collect();
+        for slot in &self.agents {
+            let Some(nodes) = slot.agent.connection_nodes() else { return vec![NO_FEEDER; n] };
+            pairs.extend(nodes.iter().flat_map(|&(a, b)| [(a, b), (b, a)]));
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut feeder = vec![NO_FEEDER; n];
+        let mut shared = vec![false; n];
+        for &(src, dst) in &pairs {
+            let Some(path) = self.net.path(src, dst) else { continue };
+            let mut previous = None;
+            for &l in &path {
+                let (f, sh) = (&mut feeder[l as usize], &mut shared[l as usize]);
+                match previous {
+                    Some(prev) if !*sh && (*f == NO_FEEDER || *f == prev) => *f = prev,
+                    _ => {
+                        *sh = true;
+                        *f = NO_FEEDER;
+                    }
+                }
+                previous = Some(l);
+            }
+        }
+        for f in feeder.iter_mut() {
+            if *f != NO_FEEDER && self.net.links[*f as usize].is_lossy() {
+                *f = NO_FEEDER;
+            }
+        }
+        feeder
+    }
+
+    /// The feeders packets cut through from: none while anything records
+    /// hops, and none into or out of a link an observation samples (its
+    /// queue would show packets that have not arrived yet).
+    fn cut_through_feeders(&self, recording: bool) -> Vec<LinkId> {
+        if recording {
+            return vec![NO_FEEDER; self.feeder.len()];
+        }
+        let mut watched = vec![false; self.feeder.len()];
+        for watch in self.observations.iter().flat_map(|o| &o.watches) {
+            if let Source::Link(l) = watch.source {
+                if let Some(w) = watched.get_mut(l as usize) {
+                    *w = true;
+                }
+            }
+        }
+        (0..self.feeder.len())
+            .map(|b| match self.feeder[b] {
+                a if a != NO_FEEDER && !watched[a as usize] && !watched[b] => a,
+                _ => NO_FEEDER,
+            })
+            .collect()
     }
 
     fn endpoint_timer<const RECORDING: bool>(&mut self, id: EndpointId, time: Time) {
@@ -728,7 +852,7 @@ impl Engine {
             packet.flow = flow;
             self.totals.packets_sent += 1;
             let p = self.pool.insert(packet);
-            self.forward::<RECORDING>(p, node);
+            self.forward::<RECORDING>(p, node, None);
         }
         packets.clear();
         self.outbox.packets = packets;
@@ -806,6 +930,9 @@ impl Engine {
         }
         self.next_flow = actions.next_flow;
         for (flow, open) in actions.opens {
+            if !self.declared(id, open.from, open.to) {
+                self.undeclared.push((id, open.from, open.to));
+            }
             let (_, s, r) = self.attach(flow, open, Some(id));
             self.rearm(s);
             self.rearm(r);
@@ -822,6 +949,12 @@ impl Engine {
             self.flush::<RECORDING>(sender);
         }
         self.rearm_agent(id);
+    }
+
+    /// Whether agent `id` declared a connection from `from` to `to`.
+    fn declared(&self, id: AgentId, from: NodeId, to: NodeId) -> bool {
+        let nodes = self.agents[id as usize].agent.connection_nodes();
+        nodes.is_none_or(|nodes| nodes.contains(&(from, to)))
     }
 
     fn rearm_agent(&mut self, id: AgentId) {

@@ -31,7 +31,7 @@ pub use engine::{
     TransferRecord,
 };
 pub use huge_pages::HugePageAlloc;
-pub use link::{Enqueued, Link, LinkSpec};
+pub use link::{Link, LinkSpec};
 pub use network::{Network, NetworkError, Node, NodeKind};
 pub use pool::{PacketId, PacketPool, PacketRef};
 pub use queue::{BufferLimit, DropTail, QueueDiscipline};

@@ -6,6 +6,8 @@
 //! delay line ordered by arrival time at the far end, and only the head of that
 //! line is an event in the engine's queue: one event per packet hop, and an
 //! event queue whose size is the number of links, not the number of packets.
+//! (A packet whose next link this one alone feeds skips even that event: the
+//! engine offers it to the next link at admission, see `Engine::forward`.)
 
 use crate::loss::{LossModel, LossProcess};
 use crate::pool::PacketRef;
@@ -39,6 +41,8 @@ struct InFlight {
     packet: PacketRef,
 }
 
+/// What became of a packet offered by [`Link::enqueue`].
+#[cfg(test)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Enqueued {
     /// Refused by the queue discipline (buffer full, or an early drop); the
@@ -153,7 +157,10 @@ impl Link {
         QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
     }
 
-    /// Offers `packet` at `now`; `seq` is its event sequence number.
+    /// Offers `packet` at `now` and puts it into the delay line if admitted;
+    /// `seq` is its event sequence number. (The engine calls the two halves
+    /// itself, since it may pass the packet through instead.)
+    #[cfg(test)]
     pub fn enqueue(
         &mut self,
         now: Time,
@@ -161,13 +168,39 @@ impl Link {
         seq: u64,
         window: &MeasurementWindow,
     ) -> Enqueued {
+        match self.admit(now, &packet, window) {
+            Err(cause) => Enqueued::Dropped(cause),
+            Ok((arrival, marked)) => {
+                Enqueued::Admitted { head: self.push_admitted(arrival, seq, packet), marked }
+            }
+        }
+    }
+
+    /// Puts an admitted packet into the delay line; returns the new head key if the line was empty.
+    #[inline]
+    pub fn push_admitted(&mut self, arrival: Time, seq: u64, packet: PacketRef) -> Option<HeadKey> {
+        let was_empty = self.delay_line.is_empty();
+        self.delay_line.push_back(InFlight { arrival, seq, packet });
+        was_empty.then_some((arrival, seq))
+    }
+
+    /// Offers `packet` at `now`: its arrival time at the far end and whether it
+    /// is marked, or why it was refused. The caller puts it into the delay line
+    /// ([`Link::push_admitted`]) or passes it through ([`Link::pass_through`]).
+    #[inline]
+    pub fn admit(
+        &mut self,
+        now: Time,
+        packet: &PacketRef,
+        window: &MeasurementWindow,
+    ) -> Result<(Time, bool), DropCause> {
         let in_window = window.contains(now);
         self.stats.arrivals += 1;
         if in_window {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        let marked = match self.discipline.admit(now, occupancy, self.busy_until, &packet) {
+        let marked = match self.discipline.admit(now, occupancy, self.busy_until, packet) {
             Admission::Enqueue => false,
             Admission::EnqueueMarked => {
                 self.stats.count_mark(in_window);
@@ -175,12 +208,12 @@ impl Link {
             }
             Admission::Drop => {
                 self.stats.count_drop(in_window);
-                return Enqueued::Dropped(DropCause::BufferFull);
+                return Err(DropCause::BufferFull);
             }
             Admission::EarlyDrop => {
                 self.stats.count_drop(in_window);
                 self.stats.count_early_drop(in_window);
-                return Enqueued::Dropped(DropCause::EarlyDrop);
+                return Err(DropCause::EarlyDrop);
             }
         };
 
@@ -217,10 +250,7 @@ impl Link {
                 s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
             }
         }
-
-        let was_empty = self.delay_line.is_empty();
-        self.delay_line.push_back(InFlight { arrival, seq, packet });
-        Enqueued::Admitted { head: was_empty.then_some((arrival, seq)), marked }
+        Ok((arrival, marked))
     }
 
     /// Publishes the queue discipline's own metrics (RED's and CW's `avg_queue`).
@@ -245,19 +275,27 @@ impl Link {
     ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
         let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
+        let survived = self.pass_through(now, window);
+        Some((head.packet, survived, next))
+    }
+
+    /// The far end of the link at `arrival` for a packet admitted but never
+    /// put into the delay line: draws its loss and counts it; true if it survived.
+    #[inline(always)]
+    pub fn pass_through(&mut self, arrival: Time, window: &MeasurementWindow) -> bool {
         let lost = match self.loss.as_mut() {
             Some(process) => process.next_lost(),
             None => false,
         };
         if lost {
             self.stats.losses += 1;
-            if window.contains(now) {
+            if window.contains(arrival) {
                 self.stats.window_losses += 1;
             }
         } else {
             self.stats.delivered += 1;
         }
-        Some((head.packet, !lost, next))
+        !lost
     }
 
     /// The packet at the head of the delay line (the next to arrive).
@@ -288,6 +326,11 @@ impl Link {
         if let Some(departures) = self.departures.as_mut() {
             departures.count(packet);
         }
+    }
+
+    /// Whether the link loses packets on the way (a loss process).
+    pub fn is_lossy(&self) -> bool {
+        self.loss.is_some()
     }
 
     /// Packets admitted but not yet at the far end (waiting, in transmission or propagating).

@@ -67,6 +67,11 @@ impl SendBufferHost {
 }
 
 impl Agent for SendBufferHost {
+    /// It sizes buffers and opens nothing.
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        Some(Vec::new())
+    }
+
     fn next_wakeup(&self) -> Time {
         self.schedule.next()
     }

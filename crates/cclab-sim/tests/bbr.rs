@@ -311,8 +311,9 @@ every = "10ms"
 }
 
 /// The wireless study's Fig. 7 at 1 % loss (a 50 ms and a 200 ms BBR flow,
-/// 5 Mbit/s with 20 ms, a 50-packet buffer; the seed of the study's
-/// replication 8), measured from 10 s to 30 s. Both flows overshoot in
+/// 5 Mbit/s with 20 ms, a 50-packet buffer), measured from 10 s to 30 s.
+/// What follows is one replication's trajectory (the study's replication 8,
+/// before the engine's tie order changed with cut-through hops). Both flows overshoot in
 /// STARTUP; the 200 ms flow's SACK recovery loses retransmissions and times
 /// out at 3.4 s and 5.0 s with about 650 segments outstanding, most of them
 /// already at the receiver. RFC 2018 §5 (`clear_on_timeout = true`, the
@@ -326,9 +327,14 @@ every = "10ms"
 /// `clear_on_timeout = false` the flow gets 0.98 Mbit/s. (Before BBR counted
 /// each segment delivered once, the SACKs repeated after the timeout counted
 /// as deliveries and grew cwnd at once, which hid this.)
+///
+/// Whether such a timeout happens depends on the replication, so the test
+/// runs eight seeds: forgetting the SACKs starves the flow (under 0.2
+/// Mbit/s) in at least two of them, keeping them never does (over 0.5
+/// Mbit/s in every one), and forgetting gives less on average.
 #[test]
 fn after_a_timeout_forgetting_the_sacks_starves_a_long_bbr_flow() {
-    let long_goodput = |clear: bool| {
+    let long_goodput = |clear: bool, seed: u64| {
         let text = format!(
             r#"
 [run]
@@ -362,13 +368,18 @@ header = 40
 start = "0s..0.5s"
 "#
         );
-        let r = run_toml(&text, "t", Some(5_507_948_561_786_528_871)).unwrap_or_else(|e| panic!("{e}"));
+        let r = run_toml(&text, "t", Some(seed)).unwrap_or_else(|e| panic!("{e}"));
         r.flows.iter().find(|f| f.name == "long").map_or(0.0, |f| f.goodput_bps)
     };
-    let (forgetting, keeping) = (long_goodput(true), long_goodput(false));
+    let seeds = 1..=8u64;
+    let forgetting: Vec<f64> = seeds.clone().map(|s| long_goodput(true, s)).collect();
+    let keeping: Vec<f64> = seeds.map(|s| long_goodput(false, s)).collect();
     eprintln!(
-        "200 ms flow: {forgetting:.0} bit/s forgetting the SACKs at a timeout, {keeping:.0} keeping them"
+        "200 ms flow, bit/s per seed: forgetting the SACKs {forgetting:.0?}, keeping them {keeping:.0?}"
     );
-    assert!(forgetting < 0.2e6, "{forgetting}");
-    assert!(keeping > 0.6e6, "{keeping}");
+    let starved = forgetting.iter().filter(|&&g| g < 0.2e6).count();
+    assert!(starved >= 2, "starved in {starved} of 8: {forgetting:?}");
+    assert!(keeping.iter().all(|&g| g > 0.5e6), "{keeping:?}");
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(mean(&forgetting) < mean(&keeping), "{forgetting:?} against {keeping:?}");
 }

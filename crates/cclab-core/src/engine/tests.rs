@@ -218,6 +218,10 @@ impl Script {
 }
 
 impl Agent for Script {
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        Some(vec![(0, 1)])
+    }
+
     fn next_wakeup(&self) -> Time {
         self.steps.get(self.next).map_or(NEVER, |(t, _)| *t)
     }
@@ -473,6 +477,10 @@ struct Ticker {
 }
 
 impl Agent for Ticker {
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        Some(Vec::new())
+    }
+
     fn next_wakeup(&self) -> Time {
         self.next
     }
@@ -569,4 +577,135 @@ fn a_run_reports_its_simulated_time_through_the_token() {
     e.window.end = millis(20);
     e.run_cancellable(&token).expect("not cancelled");
     assert_eq!(token.progress(), Some((millis(20), millis(20))));
+}
+
+/// Hosts `a` (0), `b` (1) and `c` (3) on router `r` (2), a link each way
+/// between each host and the router, 10 Mbit/s but 2 Mbit/s into `b`, where
+/// at most `buffer` packets queue (the others are unlimited).
+fn star(loss_into_router: bool, buffer: u64) -> Network {
+    let mut net = Network::default();
+    for (name, kind) in
+        [("a", NodeKind::Host), ("b", NodeKind::Host), ("r", NodeKind::Router), ("c", NodeKind::Host)]
+    {
+        net.add_node(name, kind).unwrap();
+    }
+    for host in [0, 1, 3] {
+        for (from, to) in [(host, 2), (2, host)] {
+            let limit = if to == 1 { BufferLimit::Packets(buffer) } else { BufferLimit::Unlimited };
+            let loss = if to == 2 && loss_into_router {
+                crate::loss::LossModel::Bernoulli { p: 0.01 }
+            } else {
+                crate::loss::LossModel::NONE
+            };
+            let spec = LinkSpec {
+                name: format!("{from}->{to}"),
+                from,
+                to,
+                rate_bps: if to == 1 { 2_000_000 } else { 10_000_000 },
+                delay: millis(1),
+                buffer: limit,
+                loss,
+            };
+            net.add_link(spec, Box::new(DropTail::new(limit)), 1);
+        }
+    }
+    net.compute_routes();
+    net
+}
+
+fn link_named(e: &Engine, name: &str) -> LinkId {
+    e.net.links.iter().position(|l| l.spec.name == name).expect("link exists") as LinkId
+}
+
+/// Wraps a [`Script`] and declares `nodes` as the connections it opens.
+struct Declaring(Script, Option<Vec<(NodeId, NodeId)>>);
+
+impl Agent for Declaring {
+    fn next_wakeup(&self) -> Time {
+        self.0.next_wakeup()
+    }
+
+    fn on_timer(&mut self, now: Time, connections: &Connections, actions: &mut Actions) {
+        self.0.on_timer(now, connections, actions)
+    }
+
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        self.1.clone()
+    }
+}
+
+/// An engine on [`star`], running until `end`, whose agent opens twenty
+/// connections from `a` to `b` (Script's nodes 0 and 1), 5 ms apart, and declares `declared`.
+fn star_engine(declared: Option<Vec<(NodeId, NodeId)>>, loss: bool, buffer: u64, end: Time) -> Engine {
+    let mut e = Engine::new(star(loss, buffer), MeasurementWindow { start: 0, end });
+    let bucket = e.add_bucket();
+    let steps = (0..20).map(|k| open(millis(5 * k), bucket, 30, micros(50), true)).collect();
+    let (script, _) = Script::new(steps);
+    e.add_agent(Box::new(Declaring(script, declared)));
+    e
+}
+
+#[test]
+fn a_link_has_a_feeder_when_every_declared_route_enters_it_over_one_link() {
+    let e = star_engine(Some(vec![(0, 1)]), false, 1000, millis(200));
+    let f = e.exclusive_feeders();
+    // a -> b enters r -> b over a -> r; the echoes, b -> a, enter r -> a over b -> r.
+    assert_eq!(f[link_named(&e, "2->1") as usize], link_named(&e, "0->2"));
+    assert_eq!(f[link_named(&e, "2->0") as usize], link_named(&e, "1->2"));
+    // Links leaving a host have no feeder; nor do links no route uses.
+    for name in ["0->2", "1->2", "3->2", "2->3"] {
+        assert_eq!(f[link_named(&e, name) as usize], NO_FEEDER, "{name}");
+    }
+    // A second source into b (from c) shares r -> b; r -> a keeps its feeder.
+    let e = star_engine(Some(vec![(0, 1), (3, 1)]), false, 1000, millis(200));
+    let f = e.exclusive_feeders();
+    assert_eq!(f[link_named(&e, "2->1") as usize], NO_FEEDER);
+    assert_eq!(f[link_named(&e, "2->0") as usize], link_named(&e, "1->2"));
+    // A lossy feeder, or an agent that cannot say what it connects, gives none.
+    assert!(star_engine(Some(vec![(0, 1)]), true, 1000, millis(200))
+        .exclusive_feeders()
+        .iter()
+        .all(|&f| f == NO_FEEDER));
+    assert!(star_engine(None, false, 1000, millis(200)).exclusive_feeders().iter().all(|&f| f == NO_FEEDER));
+}
+
+/// Cutting through changes the number of events and nothing else: the same
+/// run hop by hop (a link counts its departures, which records every hop)
+/// has the same totals, counters and link statistics, with drops at the
+/// router's link to `b` (a 3-packet buffer) and packets still travelling when
+/// the run ends (some of them already past the router in the cut-through run).
+#[test]
+fn cutting_through_a_link_gives_the_hop_by_hop_run() {
+    let run = |hop_by_hop: bool| {
+        let mut e = star_engine(Some(vec![(0, 1)]), false, 3, micros(62_345));
+        if hop_by_hop {
+            e.net.links[0].count_departures(0);
+        }
+        let totals = e.run();
+        assert_conserved(&e);
+        let links: Vec<_> = e.net.links.iter().map(|l| l.stats.clone()).collect();
+        (totals, e.bucket_totals(0), links, e.packets_in_flight())
+    };
+    let ((cut, cut_bucket, cut_links, cut_flying), (hop, hop_bucket, hop_links, hop_flying)) =
+        (run(false), run(true));
+    assert!(cut.events < hop.events, "{} >= {}", cut.events, hop.events);
+    assert_eq!(RunTotals { events: 0, ..cut }, RunTotals { events: 0, ..hop });
+    assert_eq!(cut_bucket, hop_bucket);
+    assert_eq!(cut_flying, hop_flying);
+    assert!(cut_flying > 2, "the test needs packets in flight at the end");
+    assert_eq!(cut_links, hop_links);
+    let into_b = link_named(&star_engine(None, false, 3, 0), "2->1") as usize;
+    assert!(cut_links[into_b].drops > 100, "the test needs drops at r -> b: {cut_links:?}");
+}
+
+#[test]
+fn an_agent_opening_a_connection_it_did_not_declare_fails_the_run() {
+    let mut e = star_engine(Some(vec![(3, 1)]), false, 1000, millis(200));
+    e.run();
+    let failures = e.agent_failures();
+    assert_eq!(failures.len(), 20, "{failures:?}");
+    assert_eq!(failures[0], (0, "opened a connection from a to b that it had not declared".to_string()));
+    let mut e = star_engine(Some(vec![(0, 1)]), false, 1000, millis(200));
+    e.run();
+    assert!(e.agent_failures().is_empty());
 }

@@ -29,6 +29,11 @@ impl TransferOpener {
         Self { from, to, bucket, factory, opened: 0, failure: None }
     }
 
+    /// The nodes of the connections it opens, as [`cclab_core::Agent::connection_nodes`] wants them.
+    pub fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        Some(vec![(self.from, self.to)])
+    }
+
     /// Opens a connection at `now`, writes `size` bytes into it and closes it
     /// (the application's control inputs); `None` once the source has failed.
     pub fn open(&mut self, now: Time, size: u64, actions: &mut Actions) -> Option<FlowId> {

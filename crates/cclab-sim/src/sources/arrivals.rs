@@ -17,7 +17,7 @@ use super::agent::{poisson_gap, TransferOpener};
 use super::{AppSpec, SourceBuilder, SourceDescriptor};
 use cclab_core::{Actions, Agent, Connections, RngStream};
 use cclab_wire::{
-    ControlRefused, Descriptor, FlowId, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
+    ControlRefused, Descriptor, FlowId, NodeId, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
     SizeDistribution, Time, NEVER,
 };
 
@@ -95,6 +95,10 @@ impl ArrivalSource {
 }
 
 impl Agent for ArrivalSource {
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        self.opener.connection_nodes()
+    }
+
     fn next_wakeup(&self) -> Time {
         if self.opener.failed() {
             NEVER

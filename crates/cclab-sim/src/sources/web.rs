@@ -58,8 +58,8 @@ use super::agent::{poisson_gap, seconds_to_time, TransferOpener};
 use super::{AppSpec, SourceBuilder, SourceDescriptor};
 use cclab_core::{Actions, Agent, Connections, RngStream, TransferRecord};
 use cclab_wire::{
-    ControlRefused, Descriptor, FlowId, Law, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
-    SizeDistribution, Time, NEVER,
+    ControlRefused, Descriptor, FlowId, Law, NodeId, ParamDefault, ParamError, ParamType, Parameter, Params,
+    Role, SizeDistribution, Time, NEVER,
 };
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -428,6 +428,10 @@ impl WebSource {
 }
 
 impl Agent for WebSource {
+    fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>> {
+        self.opener.connection_nodes()
+    }
+
     fn next_wakeup(&self) -> Time {
         if self.opener.failed() {
             return NEVER;
