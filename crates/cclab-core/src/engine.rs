@@ -246,6 +246,8 @@ pub trait Agent {
 struct AgentSlot {
     agent: Box<dyn Agent>,
     armed: Time,
+    /// What the agent declared it connects ([`Agent::connection_nodes`]), asked once.
+    declared: Option<Vec<(NodeId, NodeId)>>,
 }
 
 /// Totals of one run, for reports, benchmarks and conservation checks.
@@ -288,8 +290,9 @@ pub struct Engine {
     /// Per link, the one link that feeds it (see [`Engine::exclusive_feeders`]), or `NO_FEEDER`.
     feeder: Vec<LinkId>,
     /// The same where a packet cuts through from the feeder (see
-    /// [`Engine::forward`]); `NO_FEEDER` where a tracer or an observation
-    /// watches either link, or the feeder loses packets.
+    /// [`Engine::forward`]): all `NO_FEEDER` when a tracer or a departure
+    /// counter records hops, and `NO_FEEDER` where an observation samples
+    /// the link or its feeder.
     cut_feeder: Vec<LinkId>,
     /// Connections agents opened between nodes they had not declared
     /// ([`Agent::connection_nodes`]); the run reports them as failures.
@@ -349,7 +352,8 @@ impl Engine {
     }
 
     pub fn add_agent(&mut self, agent: Box<dyn Agent>) -> AgentId {
-        self.agents.push(AgentSlot { agent, armed: NEVER });
+        let declared = agent.connection_nodes();
+        self.agents.push(AgentSlot { agent, armed: NEVER, declared });
         (self.agents.len() - 1) as AgentId
     }
 
@@ -765,12 +769,14 @@ impl Engine {
     /// direction, arrives over that link. (A lossy feeder is left out: its
     /// loss draws, taken at the far end, would be taken out of order by
     /// packets cutting through.) All `NO_FEEDER` if an agent cannot say which
-    /// nodes it connects.
+    /// nodes it connects, or if a pair has no route: its packets still cross
+    /// links (a node with one link sends everything down it) before they are
+    /// found unroutable, and those links are not known here.
     fn exclusive_feeders(&self) -> Vec<LinkId> {
         let n = self.net.links.len();
         let mut pairs: Vec<(NodeId, NodeId)> = self.slots.iter().map(|s| (s.node, s.peer_node)).collect();
         for slot in &self.agents {
-            let Some(nodes) = slot.agent.connection_nodes() else { return vec![NO_FEEDER; n] };
+            let Some(nodes) = &slot.declared else { return vec![NO_FEEDER; n] };
             pairs.extend(nodes.iter().flat_map(|&(a, b)| [(a, b), (b, a)]));
         }
         pairs.sort_unstable();
@@ -778,7 +784,7 @@ impl Engine {
         let mut feeder = vec![NO_FEEDER; n];
         let mut shared = vec![false; n];
         for &(src, dst) in &pairs {
-            let Some(path) = self.net.path(src, dst) else { continue };
+            let Some(path) = self.net.path(src, dst) else { return vec![NO_FEEDER; n] };
             let mut previous = None;
             for &l in &path {
                 let (f, sh) = (&mut feeder[l as usize], &mut shared[l as usize]);
@@ -801,8 +807,10 @@ impl Engine {
     }
 
     /// The feeders packets cut through from: none while anything records
-    /// hops, and none into or out of a link an observation samples (its
-    /// queue would show packets that have not arrived yet).
+    /// hops, none into a link an observation samples (its queue and counters
+    /// would include packets that have not arrived yet) and none out of one
+    /// (its `delivered` would count packets at admission, and its packets in
+    /// flight would miss those that cut through).
     fn cut_through_feeders(&self, recording: bool) -> Vec<LinkId> {
         if recording {
             return vec![NO_FEEDER; self.feeder.len()];
@@ -951,10 +959,11 @@ impl Engine {
         self.rearm_agent(id);
     }
 
-    /// Whether agent `id` declared a connection from `from` to `to`.
+    /// Whether agent `id` declared a connection between `from` and `to` (either way:
+    /// the feeders are computed from the routes in both directions).
     fn declared(&self, id: AgentId, from: NodeId, to: NodeId) -> bool {
-        let nodes = self.agents[id as usize].agent.connection_nodes();
-        nodes.is_none_or(|nodes| nodes.contains(&(from, to)))
+        let declared = self.agents[id as usize].declared.as_ref();
+        declared.is_none_or(|nodes| nodes.contains(&(from, to)) || nodes.contains(&(to, from)))
     }
 
     fn rearm_agent(&mut self, id: AgentId) {

@@ -312,8 +312,9 @@ every = "10ms"
 
 /// The wireless study's Fig. 7 at 1 % loss (a 50 ms and a 200 ms BBR flow,
 /// 5 Mbit/s with 20 ms, a 50-packet buffer), measured from 10 s to 30 s.
-/// What follows is one replication's trajectory (the study's replication 8,
-/// before the engine's tie order changed with cut-through hops). Both flows overshoot in
+/// What follows is one replication's trajectory, as it was before the
+/// engine's tie order changed with cut-through hops (the study's replication
+/// 8; its figures are history, no assertion checks them). Both flows overshoot in
 /// STARTUP; the 200 ms flow's SACK recovery loses retransmissions and times
 /// out at 3.4 s and 5.0 s with about 650 segments outstanding, most of them
 /// already at the receiver. RFC 2018 §5 (`clear_on_timeout = true`, the
@@ -330,7 +331,7 @@ every = "10ms"
 ///
 /// Whether such a timeout happens depends on the replication, so the test
 /// runs eight seeds: forgetting the SACKs starves the flow (under 0.2
-/// Mbit/s) in at least two of them, keeping them never does (over 0.5
+/// Mbit/s) in at least two of them, keeping them never does (over 0.6
 /// Mbit/s in every one), and forgetting gives less on average.
 #[test]
 fn after_a_timeout_forgetting_the_sacks_starves_a_long_bbr_flow() {
@@ -379,7 +380,7 @@ start = "0s..0.5s"
     );
     let starved = forgetting.iter().filter(|&&g| g < 0.2e6).count();
     assert!(starved >= 2, "starved in {starved} of 8: {forgetting:?}");
-    assert!(keeping.iter().all(|&g| g > 0.5e6), "{keeping:?}");
+    assert!(keeping.iter().all(|&g| g > 0.6e6), "{keeping:?}");
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
     assert!(mean(&forgetting) < mean(&keeping), "{forgetting:?} against {keeping:?}");
 }

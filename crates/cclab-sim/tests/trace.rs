@@ -66,10 +66,13 @@ fn tracing_changes_no_result() {
     assert!(plain.trace.is_none());
 }
 
-/// Watching links changes no result either: a packet does not cut through a
-/// watched link (its queue would show packets that have not arrived), but its
-/// events keep the same order (examples/background.toml: web, small and
-/// long-lived flows both ways, 10 s of it).
+/// Watching links changes no result either, and shows the watched links as
+/// they are hop by hop: a packet does not cut through into or out of a
+/// watched link (its queue and counters would include packets that have not
+/// arrived yet), and its events keep their order. The same observation with
+/// `departed_bytes` added (which counts departures, so every packet goes hop
+/// by hop) must give the same samples (examples/background.toml: web, small
+/// and long-lived flows both ways, 10 s of it).
 #[test]
 fn observing_links_changes_no_result() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/background.toml");
@@ -77,18 +80,38 @@ fn observing_links_changes_no_result() {
         .expect("examples/background.toml readable")
         .replace("duration = \"60s\"", "duration = \"10s\"")
         .replace("warmup = \"30s\"", "warmup = \"5s\"");
-    let observed = format!(
-        "{text}\n[[observe]]\nlinks = [\"left->right\", \"right->bic[0].rcv\", \"left->web[0].snd\"]\n\
-         metrics = [\"queue_packets\", \"arrivals\"]\nevery = \"10ms\"\n"
-    );
+    let observe = |extra: &str| {
+        format!(
+            "{text}\n[[observe]]\nlinks = [\"left->right\", \"right->bic[0].rcv\", \"left->web[0].snd\"]\n\
+             metrics = [\"queue_packets\", \"arrivals\", \"delivered\"{extra}]\nevery = \"10ms\"\n"
+        )
+    };
     let plain = cclab_sim::run_toml(&text, "t", None).expect("runs");
-    let watched = cclab_sim::run_toml(&observed, "t", None).expect("runs");
-    assert!(watched.timeseries.is_some());
-    assert_eq!(watched.flows, plain.flows);
-    assert_eq!(watched.links, plain.links);
-    assert_eq!(watched.packet_hops, plain.packet_hops);
-    // Only the watched links' hops (and the samples) are events of their own.
-    assert!(watched.events > plain.events, "{} <= {}", watched.events, plain.events);
+    let watched = cclab_sim::run_toml(&observe(""), "t", None).expect("runs");
+    let hop_by_hop = cclab_sim::run_toml(&observe(", \"departed_bytes\""), "t", None).expect("runs");
+    for run in [&watched, &hop_by_hop] {
+        assert_eq!(run.flows, plain.flows);
+        assert_eq!(run.links, plain.links);
+        assert_eq!(run.packet_hops, plain.packet_hops);
+    }
+    assert!(plain.events < watched.events && watched.events < hop_by_hop.events, "cut-through elsewhere");
+    let samples = |run: &cclab_sim::RunResult| {
+        let ts = run.timeseries.as_ref().expect("time series recorded");
+        let m = &ts.metrics;
+        let mut by_series = Vec::new();
+        for (id, info) in ts.series.iter().enumerate().filter(|(_, i)| i.metric != "departed_bytes") {
+            let values: Vec<(f64, f64)> = (0..m.series.len())
+                .filter(|&i| m.series[i] as usize == id)
+                .map(|i| (m.time_s[i], m.value[i]))
+                .collect();
+            by_series.push((info.component.clone(), info.metric.clone(), values));
+        }
+        by_series
+    };
+    let (got, want) = (samples(&watched), samples(&hop_by_hop));
+    assert_eq!(got.len(), 9, "{:?}", got.iter().map(|(c, m, _)| (c, m)).collect::<Vec<_>>());
+    assert!(got.iter().all(|(_, _, v)| v.len() >= 1000));
+    assert_eq!(got, want);
 }
 
 fn traced() -> TraceTable {

@@ -641,8 +641,10 @@ DOUBTS = """\
     BtlBw falls towards zero. Linux keeps the SACK information after a
     timeout unless the receiver reneged: with `recovery_params = {
     clear_on_timeout = false }` a probe of the same runs gave 2.63 and
-    1.85 Mbit/s (the smallest 200 ms flow 1.50). We keep one setting for
-    all SACK variants.
+    1.85 Mbit/s (the smallest 200 ms flow 1.50), measured before the
+    engine's order of simultaneous events changed (cut-through hops,
+    2026-11-23), which moved every replication; not measured since. We
+    keep one setting for all SACK variants.
   - A flow's `in_flight` metric is FlightSize, which counts SACKed and lost
     segments: while lost retransmissions wait for the timer it can be many
     times cwnd; the pipe that SACK recovery keeps under cwnd stays within it.

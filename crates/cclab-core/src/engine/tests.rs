@@ -581,12 +581,12 @@ fn a_run_reports_its_simulated_time_through_the_token() {
 
 /// Hosts `a` (0), `b` (1) and `c` (3) on router `r` (2), a link each way
 /// between each host and the router, 10 Mbit/s but 2 Mbit/s into `b`, where
-/// at most `buffer` packets queue (the others are unlimited).
+/// at most `buffer` packets queue (the others are unlimited); host `u` (4) has no link.
 fn star(loss_into_router: bool, buffer: u64) -> Network {
     let mut net = Network::default();
-    for (name, kind) in
-        [("a", NodeKind::Host), ("b", NodeKind::Host), ("r", NodeKind::Router), ("c", NodeKind::Host)]
-    {
+    let nodes = ["a", "b", "r", "c", "u"];
+    for name in nodes {
+        let kind = if name == "r" { NodeKind::Router } else { NodeKind::Host };
         net.add_node(name, kind).unwrap();
     }
     for host in [0, 1, 3] {
@@ -667,6 +667,10 @@ fn a_link_has_a_feeder_when_every_declared_route_enters_it_over_one_link() {
         .iter()
         .all(|&f| f == NO_FEEDER));
     assert!(star_engine(None, false, 1000, millis(200)).exclusive_feeders().iter().all(|&f| f == NO_FEEDER));
+    // Nor does a pair without a route: c's packets to u would still cross c -> r
+    // (c's only link) before being found unroutable, and nothing here knows which links.
+    let e = star_engine(Some(vec![(0, 1), (3, 4)]), false, 1000, millis(200));
+    assert!(e.exclusive_feeders().iter().all(|&f| f == NO_FEEDER));
 }
 
 /// Cutting through changes the number of events and nothing else: the same
@@ -705,7 +709,10 @@ fn an_agent_opening_a_connection_it_did_not_declare_fails_the_run() {
     let failures = e.agent_failures();
     assert_eq!(failures.len(), 20, "{failures:?}");
     assert_eq!(failures[0], (0, "opened a connection from a to b that it had not declared".to_string()));
-    let mut e = star_engine(Some(vec![(0, 1)]), false, 1000, millis(200));
-    e.run();
-    assert!(e.agent_failures().is_empty());
+    // Declaring the reverse direction is enough: feeders count routes both ways.
+    for declared in [(0, 1), (1, 0)] {
+        let mut e = star_engine(Some(vec![declared]), false, 1000, millis(200));
+        e.run();
+        assert!(e.agent_failures().is_empty());
+    }
 }
