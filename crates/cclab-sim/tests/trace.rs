@@ -3,6 +3,8 @@
 //! table's sequence numbers, ACKs and SACK blocks (read back with pcap-file
 //! and etherparse; tests/test_trace.py checks the same against tshark).
 
+mod common;
+
 use cclab_sim::trace::TraceTable;
 use cclab_sim::MemoryLimit;
 use etherparse::{LaxSlicedPacket, TcpOptionElement, TransportSlice};
@@ -97,16 +99,10 @@ fn observing_links_changes_no_result() {
     assert!(plain.events < watched.events && watched.events < hop_by_hop.events, "cut-through elsewhere");
     let samples = |run: &cclab_sim::RunResult| {
         let ts = run.timeseries.as_ref().expect("time series recorded");
-        let m = &ts.metrics;
-        let mut by_series = Vec::new();
-        for (id, info) in ts.series.iter().enumerate().filter(|(_, i)| i.metric != "departed_bytes") {
-            let values: Vec<(f64, f64)> = (0..m.series.len())
-                .filter(|&i| m.series[i] as usize == id)
-                .map(|i| (m.time_s[i], m.value[i]))
-                .collect();
-            by_series.push((info.component.clone(), info.metric.clone(), values));
-        }
-        by_series
+        let watched = ts.series.iter().filter(|i| i.metric != "departed_bytes");
+        let by_series = watched
+            .map(|i| (i.component.clone(), i.metric.clone(), common::series(ts, &i.component, &i.metric)));
+        by_series.collect::<Vec<_>>()
     };
     let (got, want) = (samples(&watched), samples(&hop_by_hop));
     assert_eq!(got.len(), 9, "{:?}", got.iter().map(|(c, m, _)| (c, m)).collect::<Vec<_>>());
