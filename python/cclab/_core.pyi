@@ -59,3 +59,33 @@ def build_info() -> dict[str, Any]:
     """``build_id``, ``files`` (how many were hashed), ``git_revision`` (or None),
     ``git_dirty`` (whether the hashed sources differed from it; None without git),
     ``version``, ``profile`` (Cargo profile) and ``rustc``."""
+
+class Emulator:
+    """``cclab emulate``'s link emulator: relays UDP datagrams from clients at ``listen`` to
+    ``forward`` and back, each direction through a path with a rate, a DropTail queue, a
+    propagation delay and Bernoulli loss; the reverse settings default to the forward ones.
+    Runs in background threads from construction until :meth:`stop`. ValueError names a bad
+    option (``--rate: ...``); OSError reports an address that cannot be bound."""
+
+    def __init__(
+        self,
+        listen: str,
+        forward: str,
+        rate: str | None = None,
+        delay: str | None = None,
+        loss: float | None = None,
+        queue: str | None = None,
+        reverse_rate: str | None = None,
+        reverse_delay: str | None = None,
+        reverse_loss: float | None = None,
+        reverse_queue: str | None = None,
+        seed: int = 1,
+        max_clients: int = 64,
+    ) -> None: ...
+    def local_addr(self) -> str:
+        """The address clients send to."""
+    def stats(self) -> dict[str, Any]:
+        """``forward`` and ``reverse`` counts (offered, delivered, dropped_queue_full, lost,
+        send_errors, bytes, max_queue_bytes, mean_queueing_s), ``clients``, ``refused_client_datagrams``."""
+    def stop(self) -> dict[str, Any]:
+        """Stops relaying; returns the final :meth:`stats`."""

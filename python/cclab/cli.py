@@ -833,6 +833,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_memory_limit(bench)
     bench.set_defaults(func=cmd_bench)
+
+    from cclab.realnet import add_emulate_parser
+
+    add_emulate_parser(sub)
     return parser
 
 

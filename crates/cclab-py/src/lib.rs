@@ -221,6 +221,111 @@ fn build_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(info)
 }
 
+/// `cclab emulate`'s link emulator, relaying in background threads until `stop()`.
+#[pyclass(module = "cclab._core")]
+struct Emulator(Option<cclab_net::Emulator>);
+
+fn emulator_error(e: cclab_net::EmulatorError) -> PyErr {
+    match e {
+        cclab_net::EmulatorError::Invalid { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+        _ => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+    }
+}
+
+fn direction_args(
+    rate: Option<String>,
+    delay: Option<String>,
+    loss: Option<f64>,
+    queue: Option<String>,
+) -> cclab_net::DirectionArgs {
+    cclab_net::DirectionArgs { rate, delay, loss, queue }
+}
+
+fn stats_dict(py: Python<'_>, stats: cclab_net::EmulatorStats) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, d) in [("forward", stats.forward), ("reverse", stats.reverse)] {
+        let p = d.path;
+        let dir = PyDict::new(py);
+        dir.set_item("offered", p.offered)?;
+        dir.set_item("offered_bytes", p.offered_bytes)?;
+        dir.set_item("delivered", p.delivered)?;
+        dir.set_item("delivered_bytes", p.delivered_bytes)?;
+        dir.set_item("dropped_queue_full", p.dropped_queue_full)?;
+        dir.set_item("lost", p.lost)?;
+        dir.set_item("send_errors", d.send_errors)?;
+        dir.set_item("max_queue_bytes", p.max_waiting_bytes)?;
+        let accepted = p.offered - p.dropped_queue_full;
+        let mean_wait = if accepted > 0 { p.total_queueing_ns as f64 / accepted as f64 / 1e9 } else { 0.0 };
+        dir.set_item("mean_queueing_s", mean_wait)?;
+        out.set_item(name, dir)?;
+    }
+    out.set_item("clients", stats.clients)?;
+    out.set_item("refused_client_datagrams", stats.refused_client_datagrams)?;
+    Ok(out)
+}
+
+#[pymethods]
+impl Emulator {
+    /// Validates every setting (ValueError naming the option), binds `listen` (OSError) and starts relaying.
+    #[new]
+    #[pyo3(signature = (listen, forward, rate=None, delay=None, loss=None, queue=None,
+                        reverse_rate=None, reverse_delay=None, reverse_loss=None, reverse_queue=None,
+                        seed=1, max_clients=64))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        listen: &str,
+        forward: &str,
+        rate: Option<String>,
+        delay: Option<String>,
+        loss: Option<f64>,
+        queue: Option<String>,
+        reverse_rate: Option<String>,
+        reverse_delay: Option<String>,
+        reverse_loss: Option<f64>,
+        reverse_queue: Option<String>,
+        seed: u64,
+        max_clients: usize,
+    ) -> PyResult<Self> {
+        let forward_args = direction_args(rate, delay, loss, queue);
+        let reverse_args = direction_args(reverse_rate, reverse_delay, reverse_loss, reverse_queue);
+        let spec = cclab_net::EmulatorSpec {
+            listen: cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?,
+            forward: cclab_net::emulator::parse_addr("--forward", forward).map_err(emulator_error)?,
+            forward_path: forward_args
+                .parse("--", &cclab_net::DirectionArgs::default())
+                .map_err(emulator_error)?,
+            reverse_path: reverse_args.parse("--reverse-", &forward_args).map_err(emulator_error)?,
+            seed,
+            max_clients,
+        };
+        let emulator = py.detach(|| cclab_net::Emulator::start(spec)).map_err(emulator_error)?;
+        Ok(Self(Some(emulator)))
+    }
+
+    /// The address clients send to, as "ADDR:PORT".
+    fn local_addr(&self) -> PyResult<String> {
+        self.0.as_ref().map(|e| e.local_addr().to_string()).ok_or_else(stopped)
+    }
+
+    /// Counts so far, per direction: offered, delivered, dropped_queue_full, lost, send_errors, ...
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let stats = self.0.as_ref().map(cclab_net::Emulator::stats).ok_or_else(stopped)?;
+        stats_dict(py, stats)
+    }
+
+    /// Stops relaying and returns the final counts.
+    fn stop<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let emulator = self.0.take().ok_or_else(stopped)?;
+        let stats = py.detach(|| emulator.stop());
+        stats_dict(py, stats)
+    }
+}
+
+fn stopped() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the emulator was stopped")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
@@ -234,6 +339,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<CancelToken>()?;
+    m.add_class::<Emulator>()?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunCancelled", m.py().get_type::<RunCancelled>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
