@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cclab.result import link_shares
@@ -516,3 +517,35 @@ the runs with a delay uniform in [0, {overhead}) (one packet time at {top}) besi
 """
 
 STUDY = PacingStudy()
+
+
+def commit_runs(cache: Path, dest: Path) -> int:
+    """Copies every finished run under the study's ``cache`` to ``dest`` in the form the repository
+    keeps (the study takes hours, so its runs are committed and the report is rendered from them):
+    ``meta.json`` as it is, ``summary.json`` without its transfer records and with only the
+    bottleneck links. The report reads the flows and the bottlenecks; the web traffic's transfer
+    records alone make a run's summary about 2 MB. Returns how many runs were copied."""
+    import json
+
+    copied = 0
+    for summary_path in sorted(cache.glob("**/runs/*/summary.json")):
+        run = summary_path.parent
+        target = dest / run.relative_to(cache)
+        target.mkdir(parents=True, exist_ok=True)
+        summary = json.loads(summary_path.read_text())
+        summary["transfers"] = []
+        summary["links"] = [link for link in summary["links"] if link.get("role") == "bottleneck"]
+        summary["trimmed"] = "transfer records and non-bottleneck links left out of the committed copy"
+        (target / "summary.json").write_text(json.dumps(summary))
+        (target / "meta.json").write_bytes((run / "meta.json").read_bytes())
+        copied += 1
+    return copied
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "commit-runs":
+        print("usage: python -m cclab.studies.pacing commit-runs CACHE DEST", file=sys.stderr)
+        raise SystemExit(2)
+    print(f"{commit_runs(Path(sys.argv[2]), Path(sys.argv[3]))} runs copied")
