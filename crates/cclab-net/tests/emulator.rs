@@ -1,6 +1,6 @@
 //! The emulator on loopback: what arrives, when, and what it reports. Timing
 //! is checked on medians and long-run rates with margins for a loaded machine;
-//! `benchmarks/emulator_accuracy.py` reports the full distributions.
+//! the `emulator_accuracy` example reports the full distributions.
 
 use cclab_net::emulator::{parse_addr, QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::{DirectionArgs, Emulator, EmulatorError, EmulatorSpec, PathSpec};

@@ -13,7 +13,7 @@
 //! one scheduler runs both paths and sends each datagram when it is due,
 //! sleeping until then. Arrival stamps are therefore exact to the wake-up
 //! latency of a blocked thread, and send times to that of a timed wait (tens
-//! of microseconds on Linux); `benchmarks/emulator_accuracy.py` measures both.
+//! of microseconds on Linux); the `emulator_accuracy` example measures both.
 
 pub mod path;
 
