@@ -141,8 +141,9 @@ fn loss_is_within_its_statistical_bounds_and_counted() {
     let n = 8000u32;
     for i in 0..n {
         c.send(&i.to_be_bytes()).unwrap();
-        if i % 20 == 19 {
-            std::thread::sleep(Duration::from_micros(500));
+        // At most 10 000 a second: no socket buffer overflows even on a loaded machine.
+        if i % 10 == 9 {
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
     let got = arrivals.join().unwrap();
