@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod emulator;
+pub mod udt;
 
 pub use emulator::{
     DirectionArgs, DirectionStats, Emulator, EmulatorError, EmulatorSpec, EmulatorStats, PathSpec,
