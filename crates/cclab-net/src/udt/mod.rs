@@ -2,3 +2,4 @@
 //! simulated connection starts connected. First, UDT 4's connection handshake.
 
 pub mod handshake;
+pub mod stream;

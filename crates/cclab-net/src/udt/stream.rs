@@ -1,0 +1,406 @@
+//! What `cclab send` puts in a UDT byte stream, and how `cclab recv` takes it
+//! back out: an 8-byte big-endian length (as UDT 4's own `sendfile` example
+//! sends the size before the file), the content, then an 8-byte FNV-1a
+//! checksum of the content, so the receiver can verify size and content.
+//!
+//! Data packet `k` (counted from the ISN) carries stream bytes
+//! `[k * payload, (k + 1) * payload)`, the last one fewer. The receiver holds
+//! packets that arrive ahead of the next in-order one, at most `window` of
+//! them (UDT's receive buffer, the flow window it advertised), and drops any
+//! beyond: its memory is bounded whatever the peer sends.
+
+use std::collections::VecDeque;
+use std::io::{self, Write};
+
+/// Bytes before the content (its length) and after it (its checksum).
+pub const LENGTH_BYTES: u64 = 8;
+pub const CHECKSUM_BYTES: u64 = 8;
+
+/// FNV-1a, 64 bits (Fowler, Noll and Vo): enough to detect a corrupted or misplaced
+/// packet, which is all the check is for, and a dozen lines in the C++ test programs.
+#[derive(Clone, Copy, Debug)]
+pub struct Fnv64(u64);
+
+impl Fnv64 {
+    pub fn new() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    pub fn value(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The stream of `content_len` bytes of content cut into packets of `payload` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub payload: u64,
+    pub content_len: u64,
+}
+
+impl Layout {
+    pub fn stream_len(&self) -> u64 {
+        LENGTH_BYTES + self.content_len + CHECKSUM_BYTES
+    }
+
+    pub fn packets(&self) -> u64 {
+        self.stream_len().div_ceil(self.payload)
+    }
+
+    /// Stream bytes of packet `k`, as (offset, length).
+    pub fn packet(&self, k: u64) -> (u64, u64) {
+        let start = k * self.payload;
+        (start, self.payload.min(self.stream_len().saturating_sub(start)))
+    }
+
+    /// Fills `out` with packet `k`'s bytes: `content(offset, buf)` fills `buf` from the content at `offset`.
+    pub fn fill(
+        &self,
+        k: u64,
+        checksum: u64,
+        out: &mut Vec<u8>,
+        mut content: impl FnMut(u64, &mut [u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let (start, len) = self.packet(k);
+        out.clear();
+        out.resize(len as usize, 0);
+        let header = self.content_len.to_be_bytes();
+        let trailer = checksum.to_be_bytes();
+        let content_end = LENGTH_BYTES + self.content_len;
+        let mut at = 0usize;
+        while (at as u64) < len {
+            let pos = start + at as u64;
+            let rest = len as usize - at;
+            let n = if pos < LENGTH_BYTES {
+                let n = rest.min((LENGTH_BYTES - pos) as usize);
+                out[at..at + n].copy_from_slice(&header[pos as usize..pos as usize + n]);
+                n
+            } else if pos < content_end {
+                let n = rest.min((content_end - pos) as usize);
+                content(pos - LENGTH_BYTES, &mut out[at..at + n])?;
+                n
+            } else {
+                let i = (pos - content_end) as usize;
+                let n = rest.min(CHECKSUM_BYTES as usize - i);
+                out[at..at + n].copy_from_slice(&trailer[i..i + n]);
+                n
+            };
+            at += n;
+        }
+        Ok(())
+    }
+}
+
+/// What became of a data packet offered to the receiver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepted {
+    /// Stored (and whatever is now in order written out).
+    Stored,
+    /// Already had it.
+    Duplicate,
+    /// Beyond the receive window, or past the end of the stream: dropped.
+    OutOfWindow,
+    /// Not the packet's length at its place in the stream: dropped.
+    WrongSize,
+}
+
+/// How the stream ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verified {
+    pub content_len: u64,
+    pub checksum: u64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum StreamError {
+    #[error("content checksum {got:016x} differs from the sender's {sent:016x}")]
+    Checksum { sent: u64, got: u64 },
+}
+
+/// The receiving side: puts packets in order, writes the content to `sink`, checks the checksum.
+pub struct StreamReceiver<W: Write> {
+    payload: u64,
+    window: usize,
+    /// Index of the next packet to write out.
+    next: u64,
+    /// Packets `next..next + pending.len()` that have arrived (None: not yet).
+    pending: VecDeque<Option<Vec<u8>>>,
+    /// The stream bytes written out so far (header and trailer included).
+    consumed: u64,
+    header: Vec<u8>,
+    trailer: Vec<u8>,
+    content_len: Option<u64>,
+    hash: Fnv64,
+    sink: W,
+}
+
+impl<W: Write> StreamReceiver<W> {
+    pub fn new(payload: u64, window: usize, sink: W) -> Self {
+        Self {
+            payload,
+            window,
+            next: 0,
+            pending: VecDeque::new(),
+            consumed: 0,
+            header: Vec::with_capacity(8),
+            trailer: Vec::with_capacity(8),
+            content_len: None,
+            hash: Fnv64::new(),
+            sink,
+        }
+    }
+
+    /// The content's length, once the first packet is in.
+    pub fn content_len(&self) -> Option<u64> {
+        self.content_len
+    }
+
+    /// Content bytes written to the sink so far.
+    pub fn content_written(&self) -> u64 {
+        self.consumed.saturating_sub(LENGTH_BYTES).min(self.content_len.unwrap_or(u64::MAX))
+    }
+
+    /// Packets held out of order (at most the window).
+    pub fn held(&self) -> usize {
+        self.pending.iter().filter(|p| p.is_some()).count()
+    }
+
+    pub fn into_sink(self) -> W {
+        self.sink
+    }
+
+    /// Data packet `k` with `data`; writes out whatever is now in order.
+    pub fn accept(&mut self, k: u64, data: &[u8]) -> io::Result<Accepted> {
+        if k < self.next {
+            return Ok(Accepted::Duplicate);
+        }
+        let offset = (k - self.next) as usize;
+        if offset >= self.window {
+            return Ok(Accepted::OutOfWindow);
+        }
+        if let Some(len) = self.content_len {
+            let layout = Layout { payload: self.payload, content_len: len };
+            if k >= layout.packets() {
+                return Ok(Accepted::OutOfWindow);
+            }
+            if data.len() as u64 != layout.packet(k).1 {
+                return Ok(Accepted::WrongSize);
+            }
+        } else if data.len() as u64 > self.payload || data.is_empty() {
+            return Ok(Accepted::WrongSize);
+        }
+        if self.pending.len() <= offset {
+            self.pending.resize(offset + 1, None);
+        }
+        if self.pending[offset].is_some() {
+            return Ok(Accepted::Duplicate);
+        }
+        self.pending[offset] = Some(data.to_vec());
+        while let Some(Some(_)) = self.pending.front() {
+            if let Some(Some(bytes)) = self.pending.pop_front() {
+                self.consume(&bytes)?;
+                self.next += 1;
+            }
+        }
+        Ok(Accepted::Stored)
+    }
+
+    fn consume(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        while !bytes.is_empty() {
+            if self.consumed < LENGTH_BYTES {
+                let n = bytes.len().min((LENGTH_BYTES - self.consumed) as usize);
+                self.header.extend_from_slice(&bytes[..n]);
+                if self.header.len() == LENGTH_BYTES as usize {
+                    let mut word = [0u8; 8];
+                    word.copy_from_slice(&self.header);
+                    self.content_len = Some(u64::from_be_bytes(word));
+                }
+                self.consumed += n as u64;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let end = LENGTH_BYTES + self.content_len.unwrap_or(u64::MAX - LENGTH_BYTES);
+            if self.consumed < end {
+                let n = bytes.len().min((end - self.consumed).min(usize::MAX as u64) as usize);
+                self.hash.update(&bytes[..n]);
+                self.sink.write_all(&bytes[..n])?;
+                self.consumed += n as u64;
+                bytes = &bytes[n..];
+                continue;
+            }
+            let n = bytes.len().min(CHECKSUM_BYTES as usize - self.trailer.len());
+            self.trailer.extend_from_slice(&bytes[..n]);
+            self.consumed += n as u64;
+            bytes = &bytes[n..];
+            if n == 0 {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Once the whole stream is in: its length and checksum, or how the checksum failed.
+    pub fn finish(&mut self) -> Option<Result<Verified, StreamError>> {
+        let len = self.content_len?;
+        if self.trailer.len() < CHECKSUM_BYTES as usize {
+            return None;
+        }
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&self.trailer);
+        let sent = u64::from_be_bytes(word);
+        let got = self.hash.value();
+        if self.sink.flush().is_err() {
+            return None;
+        }
+        Some(if sent == got {
+            Ok(Verified { content_len: len, checksum: got })
+        } else {
+            Err(StreamError::Checksum { sent, got })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_wire::random::SplitMix64;
+
+    fn content(n: usize, seed: u64) -> Vec<u8> {
+        let mut rng = SplitMix64::new(seed);
+        (0..n).map(|_| rng.next_u64() as u8).collect()
+    }
+
+    fn packets(data: &[u8], payload: u64) -> Vec<Vec<u8>> {
+        let layout = Layout { payload, content_len: data.len() as u64 };
+        let mut hash = Fnv64::new();
+        hash.update(data);
+        (0..layout.packets())
+            .map(|k| {
+                let mut out = Vec::new();
+                layout
+                    .fill(k, hash.value(), &mut out, |at, buf| {
+                        buf.copy_from_slice(&data[at as usize..at as usize + buf.len()]);
+                        Ok(())
+                    })
+                    .unwrap();
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fnv1a_64_matches_its_published_values() {
+        // Test vectors of the FNV reference (Noll): "" and "a" and "foobar".
+        let h = |s: &str| {
+            let mut f = Fnv64::new();
+            f.update(s.as_bytes());
+            f.value()
+        };
+        assert_eq!(h(""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(h("a"), 0xaf63_dc4c_8601_ec8c);
+        assert_eq!(h("foobar"), 0x8594_4171_f739_67e8);
+    }
+
+    #[test]
+    fn the_stream_is_length_content_checksum_cut_at_the_payload() {
+        let data = content(20, 1);
+        let p = packets(&data, 16);
+        assert_eq!(p.iter().map(Vec::len).collect::<Vec<_>>(), vec![16, 16, 4], "8 + 20 + 8 = 36 bytes");
+        let stream: Vec<u8> = p.concat();
+        assert_eq!(&stream[..8], &20u64.to_be_bytes());
+        assert_eq!(&stream[8..28], &data[..]);
+        let mut hash = Fnv64::new();
+        hash.update(&data);
+        assert_eq!(&stream[28..], &hash.value().to_be_bytes());
+    }
+
+    #[test]
+    fn reordered_and_duplicated_packets_give_the_content_and_a_good_checksum() {
+        let data = content(10_000, 2);
+        let p = packets(&data, 1456);
+        let mut order: Vec<usize> = (0..p.len()).rev().collect();
+        order.extend([3, 0, 5]);
+        let mut r = StreamReceiver::new(1456, 64, Vec::new());
+        for &k in &order {
+            r.accept(k as u64, &p[k]).unwrap();
+        }
+        assert_eq!(
+            r.finish(),
+            Some(Ok(Verified {
+                content_len: 10_000,
+                checksum: {
+                    let mut h = Fnv64::new();
+                    h.update(&data);
+                    h.value()
+                }
+            }))
+        );
+        assert_eq!(r.into_sink(), data);
+    }
+
+    #[test]
+    fn a_corrupted_byte_fails_the_checksum() {
+        let data = content(5_000, 3);
+        let mut p = packets(&data, 1000);
+        p[2][17] ^= 0x40;
+        let mut r = StreamReceiver::new(1000, 64, Vec::new());
+        for (k, bytes) in p.iter().enumerate() {
+            r.accept(k as u64, bytes).unwrap();
+        }
+        assert!(matches!(r.finish(), Some(Err(StreamError::Checksum { .. }))));
+    }
+
+    #[test]
+    fn the_window_bounds_what_is_held_whatever_arrives() {
+        let data = content(100_000, 4);
+        let p = packets(&data, 1000);
+        let mut r = StreamReceiver::new(1000, 8, Vec::new());
+        // Packet 0 lost: 1..8 are held, everything from 8 on is beyond the window.
+        for k in 1..p.len() {
+            let verdict = r.accept(k as u64, &p[k]).unwrap();
+            assert_eq!(verdict, if k < 8 { Accepted::Stored } else { Accepted::OutOfWindow }, "packet {k}");
+        }
+        assert_eq!(r.held(), 7);
+        assert_eq!(r.accept(0, &p[0]).unwrap(), Accepted::Stored);
+        assert_eq!((r.held(), r.content_written()), (0, 8 * 1000 - 8));
+        assert_eq!(r.accept(3, &p[3]).unwrap(), Accepted::Duplicate);
+        assert_eq!(r.finish(), None, "not all there yet");
+    }
+
+    #[test]
+    fn packets_of_the_wrong_size_or_past_the_end_are_dropped() {
+        let data = content(3_000, 5);
+        let p = packets(&data, 1000);
+        let mut r = StreamReceiver::new(1000, 64, Vec::new());
+        assert_eq!(r.accept(0, &[]).unwrap(), Accepted::WrongSize);
+        assert_eq!(r.accept(0, &[0; 1001]).unwrap(), Accepted::WrongSize);
+        r.accept(0, &p[0]).unwrap();
+        assert_eq!(r.accept(1, &p[1][..999]).unwrap(), Accepted::WrongSize, "a full packet is due here");
+        assert_eq!(r.accept(4, &p[1]).unwrap(), Accepted::OutOfWindow, "3016 bytes make 4 packets");
+        for k in 1..4 {
+            r.accept(k, &p[k as usize]).unwrap();
+        }
+        assert!(matches!(r.finish(), Some(Ok(_))));
+    }
+
+    #[test]
+    fn an_empty_content_is_a_length_and_a_checksum() {
+        let p = packets(&[], 1456);
+        assert_eq!(p.len(), 1);
+        let mut r = StreamReceiver::new(1456, 4, Vec::new());
+        r.accept(0, &p[0]).unwrap();
+        assert_eq!(r.finish(), Some(Ok(Verified { content_len: 0, checksum: Fnv64::new().value() })));
+    }
+}
