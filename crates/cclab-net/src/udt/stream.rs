@@ -368,8 +368,8 @@ mod tests {
         let p = packets(&data, 1000);
         let mut r = StreamReceiver::new(1000, 8, Vec::new());
         // Packet 0 lost: 1..8 are held, everything from 8 on is beyond the window.
-        for k in 1..p.len() {
-            let verdict = r.accept(k as u64, &p[k]).unwrap();
+        for (k, bytes) in p.iter().enumerate().skip(1) {
+            let verdict = r.accept(k as u64, bytes).unwrap();
             assert_eq!(verdict, if k < 8 { Accepted::Stored } else { Accepted::OutOfWindow }, "packet {k}");
         }
         assert_eq!(r.held(), 7);
