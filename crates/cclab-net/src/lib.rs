@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod emulator;
+pub mod sys;
 pub mod udt;
 
 pub use emulator::{

@@ -14,6 +14,10 @@ use std::io::{self, Write};
 
 /// Bytes before the content (its length) and after it (its checksum).
 pub const LENGTH_BYTES: u64 = 8;
+/// The length a stream of unknown length declares (a memory test that runs for
+/// a duration): its content is the test pattern, checked byte by byte, and it
+/// ends with the sender's shutdown after everything was acknowledged; it has no checksum.
+pub const UNBOUNDED: u64 = u64::MAX;
 pub const CHECKSUM_BYTES: u64 = 8;
 
 /// FNV-1a, 64 bits (Fowler, Noll and Vo): enough to detect a corrupted or misplaced
@@ -52,7 +56,7 @@ pub struct Layout {
 
 impl Layout {
     pub fn stream_len(&self) -> u64 {
-        LENGTH_BYTES + self.content_len + CHECKSUM_BYTES
+        (LENGTH_BYTES + CHECKSUM_BYTES).saturating_add(self.content_len)
     }
 
     pub fn packets(&self) -> u64 {
@@ -78,7 +82,7 @@ impl Layout {
         out.resize(len as usize, 0);
         let header = self.content_len.to_be_bytes();
         let trailer = checksum.to_be_bytes();
-        let content_end = LENGTH_BYTES + self.content_len;
+        let content_end = LENGTH_BYTES.saturating_add(self.content_len);
         let mut at = 0usize;
         while (at as u64) < len {
             let pos = start + at as u64;
@@ -172,6 +176,11 @@ impl<W: Write> StreamReceiver<W> {
         self.consumed.saturating_sub(LENGTH_BYTES).min(self.content_len.unwrap_or(u64::MAX))
     }
 
+    /// The next packet to write out: everything before it is in.
+    pub fn next_packet(&self) -> u64 {
+        self.next
+    }
+
     /// Packets held out of order (at most the window).
     pub fn held(&self) -> usize {
         self.pending.iter().filter(|p| p.is_some()).count()
@@ -231,7 +240,7 @@ impl<W: Write> StreamReceiver<W> {
                 bytes = &bytes[n..];
                 continue;
             }
-            let end = LENGTH_BYTES + self.content_len.unwrap_or(u64::MAX - LENGTH_BYTES);
+            let end = LENGTH_BYTES.saturating_add(self.content_len.unwrap_or(UNBOUNDED));
             if self.consumed < end {
                 let n = bytes.len().min((end - self.consumed).min(usize::MAX as u64) as usize);
                 self.hash.update(&bytes[..n]);

@@ -1,0 +1,114 @@
+//! What a transfer carries: a file's bytes, or (for memory-to-memory tests,
+//! as UDT's `appclient` and iperf send) a pattern generated from the byte
+//! offset, which the receiver can check byte by byte without a copy of it.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+/// Byte `offset` of the test pattern: the 8-byte little-endian word
+/// `(offset / 8) * 0x9E37_79B9_7F4A_7C15` (the golden-ratio multiplier), so a
+/// misplaced or shifted packet does not match.
+pub fn pattern_byte(offset: u64) -> u8 {
+    (offset / 8).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[(offset % 8) as usize]
+}
+
+/// Fills `buf` with the pattern from `offset` on.
+pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = pattern_byte(offset + i as u64);
+    }
+}
+
+/// The bytes a sender reads from, by offset (a retransmission reads them again).
+pub enum Content {
+    File { file: File, len: u64 },
+    Pattern { len: u64 },
+}
+
+impl Content {
+    pub fn open(path: &Path) -> io::Result<Content> {
+        let file = File::open(path)?;
+        let len = file.metadata()?.len();
+        Ok(Content::File { file, len })
+    }
+
+    pub fn len(&self) -> u64 {
+        match self {
+            Content::File { len, .. } | Content::Pattern { len } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills `buf` with the content at `offset`.
+    pub fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        match self {
+            Content::File { file, .. } => file.read_exact_at(buf, offset),
+            Content::Pattern { .. } => {
+                fill_pattern(offset, buf);
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A sink that checks what is written against the pattern and counts the bytes that differ.
+#[derive(Debug, Default)]
+pub struct PatternCheck {
+    pub written: u64,
+    pub mismatched: u64,
+}
+
+impl Write for PatternCheck {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        for (i, &b) in buf.iter().enumerate() {
+            if b != pattern_byte(self.written + i as u64) {
+                self.mismatched += 1;
+            }
+        }
+        self.written += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pattern_is_a_function_of_the_offset_and_the_check_finds_a_changed_byte() {
+        let mut a = vec![0u8; 100];
+        fill_pattern(1000, &mut a);
+        let mut b = vec![0u8; 50];
+        fill_pattern(1050, &mut b);
+        assert_eq!(&a[50..], &b[..]);
+        assert_ne!(a[..8], a[8..16], "consecutive words differ");
+        let mut whole = vec![0u8; 1100];
+        fill_pattern(0, &mut whole);
+        let mut check = PatternCheck::default();
+        check.write_all(&whole[..600]).unwrap();
+        whole[700] ^= 1;
+        check.write_all(&whole[600..]).unwrap();
+        assert_eq!((check.written, check.mismatched), (1100, 1));
+    }
+
+    #[test]
+    fn a_file_is_read_at_any_offset() {
+        let path = std::env::temp_dir().join(format!("cclab-content-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let content = Content::open(&path).unwrap();
+        let mut buf = [0u8; 3];
+        content.read_at(4, &mut buf).unwrap();
+        assert_eq!((&buf, content.len()), (b"456", 10));
+        assert!(content.read_at(9, &mut buf).is_err(), "past the end");
+        std::fs::remove_file(path).unwrap();
+    }
+}

@@ -1,0 +1,341 @@
+//! `cclab recv`: listens for one UDT 4 connection, takes the byte stream of
+//! [`super::stream`] through the simulator's [`UdtReceiver`], writes the
+//! content in order (to a file, or nowhere) and verifies it at the end.
+//!
+//! Safety, whatever a peer sends:
+//! - a connection exists only after the caller echoed the listener's SYN
+//!   cookie ([`super::handshake`]); until then nothing is kept per caller;
+//! - datagrams that do not decode as UDT 4, come from another address, or
+//!   name another socket are counted and dropped;
+//! - memory is bounded by the receive buffer: at most that many packets
+//!   are held out of order (the stream) and tracked (the UDT receiver's
+//!   buffer and loss list), and no packet beyond it is stored;
+//! - a peer silent for the idle timeout ends the transfer with an error.
+
+use super::content::PatternCheck;
+use super::driver::{self, encode_into, open_socket, Handle, Progress, Shared, TransferError, Tuning, TURN};
+use super::handshake::{Listener, Offer, Verdict, RESPONSE};
+use super::stream::{Accepted, StreamReceiver, UNBOUNDED};
+use crate::clock::Clock;
+use cclab_transport::app::App;
+use cclab_transport::udt::receiver::UdtReceiver;
+use cclab_transport::udt::seq::SeqSpace;
+use cclab_transport::udt::{UdtConfig, IP_UDP_BYTES};
+use cclab_wire::time::secs;
+use cclab_wire::{Endpoint, Header, Outbox, Packet, Time, UdtControl, UdtHeader};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+
+/// After the content is complete and verified, the receiver keeps answering
+/// (its last ACK may be lost) until the sender's shutdown, or this long without a datagram.
+pub const LINGER: Time = secs(1);
+
+#[derive(Clone, Debug)]
+pub struct RecvSpec {
+    pub listen: SocketAddr,
+    pub out: Option<PathBuf>,
+    /// Give up on a connected sender silent this long.
+    pub idle_timeout: Time,
+    pub tuning: Tuning,
+}
+
+#[derive(Clone, Debug)]
+pub struct RecvSummary {
+    pub progress: Progress,
+    pub content_bytes: u64,
+    /// The verified FNV-1a checksum of a bounded stream.
+    pub checksum: Option<u64>,
+    /// An unbounded test's content was checked byte by byte against the pattern.
+    pub pattern_checked: bool,
+    /// False if stopped before the end.
+    pub complete: bool,
+}
+
+/// Where the content goes: the file, if any, and the pattern check (which
+/// only an unbounded test consults: its content is the pattern).
+struct Sink {
+    file: Option<BufWriter<File>>,
+    pattern: PatternCheck,
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(f) = &mut self.file {
+            f.write_all(buf)?;
+        }
+        self.pattern.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// Validates the spec, creates the output file and binds the socket, and starts listening.
+pub fn start(spec: RecvSpec) -> Result<Handle<RecvSummary>, TransferError> {
+    if spec.idle_timeout == 0 {
+        return Err(driver::invalid("--timeout", "must be positive"));
+    }
+    let file = match &spec.out {
+        Some(path) => Some(BufWriter::with_capacity(
+            1 << 20,
+            File::create(path)
+                .map_err(|source| TransferError::File { path: path.display().to_string(), source })?,
+        )),
+        None => None,
+    };
+    let socket = open_socket(spec.listen)?;
+    let local = socket.local_addr().map_err(TransferError::Socket)?;
+    driver::spawn("cclab-recv", local, move |shared| {
+        let sink = Sink { file, pattern: PatternCheck::default() };
+        Receiving { spec, socket, shared, clock: Clock::new(), progress: Progress::default() }.run(sink)
+    })
+}
+
+struct Connection {
+    peer: SocketAddr,
+    my_socket: u32,
+    reply: UdtHeader,
+    receiver: UdtReceiver,
+    stream: StreamReceiver<Sink>,
+    space: SeqSpace,
+    start: Time,
+    last_heard: Time,
+    complete_at: Option<Time>,
+    checksum: Option<u64>,
+    shutdown: bool,
+}
+
+struct Receiving<'a> {
+    spec: RecvSpec,
+    socket: UdpSocket,
+    shared: &'a Shared,
+    clock: Clock,
+    progress: Progress,
+}
+
+impl Receiving<'_> {
+    fn run(&mut self, sink: Sink) -> Result<RecvSummary, TransferError> {
+        let tuning = self.spec.tuning;
+        let offer =
+            Offer { mss: tuning.mss, flow_window: tuning.buffer_packets.min(tuning.flight_flag_size) };
+        let listener = Listener::new(driver::os_random(), offer);
+        let mut sink = Some(sink);
+        let mut conn: Option<Connection> = None;
+        let mut buf = vec![0u8; driver::MAX_DATAGRAM];
+        let mut send_buf = Vec::with_capacity(2048);
+        let mut out = Outbox::default();
+        let mut next_publish = 0;
+        loop {
+            if self.shared.stopping() {
+                if let Some(c) = &conn {
+                    self.observe(c, self.clock.now());
+                }
+                return Ok(self.summary(conn.as_ref(), false));
+            }
+            while let Some((n, from)) = driver::receive(&self.socket, &mut buf)? {
+                let now = self.clock.now();
+                let Ok((header, payload)) = cclab_wire::udt_codec::decode(&buf[..n]) else {
+                    self.progress.malformed += 1;
+                    continue;
+                };
+                let Some(c) = conn.as_mut().filter(|c| c.peer == from) else {
+                    if conn.is_some() {
+                        // One transfer at a time: another caller is not answered.
+                        self.progress.unexpected += 1;
+                        continue;
+                    }
+                    match listener.on_handshake(now, from, &header, driver::socket_id()) {
+                        Verdict::Reply(reply) => self.reply(&reply, from, &mut send_buf)?,
+                        Verdict::Accept { reply, agreed } => {
+                            let (
+                                UdtHeader::Control {
+                                    dst_socket: _,
+                                    body: UdtControl::Handshake { socket_id, .. },
+                                    ..
+                                },
+                                Some(sink),
+                            ) = (reply, sink.take())
+                            else {
+                                continue;
+                            };
+                            let cfg = UdtConfig {
+                                mss: agreed.mss,
+                                isn: agreed.isn,
+                                receive_buffer: tuning.buffer_packets,
+                                start: now,
+                                app: App::Bulk,
+                                sender_socket: agreed.peer_socket,
+                                receiver_socket: socket_id,
+                                ..UdtConfig::default()
+                            };
+                            let payload = u64::from(cfg.payload());
+                            conn = Some(Connection {
+                                peer: from,
+                                my_socket: socket_id,
+                                reply,
+                                receiver: UdtReceiver::new(cfg),
+                                stream: StreamReceiver::new(payload, tuning.buffer_packets as usize, sink),
+                                space: SeqSpace::new(cfg.isn),
+                                start: now,
+                                last_heard: now,
+                                complete_at: None,
+                                checksum: None,
+                                shutdown: false,
+                            });
+                            self.progress.connected = true;
+                            self.progress.peer = Some(from);
+                            self.reply(&reply, from, &mut send_buf)?;
+                        }
+                        Verdict::Ignore => self.progress.unexpected += 1,
+                    }
+                    continue;
+                };
+                c.last_heard = now;
+                match header {
+                    UdtHeader::Control { body: UdtControl::Handshake { request, .. }, .. } => {
+                        if request == RESPONSE {
+                            // Our response was lost: the caller asks again with the cookie.
+                            let reply = c.reply;
+                            self.reply(&reply, from, &mut send_buf)?;
+                        } else {
+                            self.progress.unexpected += 1;
+                        }
+                    }
+                    UdtHeader::Data { seq, dst_socket, .. } if dst_socket == c.my_socket => {
+                        let Some(k) = c.space.unwrap(seq, c.stream.next_packet()) else {
+                            self.progress.unexpected += 1;
+                            continue;
+                        };
+                        let accepted =
+                            c.stream.accept(k, payload).map_err(|source| self.output_error(source))?;
+                        match accepted {
+                            Accepted::Stored | Accepted::Duplicate => {
+                                let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
+                                c.receiver.on_packet(now, &packet, &mut out);
+                            }
+                            Accepted::OutOfWindow | Accepted::WrongSize => self.progress.unexpected += 1,
+                        }
+                    }
+                    UdtHeader::Control { dst_socket, body, .. } if dst_socket == c.my_socket => {
+                        if body == UdtControl::Shutdown {
+                            c.shutdown = true;
+                        } else {
+                            let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
+                            c.receiver.on_packet(now, &packet, &mut out);
+                        }
+                    }
+                    _ => self.progress.unexpected += 1,
+                }
+            }
+            let now = self.clock.now();
+            let Some(c) = conn.as_mut() else {
+                driver::wait(&self.socket, &self.clock, now + TURN)?;
+                continue;
+            };
+            if now >= c.receiver.next_wakeup() {
+                c.receiver.on_timer(now, &mut out);
+            }
+            for packet in out.packets.drain(..) {
+                let Header::Udt(header) = packet.header else { continue };
+                if let UdtHeader::Control { body, .. } = &header {
+                    match body {
+                        UdtControl::Ack { .. } => self.progress.acks += 1,
+                        UdtControl::Nak { .. } => self.progress.naks += 1,
+                        _ => {}
+                    }
+                }
+                encode_into(&header, &[], &mut send_buf);
+                driver::send_datagram(&self.socket, c.peer, &send_buf, &mut self.progress.lost_in_host)?;
+            }
+            let unbounded = c.stream.content_len() == Some(UNBOUNDED);
+            if c.complete_at.is_none() && !unbounded {
+                if let Some(result) = c.stream.finish() {
+                    c.checksum = Some(result?.checksum);
+                    c.complete_at = Some(now);
+                }
+            }
+            let done = if unbounded {
+                c.shutdown
+            } else if c.complete_at.is_some() {
+                c.shutdown || now - c.last_heard > LINGER
+            } else if c.shutdown {
+                self.observe(c, now);
+                let (received, expected) = (c.stream.content_written(), c.stream.content_len().unwrap_or(0));
+                return Err(TransferError::Incomplete { received, expected });
+            } else {
+                false
+            };
+            if done {
+                self.observe(c, now);
+                return self.finish(conn.take(), unbounded);
+            }
+            if now - c.last_heard > self.spec.idle_timeout {
+                self.observe(c, now);
+                return Err(TransferError::PeerSilent { silent_s: (now - c.last_heard) as f64 / 1e9 });
+            }
+            if now >= next_publish {
+                self.observe(c, now);
+                next_publish = now + TURN;
+            }
+            driver::wait(&self.socket, &self.clock, c.receiver.next_wakeup().min(next_publish))?;
+        }
+    }
+
+    /// The end of a complete transfer: the output flushed, an unbounded test's pattern checked.
+    fn finish(&self, conn: Option<Connection>, unbounded: bool) -> Result<RecvSummary, TransferError> {
+        let checksum = conn.as_ref().and_then(|c| c.checksum);
+        if let Some(c) = conn {
+            let mut sink = c.stream.into_sink();
+            sink.flush().map_err(|source| self.output_error(source))?;
+            if unbounded && sink.pattern.mismatched > 0 {
+                return Err(TransferError::PatternMismatch {
+                    written: sink.pattern.written,
+                    mismatched: sink.pattern.mismatched,
+                });
+            }
+        }
+        Ok(RecvSummary {
+            progress: self.progress.clone(),
+            content_bytes: self.progress.bytes,
+            checksum,
+            pattern_checked: unbounded,
+            complete: true,
+        })
+    }
+
+    fn output_error(&self, source: io::Error) -> TransferError {
+        let path = self.spec.out.as_ref().map_or("the output".into(), |p| p.display().to_string());
+        TransferError::File { path, source }
+    }
+
+    fn reply(&mut self, reply: &UdtHeader, to: SocketAddr, buf: &mut Vec<u8>) -> Result<(), TransferError> {
+        encode_into(reply, &[], buf);
+        driver::send_datagram(&self.socket, to, buf, &mut self.progress.lost_in_host)
+    }
+
+    fn observe(&mut self, c: &Connection, now: Time) {
+        let counters = c.receiver.counters();
+        let p = &mut self.progress;
+        p.elapsed = now - c.start;
+        p.bytes = c.stream.content_written();
+        p.total = c.stream.content_len().filter(|&n| n != UNBOUNDED);
+        p.rtt_us = c.receiver.rtt_us();
+        p.packets_sent = counters.packets_sent;
+        p.packets_received = counters.packets_received;
+        self.shared.publish(p);
+    }
+
+    fn summary(&self, c: Option<&Connection>, complete: bool) -> RecvSummary {
+        RecvSummary {
+            progress: self.progress.clone(),
+            content_bytes: self.progress.bytes,
+            checksum: c.and_then(|c| c.checksum),
+            pattern_checked: false,
+            complete,
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! `cclab send`: connects to a listening receiver with UDT 4's handshake and
+//! sends a file, a given number of pattern bytes, or pattern bytes for a
+//! duration, through the simulator's [`UdtSender`] with the congestion
+//! control named as in a scenario.
+//!
+//! The sender never keeps the content in memory: packet `k` is read again
+//! from the file (or regenerated) whenever it is sent, first or again. New
+//! packets leave in order, so the checksum is computed as each one first
+//! leaves and is complete when the last one, which carries it, does.
+
+use super::content::Content;
+use super::driver::{
+    self, encode_into, invalid, open_socket, Handle, Progress, Shared, TransferError, Tuning, TURN,
+};
+use super::handshake::{Agreed, Caller, CallerState, Offer};
+use super::stream::{Fnv64, Layout, LENGTH_BYTES, UNBOUNDED};
+use crate::clock::Clock;
+use cclab_transport::app::App;
+use cclab_transport::registry;
+use cclab_transport::udt::sender::UdtSender;
+use cclab_transport::udt::seq::SeqSpace;
+use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES};
+use cclab_wire::time::millis;
+use cclab_wire::{
+    Control, Endpoint, Header, MetricLog, Metrics, Outbox, Packet, Time, UdtControl, UdtHeader,
+};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// What to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    File(PathBuf),
+    /// This many bytes of the test pattern.
+    Bytes(u64),
+    /// The test pattern until the duration ends.
+    Unbounded,
+}
+
+#[derive(Clone, Debug)]
+pub struct SendSpec {
+    pub to: SocketAddr,
+    pub source: Source,
+    /// A UDT congestion control's name (`cclab algorithms`): udt, udt_rtt_banded, ...
+    pub cc: String,
+    /// Stop after this long: the end of an unbounded test, a limit otherwise.
+    pub duration: Option<Time>,
+    pub tuning: Tuning,
+}
+
+#[derive(Clone, Debug)]
+pub struct SendSummary {
+    pub progress: Progress,
+    /// Content bytes acknowledged (all of them unless stopped).
+    pub content_bytes: u64,
+    /// False if the duration or a stop request ended a bounded transfer first.
+    pub complete: bool,
+    pub checksum: Option<u64>,
+}
+
+/// Validates the spec, opens the content and the socket, and starts the transfer thread.
+pub fn start(spec: SendSpec) -> Result<Handle<SendSummary>, TransferError> {
+    let build_cc = |name: &str| {
+        registry::defaults::udt_congestion_control(name).map_err(|e| invalid("--cc", e.to_string()))
+    };
+    // Built here to report a bad name at once; built again on the transfer's thread, which owns it.
+    build_cc(&spec.cc)?;
+    if spec.source == Source::Unbounded && spec.duration.is_none() {
+        return Err(invalid("--duration", "a test without --bytes or a file needs a duration"));
+    }
+    if spec.duration == Some(0) {
+        return Err(invalid("--duration", "must be positive"));
+    }
+    let min_mss = IP_UDP_BYTES + cclab_wire::udt_codec::HEADER_BYTES as u32 + 1;
+    if spec.tuning.mss < min_mss || spec.tuning.mss as usize > driver::MAX_DATAGRAM {
+        return Err(invalid(
+            "--mss",
+            format!("{} is outside [{min_mss}, {}]", spec.tuning.mss, driver::MAX_DATAGRAM),
+        ));
+    }
+    let content = match &spec.source {
+        Source::File(path) => Content::open(path)
+            .map_err(|source| TransferError::File { path: path.display().to_string(), source })?,
+        Source::Bytes(n) => Content::Pattern { len: *n },
+        Source::Unbounded => Content::Pattern { len: UNBOUNDED },
+    };
+    let any: SocketAddr = if spec.to.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+    let socket = open_socket(any)?;
+    let local = socket.local_addr().map_err(TransferError::Socket)?;
+    driver::spawn("cclab-send", local, move |shared| {
+        let cc = build_cc(&spec.cc)?;
+        let mut sending = Sending::new(spec, content, socket, shared, cc)?;
+        sending.run()
+    })
+}
+
+struct Sending<'a> {
+    spec: SendSpec,
+    content: Content,
+    socket: std::net::UdpSocket,
+    shared: &'a Shared,
+    cc: Option<Box<dyn cclab_transport::udt::cc::UdtCongestionControl>>,
+    clock: Clock,
+    progress: Progress,
+    recv_buf: Vec<u8>,
+    send_buf: Vec<u8>,
+    packet_buf: Vec<u8>,
+    out: Outbox,
+}
+
+impl<'a> Sending<'a> {
+    fn new(
+        spec: SendSpec,
+        content: Content,
+        socket: std::net::UdpSocket,
+        shared: &'a Shared,
+        cc: Box<dyn cclab_transport::udt::cc::UdtCongestionControl>,
+    ) -> Result<Self, TransferError> {
+        let total = (content.len() != UNBOUNDED).then_some(content.len());
+        Ok(Self {
+            progress: Progress { peer: Some(spec.to), total, ..Progress::default() },
+            spec,
+            content,
+            socket,
+            shared,
+            cc: Some(cc),
+            clock: Clock::new(),
+            recv_buf: vec![0; driver::MAX_DATAGRAM],
+            send_buf: Vec::with_capacity(2048),
+            packet_buf: Vec::with_capacity(2048),
+            out: Outbox::default(),
+        })
+    }
+
+    fn transmit(&mut self, header: &UdtHeader, payload_from_packet_buf: bool) -> Result<(), TransferError> {
+        let payload: &[u8] = if payload_from_packet_buf { &self.packet_buf } else { &[] };
+        encode_into(header, payload, &mut self.send_buf);
+        driver::send_datagram(&self.socket, self.spec.to, &self.send_buf, &mut self.progress.lost_in_host)
+    }
+
+    fn handshake(&mut self) -> Result<Option<(Agreed, u32)>, TransferError> {
+        let my_socket = driver::socket_id();
+        let isn = driver::os_random() as u32;
+        let offer = Offer { mss: self.spec.tuning.mss, flow_window: self.spec.tuning.flight_flag_size };
+        let mut caller = Caller::new(self.clock.now(), my_socket, isn, offer, self.spec.to);
+        loop {
+            if self.shared.stopping() {
+                return Ok(None);
+            }
+            let now = self.clock.now();
+            if let Some(request) = caller.poll(now) {
+                self.transmit(&request, false)?;
+            }
+            while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
+                if from != self.spec.to {
+                    self.progress.unexpected += 1;
+                    continue;
+                }
+                match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
+                    Ok((header, _)) => caller.on_packet(&header),
+                    Err(_) => self.progress.malformed += 1,
+                }
+            }
+            match caller.state() {
+                CallerState::Connecting => {}
+                CallerState::Connected(agreed) => return Ok(Some((agreed, my_socket))),
+                CallerState::Rejected => return Err(TransferError::Rejected(self.spec.to)),
+                CallerState::IsnMismatch { sent, got } => {
+                    return Err(TransferError::IsnMismatch { peer: self.spec.to, sent, got })
+                }
+                CallerState::TimedOut => return Err(TransferError::ConnectTimeout(self.spec.to)),
+            }
+            driver::wait(&self.socket, &self.clock, caller.next_wakeup())?;
+        }
+    }
+
+    fn run(&mut self) -> Result<SendSummary, TransferError> {
+        let Some((agreed, my_socket)) = self.handshake()? else {
+            return Ok(self.summary(0, false, None));
+        };
+        let start = self.clock.now();
+        let cfg = UdtConfig {
+            mss: agreed.mss,
+            isn: agreed.isn,
+            flow_window: agreed.peer_flow_window,
+            receive_buffer: self.spec.tuning.buffer_packets,
+            send_buffer: self.spec.tuning.buffer_packets,
+            start,
+            app: App::Stream,
+            sender_socket: my_socket,
+            receiver_socket: agreed.peer_socket,
+            ..UdtConfig::default()
+        };
+        let Some(cc) = self.cc.take() else { return Err(TransferError::Thread("started twice".into())) };
+        let mut sender = UdtSender::new(cfg, cc);
+        let space = SeqSpace::new(cfg.isn);
+        let payload = u64::from(cfg.payload());
+        let layout = Layout { payload, content_len: self.content.len() };
+        let bounded = self.content.len() != UNBOUNDED;
+        // An unbounded test writes in whole packets, a send buffer's worth ahead of what left.
+        let ahead = payload * u64::from(cfg.send_buffer);
+        let mut written = 0u64;
+        if bounded {
+            written = layout.stream_len();
+            let _ = sender.on_control(start, Control::AppWrite { bytes: written }, &mut self.out);
+            let _ = sender.on_control(start, Control::AppClose, &mut self.out);
+        }
+        let deadline = self.spec.duration.map(|d| start + d);
+        let mut hash = Fnv64::new();
+        let mut first_sends = 0u64;
+        let mut closing = false;
+        let mut next_publish = start;
+        self.progress.connected = true;
+        loop {
+            let now = self.clock.now();
+            let stop = self.shared.stopping() || deadline.is_some_and(|d| now >= d);
+            if stop && !closing {
+                closing = true;
+                if bounded {
+                    break;
+                }
+                let _ = sender.on_control(now, Control::AppClose, &mut self.out);
+            }
+            if !bounded && !closing && written < first_sends * payload + ahead {
+                let more = ahead - (written - first_sends * payload);
+                let more = more - more % payload;
+                written += more;
+                let _ = sender.on_control(now, Control::AppWrite { bytes: more }, &mut self.out);
+            }
+            while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
+                if from != self.spec.to {
+                    self.progress.unexpected += 1;
+                    continue;
+                }
+                let header = match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
+                    Ok((header, _)) => header,
+                    Err(_) => {
+                        self.progress.malformed += 1;
+                        continue;
+                    }
+                };
+                match header {
+                    UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
+                        if matches!(body, UdtControl::Handshake { .. }) {
+                            continue; // a repeated response to our handshake
+                        }
+                        let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
+                        sender.on_packet(self.clock.now(), &packet, &mut self.out);
+                    }
+                    _ => self.progress.unexpected += 1,
+                }
+            }
+            let now = self.clock.now();
+            let due = sender.next_wakeup();
+            if now >= due {
+                sender.on_timer(now, &mut self.out);
+            }
+            let mut packets = std::mem::take(&mut self.out.packets);
+            for packet in packets.drain(..) {
+                let Header::Udt(header) = packet.header else { continue };
+                if let UdtHeader::Data { seq, timestamp_us, .. } = header {
+                    let Some(k) = space.unwrap(seq, first_sends) else { continue };
+                    self.fill(&layout, k, &mut first_sends, &mut hash)?;
+                    // The endpoint stamped each packet with its scheduled send time.
+                    let scheduled = start + u64::from(timestamp_us) * 1000;
+                    self.progress.pacing.record(now.saturating_sub(scheduled));
+                    self.transmit(&header, true)?;
+                } else {
+                    self.transmit(&header, false)?;
+                }
+            }
+            self.out.packets = packets;
+            if sender.finished_at().is_some() {
+                break;
+            }
+            if sender.is_broken() {
+                self.observe(&sender, start, layout.payload);
+                self.shared.publish(&self.progress);
+                return Err(TransferError::ReceiverGone);
+            }
+            if now >= next_publish {
+                self.observe(&sender, start, layout.payload);
+                self.shared.publish(&self.progress);
+                next_publish = now + TURN;
+            }
+            driver::wait(&self.socket, &self.clock, sender.next_wakeup().min(next_publish))?;
+        }
+        // UDT's close: a shutdown after everything was acknowledged (or when giving up).
+        // Three copies, a SYN apart, so that one lost datagram does not leave the receiver waiting.
+        for i in 0..3 {
+            let now = self.clock.now();
+            let shutdown = control_packet(now, start, agreed.peer_socket, UdtControl::Shutdown);
+            if let Header::Udt(header) = shutdown.header {
+                self.transmit(&header, false)?;
+            }
+            if i < 2 {
+                std::thread::sleep(std::time::Duration::from_nanos(millis(10)));
+            }
+        }
+        self.observe(&sender, start, layout.payload);
+        self.shared.publish(&self.progress);
+        let complete = sender.finished_at().is_some();
+        let content_bytes = if complete {
+            written.saturating_sub(if bounded {
+                LENGTH_BYTES + super::stream::CHECKSUM_BYTES
+            } else {
+                LENGTH_BYTES
+            })
+        } else {
+            self.progress.bytes
+        };
+        Ok(self.summary(content_bytes, complete, bounded.then(|| hash.value())))
+    }
+
+    /// Packet `k`'s bytes into `packet_buf`; on its first send, the checksum takes in its content.
+    fn fill(
+        &mut self,
+        layout: &Layout,
+        k: u64,
+        first_sends: &mut u64,
+        hash: &mut Fnv64,
+    ) -> Result<(), TransferError> {
+        let content = &self.content;
+        let read = |at: u64, buf: &mut [u8]| content.read_at(at, buf);
+        let file_error = |source| TransferError::File { path: "the content".into(), source };
+        if k < *first_sends {
+            return layout.fill(k, hash.value(), &mut self.packet_buf, read).map_err(file_error);
+        }
+        if k > *first_sends {
+            return Err(TransferError::Thread(format!("packet {k} before packet {first_sends}")));
+        }
+        layout.fill(k, 0, &mut self.packet_buf, read).map_err(file_error)?;
+        let (start, len) = layout.packet(k);
+        let content_end = LENGTH_BYTES.saturating_add(layout.content_len);
+        let from = start.max(LENGTH_BYTES).min(start + len);
+        let to = (start + len).min(content_end).max(from);
+        hash.update(&self.packet_buf[(from - start) as usize..(to - start) as usize]);
+        *first_sends += 1;
+        if start + len > content_end {
+            // This packet carries (part of) the checksum, now complete.
+            layout.fill(k, hash.value(), &mut self.packet_buf, read).map_err(file_error)?;
+        }
+        Ok(())
+    }
+
+    fn observe(&mut self, sender: &UdtSender, start: Time, payload: u64) {
+        let now = self.clock.now();
+        let mut log = MetricLog::default();
+        sender.metrics(&mut Metrics::new(&mut log));
+        let counters = sender.counters();
+        let p = &mut self.progress;
+        p.elapsed = now - start;
+        p.bytes =
+            (sender.acknowledged() * payload).saturating_sub(LENGTH_BYTES).min(p.total.unwrap_or(u64::MAX));
+        p.rtt_us = (log.get("rtt").unwrap_or(0.0) * 1e6) as i64;
+        p.cwnd = log.get("cwnd").unwrap_or(0.0);
+        p.period_us = log.get("period_us").unwrap_or(0.0);
+        p.flow_window = log.get("flow_window").unwrap_or(0.0);
+        p.packets_sent = counters.packets_sent;
+        p.packets_received = counters.packets_received;
+        p.acks = counters.extra.count("acks");
+        p.naks = counters.extra.count("naks");
+        p.retransmits = counters.extra.count("retransmits");
+        p.timeouts = counters.extra.count("timeouts");
+    }
+
+    fn summary(&self, content_bytes: u64, complete: bool, checksum: Option<u64>) -> SendSummary {
+        SendSummary { progress: self.progress.clone(), content_bytes, complete, checksum }
+    }
+}
