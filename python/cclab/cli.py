@@ -834,9 +834,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory_limit(bench)
     bench.set_defaults(func=cmd_bench)
 
-    from cclab.realnet import add_emulate_parser
+    from cclab.realnet import add_emulate_parser, add_transfer_parsers
 
     add_emulate_parser(sub)
+    add_transfer_parsers(sub)
     return parser
 
 

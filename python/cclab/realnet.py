@@ -96,3 +96,152 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         pass  # Ctrl-C is how a relay without --duration ends: report and exit normally.
     _report(emulator.stop(), time.monotonic() - start, args.json, final=True)
     return 0
+
+
+def add_transfer_parsers(sub: Any) -> None:
+    send = sub.add_parser(
+        "send",
+        help="send a file or test bytes over UDT to `cclab recv`",
+        description="Connects to a `cclab recv` (or any UDT 4 listener reading the same framing) with "
+        "UDT 4's handshake and sends a file, --bytes N of a test pattern, or the pattern for --duration "
+        "seconds, with the simulator's UDT code and the congestion control named by --cc. Once per "
+        "--interval it prints the rate, RTT, window, sending period, ACKs and NAKs; at the end a summary.",
+    )
+    send.add_argument("file", nargs="?", help="the file to send (or use --bytes, or --duration alone)")
+    send.add_argument("--to", required=True, metavar="ADDR:PORT", help="where `cclab recv` listens")
+    send.add_argument("--bytes", metavar="SIZE", help="send this many bytes of a test pattern, e.g. 50MB or 4096B")
+    send.add_argument(
+        "--cc", default="udt", metavar="NAME", help="UDT congestion control (default udt; see `cclab algorithms`)"
+    )
+    send.add_argument(
+        "--duration", type=float, metavar="S", help="stop after S seconds (alone: an unbounded test that long)"
+    )
+    send.add_argument(
+        "--mss", type=int, default=1500, help="largest packet, IP and UDP headers included (default 1500)"
+    )
+    _add_report_options(send)
+    send.set_defaults(func=cmd_send)
+
+    recv = sub.add_parser(
+        "recv",
+        help="receive one UDT transfer from `cclab send` and verify it",
+        description="Listens for one UDT 4 connection, receives its byte stream, writes the content to "
+        "--out if given, and verifies its size and checksum (or, for an unbounded test, the pattern). "
+        "Once per --interval it prints the rate and what it acknowledged; at the end a summary.",
+    )
+    recv.add_argument("--listen", required=True, metavar="ADDR:PORT", help="where to listen (port 0: any free port)")
+    recv.add_argument("--out", metavar="FILE", help="write the content here (default: verify and discard)")
+    recv.add_argument(
+        "--timeout", type=float, default=10.0, metavar="S", help="give up on a sender silent this long (default 10)"
+    )
+    recv.add_argument("--mss", type=int, default=1500, help="largest packet this side accepts (default 1500)")
+    _add_report_options(recv)
+    recv.set_defaults(func=cmd_recv)
+
+
+def _add_report_options(parser: Any) -> None:
+    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between reports (default 1)")
+    parser.add_argument("--json", action="store_true", help="print each report and the summary as a JSON line")
+
+
+def _progress_line(p: dict[str, Any], rate_mbps: float, sender: bool) -> str:
+    done = f"{p['bytes'] / 1e6:.2f}" + (f"/{p['total'] / 1e6:.2f}" if p["total"] is not None else "") + " MB"
+    line = f"{p['elapsed_s']:7.1f} s  {rate_mbps:8.2f} Mbit/s  {done}  RTT {p['rtt_ms']:.2f} ms"
+    if sender:
+        line += (f"  window {p['cwnd']:.0f}  period {p['period_us']:.1f} us  ACKs {p['acks']}  NAKs {p['naks']}"
+                 f"  retransmitted {p['retransmits']}")  # fmt: skip
+    else:
+        line += f"  ACKs {p['acks']}  NAKs {p['naks']}"
+    return line
+
+
+def _run_transfer(transfer: Any, args: argparse.Namespace, sender: bool) -> int:
+    """Reports once per interval until the transfer ends (Ctrl-C stops it), then the summary."""
+    role = "sending" if sender else "receiving"
+    print(f"{role} on {transfer.local_addr()}", file=sys.stderr, flush=True)
+    last_bytes, last_elapsed = 0, 0.0
+    next_report = time.monotonic() + args.interval
+    interrupted = False
+    while not transfer.is_finished():
+        try:
+            time.sleep(min(0.05, max(0.0, next_report - time.monotonic())))
+        except KeyboardInterrupt:
+            transfer.stop()
+            interrupted = True
+            continue
+        if time.monotonic() < next_report:
+            continue
+        next_report += args.interval
+        p = transfer.progress()
+        if not p["connected"]:
+            continue
+        span = p["elapsed_s"] - last_elapsed
+        rate = (p["bytes"] - last_bytes) * 8 / span / 1e6 if span > 0 else 0.0
+        last_bytes, last_elapsed = p["bytes"], p["elapsed_s"]
+        if args.json:
+            print(json.dumps({"final": False, "rate_mbps": round(rate, 3), **p}), flush=True)
+        else:
+            print(_progress_line(p, rate, sender), flush=True)
+    try:
+        summary = transfer.join()
+    except _core.TransferFailed as e:
+        print(f"cclab {'send' if sender else 'recv'}: {e}", file=sys.stderr, flush=True)
+        return 1
+    p = summary["progress"]
+    rate = summary["content_bytes"] * 8 / p["elapsed_s"] / 1e6 if p["elapsed_s"] > 0 else 0.0
+    if args.json:
+        print(json.dumps({"final": True, "rate_mbps": round(rate, 3), **summary}), flush=True)
+    else:
+        print(_summary_line(summary, rate, sender, interrupted), flush=True)
+    return 0 if summary["complete"] else 1
+
+
+def _summary_line(summary: dict[str, Any], rate_mbps: float, sender: bool, interrupted: bool) -> str:
+    p = summary["progress"]
+    if not p["connected"]:
+        return "stopped before a connection was made"
+    state = "complete" if summary["complete"] else ("interrupted" if interrupted else "incomplete")
+    verified = ""
+    if not sender and summary["complete"]:
+        verified = (
+            "; content matches the test pattern"
+            if summary["pattern_checked"]
+            else f"; size and checksum {summary['checksum']} verified"
+        )
+    pacing = p["pacing"]
+    late = (f"; sends late by {pacing['p50_late_us']:.0f} us (median), {pacing['p99_late_us']:.0f} us (99th pct.)"
+            if sender and pacing["sends"] else "")  # fmt: skip
+    return (
+        f"{state}: {summary['content_bytes']} bytes in {p['elapsed_s']:.2f} s ({rate_mbps:.2f} Mbit/s) "
+        f"{'to' if sender else 'from'} {p['peer']}{verified}; {p['packets_sent']} packets sent, "
+        f"{p['retransmits']} retransmitted, {p['naks']} NAKs, {p['timeouts']} timeouts{late}"
+    )
+
+
+def _positive_interval(args: argparse.Namespace) -> None:
+    if not args.interval > 0:
+        _fail(f"--interval: {args.interval:g} is not a positive number of seconds")
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    _positive_interval(args)
+    if args.file is not None and args.bytes is not None:
+        _fail("--bytes: give a file or --bytes, not both")
+    if args.file is None and args.bytes is None and args.duration is None:
+        _fail("send: give a file, --bytes SIZE, or --duration S for an unbounded test")
+    try:
+        transfer = _core.Transfer.send(
+            args.to, path=args.file, bytes=args.bytes, cc=args.cc, duration_s=args.duration, mss=args.mss
+        )
+    except (ValueError, OSError, OverflowError) as e:
+        _fail(str(e))
+    return _run_transfer(transfer, args, sender=True)
+
+
+def cmd_recv(args: argparse.Namespace) -> int:
+    _positive_interval(args)
+    try:
+        transfer = _core.Transfer.recv(args.listen, out=args.out, timeout_s=args.timeout, mss=args.mss)
+    except (ValueError, OSError, OverflowError) as e:
+        _fail(str(e))
+    return _run_transfer(transfer, args, sender=False)

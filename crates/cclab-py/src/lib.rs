@@ -326,6 +326,186 @@ fn stopped() -> PyErr {
     pyo3::exceptions::PyRuntimeError::new_err("the emulator was stopped")
 }
 
+pyo3::create_exception!(_core, TransferFailed, pyo3::exceptions::PyRuntimeError);
+
+/// A transfer of `cclab send` or `cclab recv`, running on its own thread.
+#[pyclass(module = "cclab._core")]
+struct Transfer(Option<TransferHandle>);
+
+enum TransferHandle {
+    Send(cclab_net::udt::driver::Handle<cclab_net::udt::send::SendSummary>),
+    Recv(cclab_net::udt::driver::Handle<cclab_net::udt::recv::RecvSummary>),
+}
+
+fn transfer_error(e: cclab_net::udt::driver::TransferError) -> PyErr {
+    use cclab_net::udt::driver::TransferError as E;
+    match e {
+        E::Invalid { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
+        E::Bind { .. } | E::File { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
+        _ => TransferFailed::new_err(e.to_string()),
+    }
+}
+
+fn seconds(option: &str, s: f64) -> PyResult<cclab_wire::Time> {
+    if !(s.is_finite() && s > 0.0 && s < 1e9) {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{option}: {s} is not a positive number of seconds"
+        )));
+    }
+    Ok((s * 1e9) as cclab_wire::Time)
+}
+
+fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::udt::driver::Progress) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("elapsed_s", p.elapsed as f64 / 1e9)?;
+    d.set_item("connected", p.connected)?;
+    d.set_item("peer", p.peer.map(|a| a.to_string()))?;
+    d.set_item("bytes", p.bytes)?;
+    d.set_item("total", p.total)?;
+    d.set_item("rtt_ms", p.rtt_us as f64 / 1e3)?;
+    d.set_item("cwnd", p.cwnd)?;
+    d.set_item("period_us", p.period_us)?;
+    d.set_item("flow_window", p.flow_window)?;
+    d.set_item("packets_sent", p.packets_sent)?;
+    d.set_item("packets_received", p.packets_received)?;
+    d.set_item("acks", p.acks)?;
+    d.set_item("naks", p.naks)?;
+    d.set_item("retransmits", p.retransmits)?;
+    d.set_item("timeouts", p.timeouts)?;
+    d.set_item("malformed", p.malformed)?;
+    d.set_item("unexpected", p.unexpected)?;
+    d.set_item("lost_in_host", p.lost_in_host)?;
+    let pacing = PyDict::new(py);
+    pacing.set_item("sends", p.pacing.sends)?;
+    pacing.set_item("mean_late_us", p.pacing.mean_us())?;
+    pacing.set_item("p50_late_us", p.pacing.quantile_us(0.5))?;
+    pacing.set_item("p99_late_us", p.pacing.quantile_us(0.99))?;
+    pacing.set_item("max_late_us", p.pacing.max_late_ns as f64 / 1e3)?;
+    d.set_item("pacing", pacing)?;
+    Ok(d)
+}
+
+#[pymethods]
+impl Transfer {
+    /// `cclab send`: exactly one of `path` and `bytes`, or neither with `duration_s` (an unbounded test).
+    #[staticmethod]
+    #[pyo3(signature = (to, path=None, bytes=None, cc="udt".to_string(), duration_s=None, mss=1500))]
+    fn send(
+        py: Python<'_>,
+        to: &str,
+        path: Option<std::path::PathBuf>,
+        bytes: Option<String>,
+        cc: String,
+        duration_s: Option<f64>,
+        mss: u32,
+    ) -> PyResult<Self> {
+        use cclab_net::udt::send::{SendSpec, Source};
+        let source = match (path, bytes) {
+            (Some(p), None) => Source::File(p),
+            (None, Some(n)) => Source::Bytes(
+                cclab_wire::units::size(&n)
+                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("--bytes: {e}")))?,
+            ),
+            (None, None) => Source::Unbounded,
+            (Some(_), Some(_)) => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "--bytes: give a file or --bytes, not both",
+                ))
+            }
+        };
+        let spec = SendSpec {
+            to: cclab_net::emulator::parse_addr("--to", to).map_err(emulator_error)?,
+            source,
+            cc,
+            duration: duration_s.map(|s| seconds("--duration", s)).transpose()?,
+            tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
+        };
+        let handle = py.detach(|| cclab_net::udt::send::start(spec)).map_err(transfer_error)?;
+        Ok(Self(Some(TransferHandle::Send(handle))))
+    }
+
+    /// `cclab recv`: listens for one transfer; writes its content to `out` if given.
+    #[staticmethod]
+    #[pyo3(signature = (listen, out=None, timeout_s=10.0, mss=1500))]
+    fn recv(
+        py: Python<'_>,
+        listen: &str,
+        out: Option<std::path::PathBuf>,
+        timeout_s: f64,
+        mss: u32,
+    ) -> PyResult<Self> {
+        let spec = cclab_net::udt::recv::RecvSpec {
+            listen: cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?,
+            out,
+            idle_timeout: seconds("--timeout", timeout_s)?,
+            tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
+        };
+        let handle = py.detach(|| cclab_net::udt::recv::start(spec)).map_err(transfer_error)?;
+        Ok(Self(Some(TransferHandle::Recv(handle))))
+    }
+
+    /// This side's socket address, as "ADDR:PORT".
+    fn local_addr(&self) -> PyResult<String> {
+        Ok(match self.0.as_ref().ok_or_else(joined)? {
+            TransferHandle::Send(h) => h.local_addr.to_string(),
+            TransferHandle::Recv(h) => h.local_addr.to_string(),
+        })
+    }
+
+    fn progress<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = match self.0.as_ref().ok_or_else(joined)? {
+            TransferHandle::Send(h) => h.progress(),
+            TransferHandle::Recv(h) => h.progress(),
+        };
+        progress_dict(py, &p)
+    }
+
+    fn is_finished(&self) -> bool {
+        match &self.0 {
+            Some(TransferHandle::Send(h)) => h.is_finished(),
+            Some(TransferHandle::Recv(h)) => h.is_finished(),
+            None => true,
+        }
+    }
+
+    /// Asks the transfer to stop; `join()` then returns what it did.
+    fn stop(&self) {
+        match &self.0 {
+            Some(TransferHandle::Send(h)) => h.stop(),
+            Some(TransferHandle::Recv(h)) => h.stop(),
+            None => {}
+        }
+    }
+
+    /// Waits for the end: the summary (a dict with the last progress under "progress"), or TransferFailed.
+    fn join<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let handle = self.0.take().ok_or_else(joined)?;
+        let d = PyDict::new(py);
+        match handle {
+            TransferHandle::Send(h) => {
+                let s = py.detach(|| h.join()).map_err(transfer_error)?;
+                d.set_item("progress", progress_dict(py, &s.progress)?)?;
+                d.set_item("content_bytes", s.content_bytes)?;
+                d.set_item("complete", s.complete)?;
+                d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
+            }
+            TransferHandle::Recv(h) => {
+                let s = py.detach(|| h.join()).map_err(transfer_error)?;
+                d.set_item("progress", progress_dict(py, &s.progress)?)?;
+                d.set_item("content_bytes", s.content_bytes)?;
+                d.set_item("complete", s.complete)?;
+                d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
+                d.set_item("pattern_checked", s.pattern_checked)?;
+            }
+        }
+        Ok(d)
+    }
+}
+
+fn joined() -> PyErr {
+    pyo3::exceptions::PyRuntimeError::new_err("the transfer was already joined")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
@@ -340,6 +520,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_info, m)?)?;
     m.add_class::<CancelToken>()?;
     m.add_class::<Emulator>()?;
+    m.add_class::<Transfer>()?;
+    m.add("TransferFailed", m.py().get_type::<TransferFailed>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("RunCancelled", m.py().get_type::<RunCancelled>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

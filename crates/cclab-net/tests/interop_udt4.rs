@@ -1,0 +1,341 @@
+//! Interoperability with the reference implementation, UDT 4.11 (Debian's
+//! `libudt-dev`): a small sender and a small receiver written against that
+//! library (`interop/udt4_send.cpp`, `interop/udt4_recv.cpp`) are compiled
+//! with `g++`, and a ~3 MB random file goes both ways, over loopback and
+//! through the emulator (50 Mbit/s, 10 ms each way, 0.1 % loss, a queue of one
+//! bandwidth-delay product):
+//!
+//! - the reference sender (a UDT caller) to our receiver ([`recv::start`]);
+//! - our sender ([`send::start`], a file) to the reference receiver (a UDT listener).
+//!
+//! Each must deliver the file byte for byte and both ends must report success.
+//! Without `g++` or UDT 4.11's headers and library the tests fail (they do not
+//! skip): `apt-get install -y g++ libudt-dev`. A transfer that hangs is stopped
+//! after [`TIMEOUT`] and fails; the tests run one at a time.
+
+use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
+use cclab_net::udt::driver::{Handle, Tuning};
+use cclab_net::udt::recv::{self, RecvSpec};
+use cclab_net::udt::send::{self, SendSpec, Source};
+use cclab_net::{Emulator, EmulatorSpec, PathSpec};
+use cclab_wire::random::SplitMix64;
+use cclab_wire::time::{millis, secs};
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+/// Each case must finish within this; a hung child is killed, a hung transfer of ours stopped.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// Not a multiple of the payload (1456 bytes), so the last data packet is short.
+const CONTENT_BYTES: usize = 3_141_593;
+const INSTALL: &str = "apt-get install -y g++ libudt-dev";
+
+/// The compiled reference programs.
+struct Programs {
+    dir: PathBuf,
+    send: PathBuf,
+    recv: PathBuf,
+}
+
+fn programs() -> &'static Programs {
+    static PROGRAMS: OnceLock<Result<Programs, String>> = OnceLock::new();
+    match PROGRAMS.get_or_init(build) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn build() -> Result<Programs, String> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-udt4-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    match Command::new("g++").arg("--version").output() {
+        Ok(o) if o.status.success() => {}
+        _ => {
+            return Err(format!(
+                "g++ is not installed; the UDT 4 interoperability test needs it: `{INSTALL}`"
+            ))
+        }
+    }
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
+    let compile = |name: &str| -> Result<PathBuf, String> {
+        let exe = dir.join(name);
+        let src = sources.join(format!("{name}.cpp"));
+        let out = Command::new("g++")
+            .args(["-O2", "-Wall", "-o"])
+            .arg(&exe)
+            .arg(&src)
+            .args(["-ludt", "-lpthread"])
+            .output()
+            .map_err(|e| format!("cannot run g++: {e}"))?;
+        if out.status.success() {
+            return Ok(exe);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("udt/udt.h") || stderr.contains("-ludt") {
+            Err(format!(
+                "UDT 4.11 (headers <udt/udt.h> and libudt) is not installed; the UDT 4 \
+                 interoperability test needs it: `{INSTALL}`\n{stderr}"
+            ))
+        } else {
+            Err(format!("g++ failed on {}:\n{stderr}", src.display()))
+        }
+    };
+    Ok(Programs { send: compile("udt4_send")?, recv: compile("udt4_recv")?, dir })
+}
+
+/// One reference program running, its stdout arriving line by line; killed if dropped.
+struct Child {
+    name: &'static str,
+    child: std::process::Child,
+    lines: Receiver<String>,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Child {
+    fn spawn(name: &'static str, exe: &Path, args: &[String]) -> Child {
+        let mut child = Command::new(exe)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", exe.display()));
+        let (tx, lines) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        let mut err = child.stderr.take().expect("piped");
+        let stderr = Some(std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        }));
+        Child { name, child, lines, stderr }
+    }
+
+    /// The next line of its stdout, waiting at most `wait`.
+    fn line(&self, wait: Duration) -> Option<String> {
+        self.lines.recv_timeout(wait).ok()
+    }
+
+    /// Waits for its exit until `deadline`, then kills it; its status (None if killed) and all it printed.
+    fn finish(mut self, deadline: Instant) -> (Option<ExitStatus>, String) {
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(10)),
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    break None;
+                }
+            }
+        };
+        let mut text: String = self.lines.try_iter().map(|l| format!("{}: {l}\n", self.name)).collect();
+        if let Some(err) = self.stderr.take().and_then(|h| h.join().ok()) {
+            text.extend(err.lines().map(|l| format!("{} (stderr): {l}\n", self.name)));
+        }
+        (status, text)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Waits for one of our transfers until `deadline`, then stops it; its result.
+fn join<T>(handle: Handle<T>, deadline: Instant) -> Result<T, String> {
+    while !handle.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    if handle.is_finished() {
+        return handle.join().map_err(|e| e.to_string());
+    }
+    handle.stop();
+    let progress = handle.progress();
+    let stopped = handle.join().map_err(|e| e.to_string());
+    Err(format!("still running after {TIMEOUT:?}, stopped ({}); progress: {progress:?}", stopped.is_ok()))
+}
+
+/// 50 Mbit/s, 10 ms one way, 0.1 % loss, a DropTail queue of one bandwidth-delay product (20 ms RTT).
+fn emulated_path() -> PathSpec {
+    PathSpec {
+        rate_bps: Some(50_000_000),
+        delay: millis(10),
+        loss: 0.001,
+        queue: QueueLimit::Bytes(50_000_000 / 8 * 20 / 1000),
+        overhead_bytes: IPV4_UDP_HEADER_BYTES,
+    }
+}
+
+fn emulator_in_front_of(server: SocketAddr) -> Emulator {
+    Emulator::start(EmulatorSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        forward: server,
+        forward_path: emulated_path(),
+        reverse_path: emulated_path(),
+        seed: 11,
+        max_clients: 4,
+    })
+    .expect("the emulator starts")
+}
+
+/// A file of random bytes for case `tag`, and where its copy goes.
+fn files(tag: &str) -> (PathBuf, PathBuf, Vec<u8>) {
+    let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64;
+    let mut rng = SplitMix64::new(seed);
+    let data: Vec<u8> = (0..CONTENT_BYTES.div_ceil(8)).flat_map(|_| rng.next_u64().to_le_bytes()).collect();
+    let data = data[..CONTENT_BYTES].to_vec();
+    let dir = &programs().dir;
+    let (input, output) = (dir.join(format!("{tag}.in")), dir.join(format!("{tag}.out")));
+    std::fs::write(&input, &data).unwrap();
+    let _ = std::fs::remove_file(&output);
+    eprintln!("[{tag}] {CONTENT_BYTES} random bytes (SplitMix64 seed {seed:#x})");
+    (input, output, data)
+}
+
+/// Whether `path` holds exactly `data`, and if not, how it differs.
+fn compare(path: &Path, data: &[u8]) -> Result<(), String> {
+    let got = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if got == data {
+        return Ok(());
+    }
+    let first = got.iter().zip(data).position(|(a, b)| a != b).unwrap_or(got.len().min(data.len()));
+    Err(format!("the copy differs: {} bytes of {}, first difference at byte {first}", got.len(), data.len()))
+}
+
+/// One case at a time: both ends, the emulator and the background load share two cores.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The reference sender (caller) sends the file to our receiver (listener).
+fn reference_to_ours(tag: &str, emulated: bool) {
+    let programs = programs();
+    let _one = serial();
+    let (input, output, data) = files(tag);
+    let receiver = recv::start(RecvSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        out: Some(output.clone()),
+        idle_timeout: secs(10),
+        tuning: Tuning::default(),
+    })
+    .expect("our receiver starts");
+    let emulator = emulated.then(|| emulator_in_front_of(receiver.local_addr));
+    let to = emulator.as_ref().map_or(receiver.local_addr, Emulator::local_addr);
+    let started = Instant::now();
+    let deadline = started + TIMEOUT;
+    let args = [to.ip().to_string(), to.port().to_string(), input.display().to_string()];
+    let (status, printed) = Child::spawn("udt4_send", &programs.send, &args).finish(deadline);
+    let ours = join(receiver, deadline + Duration::from_secs(5));
+    let elapsed = started.elapsed().as_secs_f64();
+    let stats = emulator.map(Emulator::stop);
+    eprint!("{printed}");
+    eprintln!("[{tag}] {elapsed:.2} s; our receiver: {ours:?}");
+    if let Some(stats) = stats {
+        eprintln!("[{tag}] emulator: {stats:?}");
+    }
+    let mut failures = Vec::new();
+    match status {
+        Some(s) if s.success() => {}
+        Some(s) => failures.push(format!("the reference sender failed ({s})")),
+        None => failures.push(format!("the reference sender was killed after {TIMEOUT:?}")),
+    }
+    match &ours {
+        Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
+        Ok(summary) => failures.push(format!(
+            "our receiver ended incomplete ({} of {CONTENT_BYTES} bytes)",
+            summary.content_bytes
+        )),
+        Err(e) => failures.push(format!("our receiver failed: {e}")),
+    }
+    if let Err(e) = compare(&output, &data) {
+        failures.push(e);
+    }
+    assert!(failures.is_empty(), "[{tag}] UDT 4.11 sender -> our receiver:\n  {}", failures.join("\n  "));
+}
+
+/// Our sender (caller) sends the file to the reference receiver (listener).
+fn ours_to_reference(tag: &str, emulated: bool) {
+    let programs = programs();
+    let _one = serial();
+    let (input, output, data) = files(tag);
+    let child = Child::spawn("udt4_recv", &programs.recv, &["0".into(), output.display().to_string()]);
+    let Some(port) = child.line(Duration::from_secs(10)).and_then(|l| l.trim().parse::<u16>().ok()) else {
+        panic!("udt4_recv printed no port:\n{}", child.finish(Instant::now()).1);
+    };
+    let listener: SocketAddr = ([127, 0, 0, 1], port).into();
+    let emulator = emulated.then(|| emulator_in_front_of(listener));
+    let to = emulator.as_ref().map_or(listener, Emulator::local_addr);
+    let started = Instant::now();
+    let deadline = started + TIMEOUT;
+    let sender = send::start(SendSpec {
+        to,
+        source: Source::File(input),
+        cc: "udt".into(),
+        duration: Some(secs(TIMEOUT.as_secs())),
+        tuning: Tuning::default(),
+    })
+    .expect("our sender starts");
+    let ours = join(sender, deadline);
+    // The reference receiver waits up to 3 s for our shutdown after the content is in.
+    let (status, printed) = child.finish(deadline + Duration::from_secs(5));
+    let elapsed = started.elapsed().as_secs_f64();
+    let stats = emulator.map(Emulator::stop);
+    eprint!("{printed}");
+    eprintln!("[{tag}] {elapsed:.2} s; our sender: {ours:?}");
+    if let Some(stats) = stats {
+        eprintln!("[{tag}] emulator: {stats:?}");
+    }
+    let mut failures = Vec::new();
+    match &ours {
+        Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
+        Ok(summary) => failures.push(format!(
+            "our sender ended incomplete ({} of {CONTENT_BYTES} bytes acknowledged)",
+            summary.content_bytes
+        )),
+        Err(e) => failures.push(format!("our sender failed: {e}")),
+    }
+    match status {
+        Some(s) if s.success() => {}
+        Some(s) => failures.push(format!("the reference receiver failed ({s})")),
+        None => failures.push(format!("the reference receiver was killed after {TIMEOUT:?}")),
+    }
+    if let Err(e) = compare(&output, &data) {
+        failures.push(e);
+    }
+    assert!(failures.is_empty(), "[{tag}] our sender -> UDT 4.11 receiver:\n  {}", failures.join("\n  "));
+}
+
+#[test]
+fn udt4_sender_to_our_receiver_over_loopback() {
+    reference_to_ours("udt4-to-ours", false);
+}
+
+#[test]
+fn our_sender_to_udt4_receiver_over_loopback() {
+    ours_to_reference("ours-to-udt4", false);
+}
+
+#[test]
+fn udt4_sender_to_our_receiver_through_the_emulator() {
+    reference_to_ours("udt4-to-ours-emulated", true);
+}
+
+#[test]
+fn our_sender_to_udt4_receiver_through_the_emulator() {
+    ours_to_reference("ours-to-udt4-emulated", true);
+}
