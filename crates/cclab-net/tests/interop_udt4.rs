@@ -33,6 +33,10 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 /// Not a multiple of the payload (1456 bytes), so the last data packet is short.
 const CONTENT_BYTES: usize = 3_141_593;
 const INSTALL: &str = "apt-get install -y g++ libudt-dev";
+/// Bytes the reference sender hands to each `UDT::send` call (its CHUNK argument;
+/// default 65536, 0: the whole stream as one buffer). UDT 4 starts a packet at
+/// each call, so this decides where the short packets fall.
+const CHUNK_VAR: &str = "CCLAB_UDT4_SEND_CHUNK";
 
 /// The compiled reference programs.
 struct Programs {
@@ -238,7 +242,8 @@ fn reference_to_ours(tag: &str, emulated: bool) {
     let to = emulator.as_ref().map_or(receiver.local_addr, Emulator::local_addr);
     let started = Instant::now();
     let deadline = started + TIMEOUT;
-    let args = [to.ip().to_string(), to.port().to_string(), input.display().to_string()];
+    let mut args = vec![to.ip().to_string(), to.port().to_string(), input.display().to_string()];
+    args.extend(std::env::var(CHUNK_VAR).ok());
     let (status, printed) = Child::spawn("udt4_send", &programs.send, &args).finish(deadline);
     let ours = join(receiver, deadline + Duration::from_secs(5));
     let elapsed = started.elapsed().as_secs_f64();

@@ -27,6 +27,9 @@ use cclab_wire::{
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+/// Packets an unbounded test's application keeps written but not yet sent.
+const WRITE_AHEAD_PACKETS: u64 = 256;
+
 /// What to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Source {
@@ -197,8 +200,10 @@ impl<'a> Sending<'a> {
         let payload = u64::from(cfg.payload());
         let layout = Layout { payload, content_len: self.content.len() };
         let bounded = self.content.len() != UNBOUNDED;
-        // An unbounded test writes in whole packets, a send buffer's worth ahead of what left.
-        let ahead = payload * u64::from(cfg.send_buffer);
+        // An unbounded test writes whole packets a little ahead of what left: enough that
+        // the sender never waits for the application (the loop tops it up every period),
+        // little enough that the test ends when its duration does, not a send buffer later.
+        let ahead = payload * WRITE_AHEAD_PACKETS;
         let mut written = 0u64;
         if bounded {
             written = layout.stream_len();

@@ -1,0 +1,113 @@
+"""`cclab send` and `cclab recv` as a user runs them: processes on loopback, directly and through `cclab emulate`."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+def _cclab(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "cclab", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _receiver(*options: str) -> tuple[subprocess.Popen[str], str]:
+    proc = _cclab("recv", "--listen", "127.0.0.1:0", *options)
+    assert proc.stderr is not None
+    first = proc.stderr.readline()  # "receiving on 127.0.0.1:PORT"
+    assert first.startswith("receiving on "), first
+    return proc, first.split()[-1]
+
+
+def _json_lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.strip().splitlines()]
+
+
+def test_a_file_arrives_intact_and_both_sides_report(tmp_path: Path) -> None:
+    source, copy = tmp_path / "source.bin", tmp_path / "copy.bin"
+    source.write_bytes(bytes(range(256)) * 8000 + b"tail")
+    receiver, addr = _receiver("--out", str(copy), "--json", "--interval", "0.2")
+    sender = _cclab("send", str(source), "--to", addr, "--json", "--interval", "0.2")
+    sent_out, sent_err = sender.communicate(timeout=60)
+    received_out, _ = receiver.communicate(timeout=60)
+    assert sender.returncode == 0, sent_err
+    assert receiver.returncode == 0
+    assert copy.read_bytes() == source.read_bytes()
+    sent, received = _json_lines(sent_out)[-1], _json_lines(received_out)[-1]
+    assert sent["final"] and received["final"]
+    assert sent["content_bytes"] == received["content_bytes"] == source.stat().st_size
+    assert sent["checksum"] == received["checksum"] is not None
+    assert sent["progress"]["packets_sent"] >= source.stat().st_size // 1456
+
+
+def test_an_unbounded_test_through_the_emulator_checks_the_pattern() -> None:
+    receiver, addr = _receiver("--json")
+    emulator = _cclab("emulate", "--listen", "127.0.0.1:0", "--forward", addr, "--rate", "20Mbps",
+                      "--delay", "5ms", "--queue", "25KB", "--duration", "30")  # fmt: skip
+    assert emulator.stderr is not None
+    relay = emulator.stderr.readline().split()[1]  # "emulating ADDR -> ..."
+    sender = _cclab("send", "--to", relay, "--duration", "2", "--cc", "udt_combined", "--interval", "0.5")
+    sent_out, sent_err = sender.communicate(timeout=60)
+    received_out, _ = receiver.communicate(timeout=60)
+    emulator.send_signal(signal.SIGINT)
+    emulator.communicate(timeout=30)
+    assert sender.returncode == 0, sent_err
+    lines = sent_out.strip().splitlines()
+    assert len(lines) >= 3 and "Mbit/s" in lines[0] and "period" in lines[0]
+    assert lines[-1].startswith("complete: ")
+    final = _json_lines(received_out)[-1]
+    assert final["complete"] and final["pattern_checked"]
+    # Two seconds at 20 Mbit/s: more than a megabyte, less than the link could carry.
+    assert 1_000_000 < final["content_bytes"] < 2.2 * 20e6 / 8
+
+
+def test_a_sender_with_nobody_listening_gives_up_after_the_handshake_timeout() -> None:
+    started = time.monotonic()
+    sender = _cclab("send", "--to", "127.0.0.1:9", "--bytes", "1MB")
+    _, err = sender.communicate(timeout=30)
+    assert sender.returncode == 1
+    assert "no answer from 127.0.0.1:9 within 3 s" in err
+    assert 2.5 < time.monotonic() - started < 20
+
+
+def test_ctrl_c_stops_a_waiting_receiver() -> None:
+    receiver, _ = _receiver()
+    time.sleep(0.3)
+    receiver.send_signal(signal.SIGINT)
+    out, _ = receiver.communicate(timeout=30)
+    assert receiver.returncode == 1
+    assert "stopped before a connection was made" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["send", "--to", "nowhere", "--bytes", "1MB"], "--to:"),
+        (["send", "--to", "127.0.0.1:70000", "--bytes", "1MB"], "--to:"),
+        (["send", "--to", "127.0.0.1:9000", "--bytes", "lots"], "--bytes:"),
+        (["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--cc", "cubic"], "--cc:"),
+        (["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--duration", "0"], "--duration:"),
+        (["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--mss", "20"], "--mss:"),
+        (["send", "--to", "127.0.0.1:9000", "/no/such/file"], "/no/such/file"),
+        (["send", "--to", "127.0.0.1:9000"], "send: give a file, --bytes SIZE, or --duration S"),
+        (["send", "x", "--to", "127.0.0.1:9000", "--bytes", "1MB"], "--bytes: give a file or --bytes, not both"),
+        (["recv", "--listen", "127.0.0.1:0", "--timeout", "-1"], "--timeout:"),
+        (["recv", "--listen", "127.0.0.1:0", "--interval", "0"], "--interval:"),
+        (["recv", "--listen", "127.0.0.1:0", "--out", "/no/such/dir/x"], "/no/such/dir/x"),
+        (["recv", "--listen", "192.0.2.1:5000"], "cannot use 192.0.2.1:5000"),
+    ],
+)
+def test_bad_input_is_one_line_naming_it_and_exit_2(args: list[str], message: str) -> None:
+    proc = _cclab(*args)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], err
+    assert "Traceback" not in err
