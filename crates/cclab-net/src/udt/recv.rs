@@ -233,6 +233,7 @@ impl Receiving<'_> {
             }
             let now = self.clock.now();
             let Some(c) = conn.as_mut() else {
+                self.shared.publish(&self.progress);
                 driver::wait(&self.socket, &self.clock, now + TURN)?;
                 continue;
             };
