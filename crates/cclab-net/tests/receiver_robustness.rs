@@ -54,7 +54,7 @@ fn hostile_datagram(rng: &mut SplitMix64, socket_id: u32) -> Vec<u8> {
     let word = |rng: &mut SplitMix64| rng.next_u64() as u32;
     let dst_socket = if r & 1 == 0 { socket_id } else { word(rng) };
     let header = match (r >> 1) % 7 {
-        0 | 1 | 2 => UdtHeader::Data {
+        0..=2 => UdtHeader::Data {
             seq: word(rng) & 0x7FFF_FFFF,
             msg: word(rng),
             timestamp_us: word(rng),
@@ -179,7 +179,7 @@ fn a_connected_hostile_peer_cannot_crash_the_receiver_or_grow_its_memory() {
     while started.elapsed() < Duration::from_secs(4) && !r.is_finished() {
         for _ in 0..200 {
             let mut bytes = hostile_datagram(&mut rng, socket_id);
-            if rng.next_u64() % 3 == 0 {
+            if rng.next_u64().is_multiple_of(3) {
                 // Data within the receive window, with the wrong sizes and contents.
                 let seq = (isn + (rng.next_u64() % 9000) as u32) & 0x7FFF_FFFF;
                 let header = UdtHeader::Data { seq, msg: 0, timestamp_us: 0, dst_socket: socket_id };
