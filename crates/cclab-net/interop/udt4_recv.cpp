@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 static void fail(const char* what) {
     std::printf("udt4_recv: FAILED: %s: %s\n", what, UDT::getlasterror().getErrorMessage());
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
     UDT::setsockopt(u, 0, UDT_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
     int extra = UDT::recv(u, buf, 1, 0);
     int code = extra == UDT::ERROR ? UDT::getlasterror().getErrorCode() : 0;
-    const char* end = extra > 0 ? "more data after the checksum"
+    std::string end = extra > 0 ? "more data after the checksum"
                       : code == CUDTException::ECONNLOST ? "peer closed"
                       : code == CUDTException::ETIMEOUT ? "no shutdown from the peer within 3 s"
                       : UDT::getlasterror().getErrorMessage();
@@ -113,7 +114,7 @@ int main(int argc, char** argv) {
     UDT::cleanup();
     bool ok = sent == hash && extra <= 0;
     std::printf("udt4_recv: %s: %llu bytes, fnv1a64 %016llx (sender's %016llx); %s", ok ? "OK" : "FAILED",
-                (unsigned long long)total, (unsigned long long)hash, (unsigned long long)sent, end);
+                (unsigned long long)total, (unsigned long long)hash, (unsigned long long)sent, end.c_str());
     if (have_perf)
         std::printf("; packets received %lld, NAKs sent %d, ACKs sent %d, RTT %.3f ms", (long long)perf.pktRecvTotal,
                     perf.pktSentNAKTotal, perf.pktSentACKTotal, perf.msRTT);

@@ -10,8 +10,10 @@
 //!
 //! Each must deliver the file byte for byte and both ends must report success.
 //! Without `g++` or UDT 4.11's headers and library the tests fail (they do not
-//! skip): `apt-get install -y g++ libudt-dev`. A transfer that hangs is stopped
-//! after [`TIMEOUT`] and fails; the tests run one at a time.
+//! skip): `apt-get install -y g++ libudt-dev`. A case fails, stopping our end
+//! and killing the reference program, when its transfer makes no progress for
+//! [`STALL`], when one end outlives the other by [`GRACE`], or after
+//! [`TIMEOUT`]. The cases run one at a time.
 
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::udt::driver::{Handle, Tuning};
@@ -30,6 +32,12 @@ use std::time::{Duration, Instant};
 
 /// Each case must finish within this; a hung child is killed, a hung transfer of ours stopped.
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// A case whose transfer has not moved for this long has failed (UDT 4 would
+/// retransmit for ~45 s more before giving up).
+const STALL: Duration = Duration::from_secs(15);
+/// Once one end has finished, the other must within this (the reference
+/// receiver waits up to 3 s for the sender's shutdown).
+const GRACE: Duration = Duration::from_secs(6);
 /// Not a multiple of the payload (1456 bytes), so the last data packet is short.
 const CONTENT_BYTES: usize = 3_141_593;
 const INSTALL: &str = "apt-get install -y g++ libudt-dev";
@@ -54,7 +62,8 @@ fn programs() -> &'static Programs {
 }
 
 fn build() -> Result<Programs, String> {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("interop-udt4-{}", std::process::id()));
+    // Shared by runs: each compiles to a name of its own and renames the result into place.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("interop-udt4");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     match Command::new("g++").arg("--version").output() {
         Ok(o) if o.status.success() => {}
@@ -67,15 +76,17 @@ fn build() -> Result<Programs, String> {
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("interop");
     let compile = |name: &str| -> Result<PathBuf, String> {
         let exe = dir.join(name);
+        let tmp = dir.join(format!("{name}.{}", std::process::id()));
         let src = sources.join(format!("{name}.cpp"));
         let out = Command::new("g++")
             .args(["-O2", "-Wall", "-o"])
-            .arg(&exe)
+            .arg(&tmp)
             .arg(&src)
             .args(["-ludt", "-lpthread"])
             .output()
             .map_err(|e| format!("cannot run g++: {e}"))?;
         if out.status.success() {
+            std::fs::rename(&tmp, &exe).map_err(|e| format!("{}: {e}", exe.display()))?;
             return Ok(exe);
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -159,18 +170,70 @@ impl Drop for Child {
     }
 }
 
-/// Waits for one of our transfers until `deadline`, then stops it; its result.
-fn join<T>(handle: Handle<T>, deadline: Instant) -> Result<T, String> {
-    while !handle.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
+/// How both ends of a case ended.
+struct Outcome<T> {
+    /// The reference program's exit status; None if it had to be killed.
+    status: Option<ExitStatus>,
+    /// Everything the reference program printed.
+    printed: String,
+    ours: Result<T, String>,
+    elapsed: f64,
+}
+
+/// Waits for both ends: until both have finished, or our end's byte count has
+/// not moved for [`STALL`], or [`TIMEOUT`] has passed; whatever still runs then
+/// is stopped (ours) or killed (the reference program).
+fn supervise<T>(mut child: Child, ours: Handle<T>, started: Instant) -> Outcome<T> {
+    let (mut bytes, mut moved) = (0, Instant::now());
+    let mut one_done: Option<Instant> = None;
+    let mut failure = None;
+    loop {
+        let child_done = !matches!(child.child.try_wait(), Ok(None));
+        if child_done && ours.is_finished() {
+            break;
+        }
+        let now = Instant::now();
+        if child_done || ours.is_finished() {
+            one_done.get_or_insert(now);
+        }
+        let progress = ours.progress();
+        if progress.bytes != bytes {
+            (bytes, moved) = (progress.bytes, now);
+        }
+        let total = progress.total.map_or("?".into(), |t| t.to_string());
+        let state = format!(
+            "our end at {bytes} of {total} content bytes, {}; {} {}",
+            if ours.is_finished() { "finished" } else { "running" },
+            child.name,
+            if child_done { "exited" } else { "running" }
+        );
+        if one_done.is_some_and(|at| now - at > GRACE) {
+            failure = Some(format!("one end finished, the other not within {GRACE:?} ({state})"));
+            break;
+        }
+        if now - moved > STALL {
+            failure = Some(format!("no progress for {STALL:?} ({state}); progress: {progress:?}"));
+            break;
+        }
+        if now - started > TIMEOUT {
+            failure = Some(format!("not done after {TIMEOUT:?} ({state}); progress: {progress:?}"));
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    if handle.is_finished() {
-        return handle.join().map_err(|e| e.to_string());
+    if !ours.is_finished() {
+        ours.stop();
     }
-    handle.stop();
-    let progress = handle.progress();
-    let stopped = handle.join().map_err(|e| e.to_string());
-    Err(format!("still running after {TIMEOUT:?}, stopped ({}); progress: {progress:?}", stopped.is_ok()))
+    let ours = ours.join().map_err(|e| e.to_string());
+    let ours = match failure {
+        Some(f) => Err(match ours {
+            Ok(_) => f,
+            Err(e) => format!("{f}; then: {e}"),
+        }),
+        None => ours,
+    };
+    let (status, printed) = child.finish(Instant::now());
+    Outcome { status, printed, ours, elapsed: started.elapsed().as_secs_f64() }
 }
 
 /// 50 Mbit/s, 10 ms one way, 0.1 % loss, a DropTail queue of one bandwidth-delay product (20 ms RTT).
@@ -203,7 +266,8 @@ fn files(tag: &str) -> (PathBuf, PathBuf, Vec<u8>) {
     let data: Vec<u8> = (0..CONTENT_BYTES.div_ceil(8)).flat_map(|_| rng.next_u64().to_le_bytes()).collect();
     let data = data[..CONTENT_BYTES].to_vec();
     let dir = &programs().dir;
-    let (input, output) = (dir.join(format!("{tag}.in")), dir.join(format!("{tag}.out")));
+    let pid = std::process::id();
+    let (input, output) = (dir.join(format!("{tag}.{pid}.in")), dir.join(format!("{tag}.{pid}.out")));
     std::fs::write(&input, &data).unwrap();
     let _ = std::fs::remove_file(&output);
     eprintln!("[{tag}] {CONTENT_BYTES} random bytes (SplitMix64 seed {seed:#x})");
@@ -231,6 +295,7 @@ fn reference_to_ours(tag: &str, emulated: bool) {
     let programs = programs();
     let _one = serial();
     let (input, output, data) = files(tag);
+    let input_path = input.clone();
     let receiver = recv::start(RecvSpec {
         listen: "127.0.0.1:0".parse().unwrap(),
         out: Some(output.clone()),
@@ -240,13 +305,11 @@ fn reference_to_ours(tag: &str, emulated: bool) {
     .expect("our receiver starts");
     let emulator = emulated.then(|| emulator_in_front_of(receiver.local_addr));
     let to = emulator.as_ref().map_or(receiver.local_addr, Emulator::local_addr);
-    let started = Instant::now();
-    let deadline = started + TIMEOUT;
     let mut args = vec![to.ip().to_string(), to.port().to_string(), input.display().to_string()];
     args.extend(std::env::var(CHUNK_VAR).ok());
-    let (status, printed) = Child::spawn("udt4_send", &programs.send, &args).finish(deadline);
-    let ours = join(receiver, deadline + Duration::from_secs(5));
-    let elapsed = started.elapsed().as_secs_f64();
+    let started = Instant::now();
+    let child = Child::spawn("udt4_send", &programs.send, &args);
+    let Outcome { status, printed, ours, elapsed } = supervise(child, receiver, started);
     let stats = emulator.map(Emulator::stop);
     eprint!("{printed}");
     eprintln!("[{tag}] {elapsed:.2} s; our receiver: {ours:?}");
@@ -257,7 +320,7 @@ fn reference_to_ours(tag: &str, emulated: bool) {
     match status {
         Some(s) if s.success() => {}
         Some(s) => failures.push(format!("the reference sender failed ({s})")),
-        None => failures.push(format!("the reference sender was killed after {TIMEOUT:?}")),
+        None => failures.push("the reference sender had to be killed".into()),
     }
     match &ours {
         Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
@@ -271,6 +334,8 @@ fn reference_to_ours(tag: &str, emulated: bool) {
         failures.push(e);
     }
     assert!(failures.is_empty(), "[{tag}] UDT 4.11 sender -> our receiver:\n  {}", failures.join("\n  "));
+    // Kept when the case fails, for a look at the copy.
+    let _ = (std::fs::remove_file(input_path), std::fs::remove_file(&output));
 }
 
 /// Our sender (caller) sends the file to the reference receiver (listener).
@@ -278,6 +343,7 @@ fn ours_to_reference(tag: &str, emulated: bool) {
     let programs = programs();
     let _one = serial();
     let (input, output, data) = files(tag);
+    let input_path = input.clone();
     let child = Child::spawn("udt4_recv", &programs.recv, &["0".into(), output.display().to_string()]);
     let Some(port) = child.line(Duration::from_secs(10)).and_then(|l| l.trim().parse::<u16>().ok()) else {
         panic!("udt4_recv printed no port:\n{}", child.finish(Instant::now()).1);
@@ -286,7 +352,6 @@ fn ours_to_reference(tag: &str, emulated: bool) {
     let emulator = emulated.then(|| emulator_in_front_of(listener));
     let to = emulator.as_ref().map_or(listener, Emulator::local_addr);
     let started = Instant::now();
-    let deadline = started + TIMEOUT;
     let sender = send::start(SendSpec {
         to,
         source: Source::File(input),
@@ -295,10 +360,8 @@ fn ours_to_reference(tag: &str, emulated: bool) {
         tuning: Tuning::default(),
     })
     .expect("our sender starts");
-    let ours = join(sender, deadline);
-    // The reference receiver waits up to 3 s for our shutdown after the content is in.
-    let (status, printed) = child.finish(deadline + Duration::from_secs(5));
-    let elapsed = started.elapsed().as_secs_f64();
+    // The reference receiver exits at our shutdown, or 3 s after the content is in.
+    let Outcome { status, printed, ours, elapsed } = supervise(child, sender, started);
     let stats = emulator.map(Emulator::stop);
     eprint!("{printed}");
     eprintln!("[{tag}] {elapsed:.2} s; our sender: {ours:?}");
@@ -317,12 +380,14 @@ fn ours_to_reference(tag: &str, emulated: bool) {
     match status {
         Some(s) if s.success() => {}
         Some(s) => failures.push(format!("the reference receiver failed ({s})")),
-        None => failures.push(format!("the reference receiver was killed after {TIMEOUT:?}")),
+        None => failures.push("the reference receiver had to be killed".into()),
     }
     if let Err(e) = compare(&output, &data) {
         failures.push(e);
     }
     assert!(failures.is_empty(), "[{tag}] our sender -> UDT 4.11 receiver:\n  {}", failures.join("\n  "));
+    // Kept when the case fails, for a look at the copy.
+    let _ = (std::fs::remove_file(input_path), std::fs::remove_file(&output));
 }
 
 #[test]

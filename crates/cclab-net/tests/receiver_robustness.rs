@@ -200,3 +200,34 @@ fn a_connected_hostile_peer_cannot_crash_the_receiver_or_grow_its_memory() {
     assert!(grown_kib < 40 * 1024, "memory grew {grown_kib} KiB");
     assert!(progress.malformed + progress.unexpected > 0);
 }
+
+/// UDT 4.11 `checkTimers`: a receiver with nothing to send answers its EXP timer
+/// with keep-alives, or a UDT 4 sender idle for about 40 s breaks the connection.
+#[test]
+fn a_connected_receiver_sends_keep_alives_to_a_quiet_sender() {
+    let _serial = serial();
+    let r = receiver(3);
+    let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+    handshake(&peer, r.local_addr);
+    let started = Instant::now();
+    let mut keep_alives = Vec::new();
+    let mut buf = vec![0u8; 2048];
+    while started.elapsed() < Duration::from_millis(1500) {
+        if let Ok((n, _)) = peer.recv_from(&mut buf) {
+            if let Ok((UdtHeader::Control { body: UdtControl::KeepAlive, dst_socket, .. }, _)) =
+                udt_codec::decode(&buf[..n])
+            {
+                assert_eq!(dst_socket, 77, "addressed to the caller's socket");
+                keep_alives.push(started.elapsed());
+            }
+        }
+    }
+    r.stop();
+    let _ = r.join();
+    // The first after max(RTT + 4 RTTVar + SYN, 300 ms) = 310 ms with UDT's initial RTT; the next 620 ms later.
+    assert!(matches!(keep_alives.len(), 1..=3), "{keep_alives:?}");
+    assert!(
+        keep_alives[0] > Duration::from_millis(250) && keep_alives[0] < Duration::from_millis(800),
+        "{keep_alives:?}"
+    );
+}

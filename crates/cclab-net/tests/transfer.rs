@@ -205,3 +205,46 @@ fn without_random_loss_a_transfer_fills_most_of_the_emulated_rate() {
     );
     assert!(rate > 0.8 * 100e6, "{:.1} Mbit/s on the wire after the start", rate / 1e6);
 }
+
+/// UDT 4.11 `processCtrl`, type 5: a peer's shutdown breaks the connection at once.
+#[test]
+fn a_sender_stops_when_the_receiver_shuts_the_connection_down() {
+    use cclab_net::udt::handshake::{Listener, Offer, Verdict};
+    use cclab_wire::{udt_codec, UdtControl, UdtHeader};
+    let _serial = serial();
+    let fake = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    fake.set_read_timeout(Some(std::time::Duration::from_millis(20))).unwrap();
+    let s = sender(fake.local_addr().unwrap(), Source::Bytes(50_000_000), "udt");
+    let listener = Listener::new(99, Offer { mss: 1500, flow_window: 8192 });
+    let mut buf = vec![0u8; 2048];
+    let mut peer_socket = None;
+    let started = std::time::Instant::now();
+    while peer_socket.is_none() && started.elapsed() < std::time::Duration::from_secs(3) {
+        let Ok((n, from)) = fake.recv_from(&mut buf) else { continue };
+        let Ok((header, _)) = udt_codec::decode(&buf[..n]) else { continue };
+        let reply = match listener.on_handshake(0, from, &header, 5) {
+            Verdict::Reply(reply) => reply,
+            Verdict::Accept { reply, agreed } => {
+                peer_socket = Some((agreed.peer_socket, from));
+                reply
+            }
+            Verdict::Ignore => continue,
+        };
+        let mut out = Vec::new();
+        udt_codec::encode(&reply, &mut out).unwrap();
+        fake.send_to(&out, from).unwrap();
+    }
+    let (socket, to) = peer_socket.expect("the sender connected");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut out = Vec::new();
+    let shutdown = UdtHeader::Control { timestamp_us: 0, dst_socket: socket, body: UdtControl::Shutdown };
+    udt_codec::encode(&shutdown, &mut out).unwrap();
+    let closed_at = std::time::Instant::now();
+    fake.send_to(&out, to).unwrap();
+    let outcome = s.join();
+    assert!(
+        matches!(outcome, Err(cclab_net::udt::driver::TransferError::ReceiverClosed { acknowledged: 0, .. })),
+        "{outcome:?}"
+    );
+    assert!(closed_at.elapsed() < std::time::Duration::from_secs(1), "{:?}", closed_at.elapsed());
+}

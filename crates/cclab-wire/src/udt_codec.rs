@@ -175,7 +175,10 @@ fn control_words(body: &UdtControl) -> Result<(u32, u32, Vec<u32>), UdtEncodeErr
         UdtControl::Nak { losses } => {
             let mut w = Vec::with_capacity(2 * losses.len());
             for &(first, last) in losses.as_slice() {
-                if last < first {
+                // Numbers wrap at 2^31: a range may run from near the top to near 0
+                // (UDT 4 compares with `CSeqNo::seqcmp`); it is inverted only when its
+                // last number lies behind its first on the circle.
+                if last.wrapping_sub(first) & SEQ_MASK >= 0x4000_0000 {
                     return Err(UdtEncodeError::InvertedLossRange(first, last));
                 }
                 if first == last {
@@ -435,5 +438,18 @@ mod tests {
         let inverted = control(UdtControl::Nak { losses: losses(&[(12, 10)]) });
         assert_eq!(encode(&inverted, &mut out), Err(UdtEncodeError::InvertedLossRange(12, 10)));
         assert!(out.is_empty(), "nothing is written for a packet that cannot be encoded");
+    }
+
+    #[test]
+    fn a_loss_range_across_the_wrap_of_sequence_numbers_is_encoded() {
+        let mut out = Vec::new();
+        let across = control(UdtControl::Nak { losses: losses(&[(0x7FFF_FFFE, 1)]) });
+        encode(&across, &mut out).unwrap();
+        match decode(&out).unwrap().0 {
+            UdtHeader::Control { body: UdtControl::Nak { losses }, .. } => {
+                assert_eq!(losses.as_slice(), [(0x7FFF_FFFE, 1)]);
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -159,6 +159,10 @@ pub enum TransferError {
     Rejected(SocketAddr),
     #[error("{peer}'s handshake response did not echo our initial sequence number ({sent}, got {got})")]
     IsnMismatch { peer: SocketAddr, sent: u32, got: u32 },
+    #[error(
+        "the receiver closed the connection after {acknowledged} of {total} content bytes were acknowledged"
+    )]
+    ReceiverClosed { acknowledged: u64, total: u64 },
     #[error("the receiver stopped answering (16 timeouts, the last 5 s without a reply)")]
     ReceiverGone,
     #[error("the sender went silent: nothing heard for {silent_s:.1} s")]

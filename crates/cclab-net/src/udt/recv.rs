@@ -20,8 +20,8 @@ use crate::clock::Clock;
 use cclab_transport::app::App;
 use cclab_transport::udt::receiver::UdtReceiver;
 use cclab_transport::udt::seq::SeqSpace;
-use cclab_transport::udt::{UdtConfig, IP_UDP_BYTES};
-use cclab_wire::time::secs;
+use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES, SYN};
+use cclab_wire::time::{micros, millis, secs};
 use cclab_wire::{Endpoint, Header, Outbox, Packet, Time, UdtControl, UdtHeader};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -31,6 +31,8 @@ use std::path::PathBuf;
 /// After the content is complete and verified, the receiver keeps answering
 /// (its last ACK may be lost) until the sender's shutdown, or this long without a datagram.
 pub const LINGER: Time = secs(1);
+/// The EXP timer's floor per expiration (UDT 4.11 `m_ullMinExpInt`).
+const MIN_EXP: Time = millis(300);
 
 #[derive(Clone, Debug)]
 pub struct RecvSpec {
@@ -104,9 +106,23 @@ struct Connection {
     space: SeqSpace,
     start: Time,
     last_heard: Time,
+    /// UDT 4's EXP timer on the receiving side: expirations since the peer was last heard,
+    /// and when the timer last expired (or the peer was heard).
+    exp_count: u64,
+    last_exp: Time,
+    peer_socket: u32,
     complete_at: Option<Time>,
     checksum: Option<u64>,
     shutdown: bool,
+}
+
+impl Connection {
+    /// `EXPCount x (RTT + 4 RTTVar) + SYN`, at least `EXPCount x 300 ms`, after the last expiry.
+    fn exp_deadline(&self) -> Time {
+        let rtt = (self.receiver.rtt_us() + 4 * self.receiver.rtt_var_us()).max(0) as u64;
+        let by_rtt = self.exp_count * micros(rtt) + SYN;
+        self.last_exp + by_rtt.max(self.exp_count * MIN_EXP)
+    }
 }
 
 struct Receiving<'a> {
@@ -182,6 +198,9 @@ impl Receiving<'_> {
                                 space: SeqSpace::new(cfg.isn),
                                 start: now,
                                 last_heard: now,
+                                exp_count: 1,
+                                last_exp: now,
+                                peer_socket: agreed.peer_socket,
                                 complete_at: None,
                                 checksum: None,
                                 shutdown: false,
@@ -195,6 +214,7 @@ impl Receiving<'_> {
                     continue;
                 };
                 c.last_heard = now;
+                (c.exp_count, c.last_exp) = (1, now);
                 match header {
                     UdtHeader::Control { body: UdtControl::Handshake { request, .. }, .. } => {
                         if request == RESPONSE {
@@ -240,6 +260,14 @@ impl Receiving<'_> {
             if now >= c.receiver.next_wakeup() {
                 c.receiver.on_timer(now, &mut out);
             }
+            if now > c.exp_deadline() {
+                // UDT 4.11 `checkTimers`: a receiver with nothing to send answers its EXP timer
+                // with a keep-alive, without which a UDT 4 sender idle for about 40 s would
+                // declare the connection broken. The simulated receiver has no such timer.
+                out.send(control_packet(now, c.start, c.peer_socket, UdtControl::KeepAlive));
+                c.exp_count += 1;
+                c.last_exp = now;
+            }
             for packet in out.packets.drain(..) {
                 let Header::Udt(header) = packet.header else { continue };
                 if let UdtHeader::Control { body, .. } = &header {
@@ -282,7 +310,8 @@ impl Receiving<'_> {
                 self.observe(c, now);
                 next_publish = now + TURN;
             }
-            driver::wait(&self.socket, &self.clock, c.receiver.next_wakeup().min(next_publish))?;
+            let next = c.receiver.next_wakeup().min(next_publish).min(c.exp_deadline() + 1);
+            driver::wait(&self.socket, &self.clock, next)?;
         }
     }
 

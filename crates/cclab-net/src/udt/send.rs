@@ -144,7 +144,10 @@ impl<'a> Sending<'a> {
     fn handshake(&mut self) -> Result<Option<(Agreed, u32)>, TransferError> {
         let my_socket = driver::socket_id();
         let isn = driver::os_random() as u32;
-        let offer = Offer { mss: self.spec.tuning.mss, flow_window: self.spec.tuning.flight_flag_size };
+        // As UDT 4's caller: the flow window offered is the smaller of its limit and the receive buffer.
+        let tuning = self.spec.tuning;
+        let offer =
+            Offer { mss: tuning.mss, flow_window: tuning.buffer_packets.min(tuning.flight_flag_size) };
         let mut caller = Caller::new(self.clock.now(), my_socket, isn, offer, self.spec.to);
         loop {
             if self.shared.stopping() {
@@ -214,6 +217,7 @@ impl<'a> Sending<'a> {
         let mut hash = Fnv64::new();
         let mut first_sends = 0u64;
         let mut closing = false;
+        let mut receiver_closed = false;
         let mut next_publish = start;
         self.progress.connected = true;
         loop {
@@ -246,8 +250,11 @@ impl<'a> Sending<'a> {
                 };
                 match header {
                     UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
-                        if matches!(body, UdtControl::Handshake { .. }) {
-                            continue; // a repeated response to our handshake
+                        match body {
+                            UdtControl::Handshake { .. } => continue, // a repeated response to our handshake
+                            // UDT 4 (`processCtrl`, type 5): the peer closed; the connection is broken at once.
+                            UdtControl::Shutdown => receiver_closed = true,
+                            _ => {}
                         }
                         let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
                         sender.on_packet(self.clock.now(), &packet, &mut self.out);
@@ -277,6 +284,12 @@ impl<'a> Sending<'a> {
             self.out.packets = packets;
             if sender.finished_at().is_some() {
                 break;
+            }
+            if receiver_closed {
+                self.observe(&sender, start, layout.payload);
+                self.shared.publish(&self.progress);
+                let total = self.progress.total.unwrap_or(u64::MAX);
+                return Err(TransferError::ReceiverClosed { acknowledged: self.progress.bytes, total });
             }
             if sender.is_broken() {
                 self.observe(&sender, start, layout.payload);

@@ -3,11 +3,15 @@
 //! sends the size before the file), the content, then an 8-byte FNV-1a
 //! checksum of the content, so the receiver can verify size and content.
 //!
-//! Data packet `k` (counted from the ISN) carries stream bytes
-//! `[k * payload, (k + 1) * payload)`, the last one fewer. The receiver holds
-//! packets that arrive ahead of the next in-order one, at most `window` of
-//! them (UDT's receive buffer, the flow window it advertised), and drops any
-//! beyond: its memory is bounded whatever the peer sends.
+//! `cclab send` cuts the stream into full packets: data packet `k` (counted
+//! from the ISN) carries stream bytes `[k * payload, (k + 1) * payload)`, the
+//! last one fewer. The receiver does not rely on that: UDT 4 starts a new
+//! packet at every `send()` call of its application, so a stream from UDT 4
+//! comes in packets of any size up to the payload, and the receiver
+//! concatenates them in sequence order. It holds packets that arrive ahead of
+//! the next in-order one, at most `window` of them (UDT's receive buffer, the
+//! flow window it advertised), and drops any beyond: its memory is bounded
+//! whatever the peer sends.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -131,6 +135,8 @@ pub struct Verified {
 pub enum StreamError {
     #[error("content checksum {got:016x} differs from the sender's {sent:016x}")]
     Checksum { sent: u64, got: u64 },
+    #[error("the sender sent {extra} bytes after the checksum that ends its stream")]
+    BeyondEnd { extra: u64 },
 }
 
 /// The receiving side: puts packets in order, writes the content to `sink`, checks the checksum.
@@ -147,6 +153,8 @@ pub struct StreamReceiver<W: Write> {
     trailer: Vec<u8>,
     content_len: Option<u64>,
     hash: Fnv64,
+    /// Bytes that came after the checksum: a sender that sent more than it declared.
+    beyond_end: u64,
     sink: W,
 }
 
@@ -162,6 +170,7 @@ impl<W: Write> StreamReceiver<W> {
             trailer: Vec::with_capacity(8),
             content_len: None,
             hash: Fnv64::new(),
+            beyond_end: 0,
             sink,
         }
     }
@@ -190,7 +199,7 @@ impl<W: Write> StreamReceiver<W> {
         self.sink
     }
 
-    /// Data packet `k` with `data`; writes out whatever is now in order.
+    /// Data packet `k` with `data` (1 to `payload` bytes); writes out whatever is now in order.
     pub fn accept(&mut self, k: u64, data: &[u8]) -> io::Result<Accepted> {
         if k < self.next {
             return Ok(Accepted::Duplicate);
@@ -199,15 +208,7 @@ impl<W: Write> StreamReceiver<W> {
         if offset >= self.window {
             return Ok(Accepted::OutOfWindow);
         }
-        if let Some(len) = self.content_len {
-            let layout = Layout { payload: self.payload, content_len: len };
-            if k >= layout.packets() {
-                return Ok(Accepted::OutOfWindow);
-            }
-            if data.len() as u64 != layout.packet(k).1 {
-                return Ok(Accepted::WrongSize);
-            }
-        } else if data.len() as u64 > self.payload || data.is_empty() {
+        if data.len() as u64 > self.payload || data.is_empty() {
             return Ok(Accepted::WrongSize);
         }
         if self.pending.len() <= offset {
@@ -254,6 +255,7 @@ impl<W: Write> StreamReceiver<W> {
             self.consumed += n as u64;
             bytes = &bytes[n..];
             if n == 0 {
+                self.beyond_end += bytes.len() as u64;
                 break;
             }
         }
@@ -272,6 +274,9 @@ impl<W: Write> StreamReceiver<W> {
         let got = self.hash.value();
         if self.sink.flush().is_err() {
             return None;
+        }
+        if self.beyond_end > 0 {
+            return Some(Err(StreamError::BeyondEnd { extra: self.beyond_end }));
         }
         Some(if sent == got {
             Ok(Verified { content_len: len, checksum: got })
@@ -389,19 +394,41 @@ mod tests {
     }
 
     #[test]
-    fn packets_of_the_wrong_size_or_past_the_end_are_dropped() {
+    fn empty_and_oversized_packets_are_dropped_and_bytes_past_the_end_are_an_error() {
         let data = content(3_000, 5);
         let p = packets(&data, 1000);
         let mut r = StreamReceiver::new(1000, 64, Vec::new());
         assert_eq!(r.accept(0, &[]).unwrap(), Accepted::WrongSize);
         assert_eq!(r.accept(0, &[0; 1001]).unwrap(), Accepted::WrongSize);
-        r.accept(0, &p[0]).unwrap();
-        assert_eq!(r.accept(1, &p[1][..999]).unwrap(), Accepted::WrongSize, "a full packet is due here");
-        assert_eq!(r.accept(4, &p[1]).unwrap(), Accepted::OutOfWindow, "3016 bytes make 4 packets");
-        for k in 1..4 {
+        for k in 0..4 {
             r.accept(k, &p[k as usize]).unwrap();
         }
         assert!(matches!(r.finish(), Some(Ok(_))));
+        r.accept(4, &[1, 2, 3]).unwrap();
+        assert_eq!(r.finish(), Some(Err(StreamError::BeyondEnd { extra: 3 })));
+    }
+
+    /// UDT 4 starts a packet at every `send()`: a stream may come in packets of any size.
+    #[test]
+    fn a_stream_cut_into_packets_of_any_size_is_reassembled_in_sequence_order() {
+        let data = content(5_000, 9);
+        let whole: Vec<u8> = packets(&data, 10_000).concat();
+        let mut cuts = Vec::new();
+        let mut rest = &whole[..];
+        for size in [8usize, 1456, 16, 1, 1456, 700].iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let n = (*size).min(rest.len());
+            cuts.push(rest[..n].to_vec());
+            rest = &rest[n..];
+        }
+        let mut r = StreamReceiver::new(1456, 64, Vec::new());
+        for k in (0..cuts.len()).rev() {
+            assert_eq!(r.accept(k as u64, &cuts[k]).unwrap(), Accepted::Stored);
+        }
+        assert_eq!(r.finish().map(|v| v.map(|v| v.content_len)), Some(Ok(5_000)));
+        assert_eq!(r.into_sink(), data);
     }
 
     #[test]

@@ -288,6 +288,10 @@ impl UdtReceiver {
     pub fn rtt_us(&self) -> i64 {
         self.rtt_us
     }
+
+    pub fn rtt_var_us(&self) -> i64 {
+        self.rtt_var_us
+    }
 }
 
 fn us(t: Time) -> i64 {
