@@ -114,6 +114,13 @@ def add_transfer_parsers(sub: Any) -> None:
         "--cc", default="udt", metavar="NAME", help="UDT congestion control (default udt; see `cclab algorithms`)"
     )
     send.add_argument(
+        "--cc-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a parameter of the congestion control (repeatable), e.g. decrease_factor=1.12",
+    )
+    send.add_argument(
         "--duration", type=float, metavar="S", help="stop after S seconds (alone: an unbounded test that long)"
     )
     send.add_argument(
@@ -229,9 +236,21 @@ def cmd_send(args: argparse.Namespace) -> int:
         _fail("--bytes: give a file or --bytes, not both")
     if args.file is None and args.bytes is None and args.duration is None:
         _fail("send: give a file, --bytes SIZE, or --duration S for an unbounded test")
+    cc_params = []
+    for item in args.cc_param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _fail(f"--cc-param: {item!r} is not KEY=VALUE")
+        cc_params.append((key.strip(), value.strip()))
     try:
         transfer = _core.Transfer.send(
-            args.to, path=args.file, bytes=args.bytes, cc=args.cc, duration_s=args.duration, mss=args.mss
+            args.to,
+            path=args.file,
+            bytes=args.bytes,
+            cc=args.cc,
+            cc_params=cc_params,
+            duration_s=args.duration,
+            mss=args.mss,
         )
     except (ValueError, OSError, OverflowError) as e:
         _fail(str(e))

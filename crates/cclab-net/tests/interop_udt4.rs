@@ -356,6 +356,7 @@ fn ours_to_reference(tag: &str, emulated: bool) {
         to,
         source: Source::File(input),
         cc: "udt".into(),
+        cc_params: Vec::new(),
         duration: Some(secs(TIMEOUT.as_secs())),
         tuning: Tuning::default(),
     })

@@ -156,6 +156,7 @@ fn strangers_garbage_and_forged_handshakes_are_counted_and_a_real_sender_still_g
         to: r.local_addr,
         source: Source::Bytes(2_000_000),
         cc: "udt".into(),
+        cc_params: Vec::new(),
         duration: Some(secs(30)),
         tuning: Tuning::default(),
     })

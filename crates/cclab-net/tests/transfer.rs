@@ -29,7 +29,14 @@ fn receiver(out: Option<std::path::PathBuf>) -> Handle<RecvSummary> {
 }
 
 fn sender(to: SocketAddr, source: Source, cc: &str) -> Handle<SendSummary> {
-    let spec = SendSpec { to, source, cc: cc.into(), duration: Some(secs(60)), tuning: Tuning::default() };
+    let spec = SendSpec {
+        to,
+        source,
+        cc: cc.into(),
+        cc_params: Vec::new(),
+        duration: Some(secs(60)),
+        tuning: Tuning::default(),
+    };
     send::start(spec).unwrap()
 }
 

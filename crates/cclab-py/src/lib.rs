@@ -389,13 +389,15 @@ fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::udt::driver::Progress) -> 
 impl Transfer {
     /// `cclab send`: exactly one of `path` and `bytes`, or neither with `duration_s` (an unbounded test).
     #[staticmethod]
-    #[pyo3(signature = (to, path=None, bytes=None, cc="udt".to_string(), duration_s=None, mss=1500))]
+    #[pyo3(signature = (to, path=None, bytes=None, cc="udt".to_string(), cc_params=Vec::new(), duration_s=None, mss=1500))]
+    #[allow(clippy::too_many_arguments)]
     fn send(
         py: Python<'_>,
         to: &str,
         path: Option<std::path::PathBuf>,
         bytes: Option<String>,
         cc: String,
+        cc_params: Vec<(String, String)>,
         duration_s: Option<f64>,
         mss: u32,
     ) -> PyResult<Self> {
@@ -417,6 +419,7 @@ impl Transfer {
             to: cclab_net::emulator::parse_addr("--to", to).map_err(emulator_error)?,
             source,
             cc,
+            cc_params,
             duration: duration_s.map(|s| seconds("--duration", s)).transpose()?,
             tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
         };

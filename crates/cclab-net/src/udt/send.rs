@@ -17,6 +17,7 @@ use super::stream::{Fnv64, Layout, LENGTH_BYTES, UNBOUNDED};
 use crate::clock::Clock;
 use cclab_transport::app::App;
 use cclab_transport::registry;
+use cclab_transport::udt::cc::UdtCongestionControl;
 use cclab_transport::udt::sender::UdtSender;
 use cclab_transport::udt::seq::SeqSpace;
 use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES};
@@ -46,6 +47,8 @@ pub struct SendSpec {
     pub source: Source,
     /// A UDT congestion control's name (`cclab algorithms`): udt, udt_rtt_banded, ...
     pub cc: String,
+    /// Its parameters that differ from the defaults: (name, value as text).
+    pub cc_params: Vec<(String, String)>,
     /// Stop after this long: the end of an unbounded test, a limit otherwise.
     pub duration: Option<Time>,
     pub tuning: Tuning,
@@ -61,13 +64,36 @@ pub struct SendSummary {
     pub checksum: Option<u64>,
 }
 
+/// The UDT congestion control `name` at its defaults but for `overrides` (name, value as text),
+/// each parsed and range-checked by the algorithm's descriptor, as a scenario's `cc_params` are.
+pub fn congestion_control(
+    name: &str,
+    overrides: &[(String, String)],
+) -> Result<Box<dyn UdtCongestionControl>, TransferError> {
+    let descriptor = registry::udt_congestion_control(name).ok_or_else(|| {
+        let known: Vec<&str> = registry::UDT_CONGESTION_CONTROLS.iter().map(|d| d.name).collect();
+        invalid("--cc", format!("\"{name}\" is not a UDT congestion control (known: {})", known.join(", ")))
+    })?;
+    let info = descriptor.info();
+    let mut params = info.defaults().map_err(|e| invalid("--cc", e.to_string()))?;
+    for (key, text) in overrides {
+        let parameter = info.parameters.iter().find(|p| p.name == key).ok_or_else(|| {
+            let known: Vec<&str> = info.parameters.iter().map(|p| p.name).collect();
+            invalid("--cc-param", format!("{name} has no parameter \"{key}\" (it has: {})", known.join(", ")))
+        })?;
+        let value = parameter
+            .parse_text(text)
+            .and_then(|v| parameter.check_range(&v).map(|()| v))
+            .map_err(|e| invalid("--cc-param", format!("{key}: {e}")))?;
+        params.insert(key.clone(), value);
+    }
+    (descriptor.build)(&params).map_err(|e| invalid("--cc-param", e.to_string()))
+}
+
 /// Validates the spec, opens the content and the socket, and starts the transfer thread.
 pub fn start(spec: SendSpec) -> Result<Handle<SendSummary>, TransferError> {
-    let build_cc = |name: &str| {
-        registry::defaults::udt_congestion_control(name).map_err(|e| invalid("--cc", e.to_string()))
-    };
-    // Built here to report a bad name at once; built again on the transfer's thread, which owns it.
-    build_cc(&spec.cc)?;
+    // Built here to report a bad name or parameter at once; built again on the transfer's thread, which owns it.
+    congestion_control(&spec.cc, &spec.cc_params)?;
     if spec.source == Source::Unbounded && spec.duration.is_none() {
         return Err(invalid("--duration", "a test without --bytes or a file needs a duration"));
     }
@@ -91,7 +117,7 @@ pub fn start(spec: SendSpec) -> Result<Handle<SendSummary>, TransferError> {
     let socket = open_socket(any)?;
     let local = socket.local_addr().map_err(TransferError::Socket)?;
     driver::spawn("cclab-send", local, move |shared| {
-        let cc = build_cc(&spec.cc)?;
+        let cc = congestion_control(&spec.cc, &spec.cc_params)?;
         let mut sending = Sending::new(spec, content, socket, shared, cc)?;
         sending.run()
     })
@@ -102,7 +128,7 @@ struct Sending<'a> {
     content: Content,
     socket: std::net::UdpSocket,
     shared: &'a Shared,
-    cc: Option<Box<dyn cclab_transport::udt::cc::UdtCongestionControl>>,
+    cc: Option<Box<dyn UdtCongestionControl>>,
     clock: Clock,
     progress: Progress,
     recv_buf: Vec<u8>,
@@ -117,7 +143,7 @@ impl<'a> Sending<'a> {
         content: Content,
         socket: std::net::UdpSocket,
         shared: &'a Shared,
-        cc: Box<dyn cclab_transport::udt::cc::UdtCongestionControl>,
+        cc: Box<dyn UdtCongestionControl>,
     ) -> Result<Self, TransferError> {
         let total = (content.len() != UNBOUNDED).then_some(content.len());
         Ok(Self {
@@ -384,5 +410,51 @@ impl<'a> Sending<'a> {
 
     fn summary(&self, content_bytes: u64, complete: bool, checksum: Option<u64>) -> SendSummary {
         SendSummary { progress: self.progress.clone(), content_bytes, complete, checksum }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_transport::udt::cc::UdtCcInput;
+
+    fn period_after_a_loss(params: &[(&str, &str)]) -> f64 {
+        let params: Vec<(String, String)> =
+            params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut cc = congestion_control("udt", &params).unwrap();
+        // Out of slow start without a receive rate, then a NAK starting a congestion period.
+        let input = UdtCcInput {
+            now: 0,
+            rtt_us: 100_000,
+            receive_rate: 0,
+            bandwidth: 1,
+            mss: 1500,
+            max_window: 8192.0,
+            largest_sent: 100,
+        };
+        cc.on_loss(1, &input);
+        let before = cc.period_us();
+        cc.on_loss(50, &input);
+        cc.period_us() / before
+    }
+
+    #[test]
+    fn parameters_override_the_defaults_through_the_descriptor() {
+        let native = period_after_a_loss(&[]);
+        let gentler = period_after_a_loss(&[("decrease_factor", "1.05")]);
+        assert!((native - 1.125).abs() < 0.01, "{native}");
+        assert!((gentler - 1.05).abs() < 0.01, "{gentler}");
+        let err = |params: &[(&str, &str)]| {
+            let params: Vec<(String, String)> =
+                params.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            congestion_control("udt", &params).err().map(|e| e.to_string()).unwrap_or_default()
+        };
+        assert!(err(&[("decrease_factor", "3")]).starts_with("--cc-param: decrease_factor:"));
+        assert!(err(&[("nope", "1")]).contains("has no parameter \"nope\""));
+        assert!(congestion_control("cubic", &[])
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+            .starts_with("--cc:"));
     }
 }
