@@ -152,10 +152,12 @@ fn fifty_megabytes_through_a_lossy_emulated_path_arrive_intact_as_fast_as_simula
         let real_s = sent.progress.elapsed as f64 / 1e9;
         let sim_s = simulated_completion_s(cc, BYTES, 3);
         eprintln!(
-            "{cc}: real {real_s:.2} s, simulated {sim_s:.2} s, ratio {:.3}; {} lost, {} dropped at the queue; {:?}",
+            "{cc}: real {real_s:.2} s, simulated {sim_s:.2} s, ratio {:.3}; {} lost, {} dropped at the queue; \
+             capacity estimate {:.0} packets/s; {:?}",
             real_s / sim_s,
             stats.forward.path.lost,
             stats.forward.path.dropped_queue_full,
+            sent.progress.bandwidth,
             sent.progress.pacing
         );
         // One real loss realisation against the simulator's mean: the simulator's own

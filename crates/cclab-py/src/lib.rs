@@ -366,6 +366,8 @@ fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::udt::driver::Progress) -> 
     d.set_item("cwnd", p.cwnd)?;
     d.set_item("period_us", p.period_us)?;
     d.set_item("flow_window", p.flow_window)?;
+    d.set_item("receive_rate", p.receive_rate)?;
+    d.set_item("bandwidth", p.bandwidth)?;
     d.set_item("packets_sent", p.packets_sent)?;
     d.set_item("packets_received", p.packets_received)?;
     d.set_item("acks", p.acks)?;

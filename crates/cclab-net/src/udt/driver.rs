@@ -63,6 +63,10 @@ pub struct Progress {
     pub period_us: f64,
     /// The receiver's advertised buffer as the sender knows it, packets.
     pub flow_window: f64,
+    /// The sender's smoothed view of the receiver's arrival speed and of the
+    /// link capacity (packet pairs), packets per second: what UDT's rate increase reads.
+    pub receive_rate: f64,
+    pub bandwidth: f64,
     pub packets_sent: u64,
     pub packets_received: u64,
     /// Full ACKs received (sender) or sent (receiver); NAKs likewise.

@@ -400,6 +400,8 @@ impl<'a> Sending<'a> {
         p.cwnd = log.get("cwnd").unwrap_or(0.0);
         p.period_us = log.get("period_us").unwrap_or(0.0);
         p.flow_window = log.get("flow_window").unwrap_or(0.0);
+        p.receive_rate = log.get("receive_rate").unwrap_or(0.0);
+        p.bandwidth = log.get("bandwidth").unwrap_or(0.0);
         p.packets_sent = counters.packets_sent;
         p.packets_received = counters.packets_received;
         p.acks = counters.extra.count("acks");
