@@ -16,10 +16,10 @@
 //! [`TIMEOUT`]. The cases run one at a time.
 
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
-use cclab_net::udt::driver::{Handle, Tuning};
+use cclab_net::udt::driver::{Handle, Summary, Tuning};
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec, Source};
-use cclab_net::{Emulator, EmulatorSpec, PathSpec};
+use cclab_net::{Emulator, EmulatorSpec, EmulatorStats, PathSpec};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::{millis, secs};
 use std::io::{BufRead, BufReader, Read};
@@ -290,6 +290,53 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     LOCK.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// One direction of a case, as its failures name the two ends.
+struct Case<'a> {
+    tag: &'a str,
+    ours: &'a str,
+    reference: &'a str,
+    what: &'a str,
+}
+
+impl Case<'_> {
+    /// Prints what both ends said, fails with every problem found, and removes the files
+    /// of a case that passed (a failed case keeps them, for a look at the copy).
+    fn judge(
+        &self,
+        outcome: Outcome<Summary>,
+        stats: Option<EmulatorStats>,
+        files: (&Path, &Path),
+        data: &[u8],
+    ) {
+        let Case { tag, ours: our_end, reference, what } = *self;
+        let Outcome { status, printed, ours, elapsed } = outcome;
+        eprint!("{printed}");
+        eprintln!("[{tag}] {elapsed:.2} s; {our_end}: {ours:?}");
+        if let Some(stats) = stats {
+            eprintln!("[{tag}] emulator: {stats:?}");
+        }
+        let mut failures = Vec::new();
+        match status {
+            Some(s) if s.success() => {}
+            Some(s) => failures.push(format!("{reference} failed ({s})")),
+            None => failures.push(format!("{reference} had to be killed")),
+        }
+        match &ours {
+            Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
+            Ok(summary) => failures.push(format!(
+                "{our_end} ended incomplete ({} of {CONTENT_BYTES} bytes)",
+                summary.content_bytes
+            )),
+            Err(e) => failures.push(format!("{our_end} failed: {e}")),
+        }
+        if let Err(e) = compare(files.1, data) {
+            failures.push(e);
+        }
+        assert!(failures.is_empty(), "[{tag}] {what}:\n  {}", failures.join("\n  "));
+        let _ = (std::fs::remove_file(files.0), std::fs::remove_file(files.1));
+    }
+}
+
 /// The reference sender (caller) sends the file to our receiver (listener).
 fn reference_to_ours(tag: &str, emulated: bool) {
     let programs = programs();
@@ -309,33 +356,15 @@ fn reference_to_ours(tag: &str, emulated: bool) {
     args.extend(std::env::var(CHUNK_VAR).ok());
     let started = Instant::now();
     let child = Child::spawn("udt4_send", &programs.send, &args);
-    let Outcome { status, printed, ours, elapsed } = supervise(child, receiver, started);
+    let outcome = supervise(child, receiver, started);
     let stats = emulator.map(Emulator::stop);
-    eprint!("{printed}");
-    eprintln!("[{tag}] {elapsed:.2} s; our receiver: {ours:?}");
-    if let Some(stats) = stats {
-        eprintln!("[{tag}] emulator: {stats:?}");
-    }
-    let mut failures = Vec::new();
-    match status {
-        Some(s) if s.success() => {}
-        Some(s) => failures.push(format!("the reference sender failed ({s})")),
-        None => failures.push("the reference sender had to be killed".into()),
-    }
-    match &ours {
-        Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
-        Ok(summary) => failures.push(format!(
-            "our receiver ended incomplete ({} of {CONTENT_BYTES} bytes)",
-            summary.content_bytes
-        )),
-        Err(e) => failures.push(format!("our receiver failed: {e}")),
-    }
-    if let Err(e) = compare(&output, &data) {
-        failures.push(e);
-    }
-    assert!(failures.is_empty(), "[{tag}] UDT 4.11 sender -> our receiver:\n  {}", failures.join("\n  "));
-    // Kept when the case fails, for a look at the copy.
-    let _ = (std::fs::remove_file(input_path), std::fs::remove_file(&output));
+    let case = Case {
+        tag,
+        ours: "our receiver",
+        reference: "the reference sender",
+        what: "UDT 4.11 sender -> our receiver",
+    };
+    case.judge(outcome, stats, (&input_path, &output), &data);
 }
 
 /// Our sender (caller) sends the file to the reference receiver (listener).
@@ -362,33 +391,15 @@ fn ours_to_reference(tag: &str, emulated: bool) {
     })
     .expect("our sender starts");
     // The reference receiver exits at our shutdown, or 3 s after the content is in.
-    let Outcome { status, printed, ours, elapsed } = supervise(child, sender, started);
+    let outcome = supervise(child, sender, started);
     let stats = emulator.map(Emulator::stop);
-    eprint!("{printed}");
-    eprintln!("[{tag}] {elapsed:.2} s; our sender: {ours:?}");
-    if let Some(stats) = stats {
-        eprintln!("[{tag}] emulator: {stats:?}");
-    }
-    let mut failures = Vec::new();
-    match &ours {
-        Ok(summary) if summary.complete && summary.content_bytes == CONTENT_BYTES as u64 => {}
-        Ok(summary) => failures.push(format!(
-            "our sender ended incomplete ({} of {CONTENT_BYTES} bytes acknowledged)",
-            summary.content_bytes
-        )),
-        Err(e) => failures.push(format!("our sender failed: {e}")),
-    }
-    match status {
-        Some(s) if s.success() => {}
-        Some(s) => failures.push(format!("the reference receiver failed ({s})")),
-        None => failures.push("the reference receiver had to be killed".into()),
-    }
-    if let Err(e) = compare(&output, &data) {
-        failures.push(e);
-    }
-    assert!(failures.is_empty(), "[{tag}] our sender -> UDT 4.11 receiver:\n  {}", failures.join("\n  "));
-    // Kept when the case fails, for a look at the copy.
-    let _ = (std::fs::remove_file(input_path), std::fs::remove_file(&output));
+    let case = Case {
+        tag,
+        ours: "our sender",
+        reference: "the reference receiver",
+        what: "our sender -> UDT 4.11 receiver",
+    };
+    case.judge(outcome, stats, (&input_path, &output), &data);
 }
 
 #[test]

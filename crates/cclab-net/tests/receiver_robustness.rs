@@ -3,9 +3,9 @@
 //! then sends random UDT packets. The receiver must not panic, must keep its
 //! memory bounded by its receive buffer, and must still serve a real sender.
 
-use cclab_net::udt::driver::{Handle, Tuning};
+use cclab_net::udt::driver::{Handle, Summary, Tuning};
 use cclab_net::udt::handshake::{Caller, CallerState, Offer};
-use cclab_net::udt::recv::{self, RecvSpec, RecvSummary};
+use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec, Source};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::secs;
@@ -21,7 +21,7 @@ fn serial() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn receiver(timeout_s: u64) -> Handle<RecvSummary> {
+fn receiver(timeout_s: u64) -> Handle<Summary> {
     recv::start(RecvSpec {
         listen: "127.0.0.1:0".parse().unwrap(),
         out: None,

@@ -330,12 +330,7 @@ pyo3::create_exception!(_core, TransferFailed, pyo3::exceptions::PyRuntimeError)
 
 /// A transfer of `cclab send` or `cclab recv`, running on its own thread.
 #[pyclass(module = "cclab._core")]
-struct Transfer(Option<TransferHandle>);
-
-enum TransferHandle {
-    Send(cclab_net::udt::driver::Handle<cclab_net::udt::send::SendSummary>),
-    Recv(cclab_net::udt::driver::Handle<cclab_net::udt::recv::RecvSummary>),
-}
+struct Transfer(Option<cclab_net::udt::driver::Handle<cclab_net::udt::driver::Summary>>);
 
 fn transfer_error(e: cclab_net::udt::driver::TransferError) -> PyErr {
     use cclab_net::udt::driver::TransferError as E;
@@ -426,7 +421,7 @@ impl Transfer {
             tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
         };
         let handle = py.detach(|| cclab_net::udt::send::start(spec)).map_err(transfer_error)?;
-        Ok(Self(Some(TransferHandle::Send(handle))))
+        Ok(Self(Some(handle)))
     }
 
     /// `cclab recv`: listens for one transfer; writes its content to `out` if given.
@@ -446,63 +441,39 @@ impl Transfer {
             tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
         };
         let handle = py.detach(|| cclab_net::udt::recv::start(spec)).map_err(transfer_error)?;
-        Ok(Self(Some(TransferHandle::Recv(handle))))
+        Ok(Self(Some(handle)))
     }
 
     /// This side's socket address, as "ADDR:PORT".
     fn local_addr(&self) -> PyResult<String> {
-        Ok(match self.0.as_ref().ok_or_else(joined)? {
-            TransferHandle::Send(h) => h.local_addr.to_string(),
-            TransferHandle::Recv(h) => h.local_addr.to_string(),
-        })
+        Ok(self.0.as_ref().ok_or_else(joined)?.local_addr.to_string())
     }
 
     fn progress<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let p = match self.0.as_ref().ok_or_else(joined)? {
-            TransferHandle::Send(h) => h.progress(),
-            TransferHandle::Recv(h) => h.progress(),
-        };
-        progress_dict(py, &p)
+        progress_dict(py, &self.0.as_ref().ok_or_else(joined)?.progress())
     }
 
     fn is_finished(&self) -> bool {
-        match &self.0 {
-            Some(TransferHandle::Send(h)) => h.is_finished(),
-            Some(TransferHandle::Recv(h)) => h.is_finished(),
-            None => true,
-        }
+        self.0.as_ref().is_none_or(|h| h.is_finished())
     }
 
     /// Asks the transfer to stop; `join()` then returns what it did.
     fn stop(&self) {
-        match &self.0 {
-            Some(TransferHandle::Send(h)) => h.stop(),
-            Some(TransferHandle::Recv(h)) => h.stop(),
-            None => {}
+        if let Some(h) = &self.0 {
+            h.stop();
         }
     }
 
     /// Waits for the end: the summary (a dict with the last progress under "progress"), or TransferFailed.
     fn join<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let handle = self.0.take().ok_or_else(joined)?;
+        let s = py.detach(|| handle.join()).map_err(transfer_error)?;
         let d = PyDict::new(py);
-        match handle {
-            TransferHandle::Send(h) => {
-                let s = py.detach(|| h.join()).map_err(transfer_error)?;
-                d.set_item("progress", progress_dict(py, &s.progress)?)?;
-                d.set_item("content_bytes", s.content_bytes)?;
-                d.set_item("complete", s.complete)?;
-                d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
-            }
-            TransferHandle::Recv(h) => {
-                let s = py.detach(|| h.join()).map_err(transfer_error)?;
-                d.set_item("progress", progress_dict(py, &s.progress)?)?;
-                d.set_item("content_bytes", s.content_bytes)?;
-                d.set_item("complete", s.complete)?;
-                d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
-                d.set_item("pattern_checked", s.pattern_checked)?;
-            }
-        }
+        d.set_item("progress", progress_dict(py, &s.progress)?)?;
+        d.set_item("content_bytes", s.content_bytes)?;
+        d.set_item("complete", s.complete)?;
+        d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
+        d.set_item("pattern_checked", s.pattern_checked)?;
         Ok(d)
     }
 }

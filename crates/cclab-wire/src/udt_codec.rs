@@ -105,18 +105,20 @@ fn seq(n: u32) -> Result<u32, UdtEncodeError> {
 /// Appends the packet's header and control information to `out` (for a data
 /// packet the caller appends the payload).
 pub fn encode(header: &UdtHeader, out: &mut Vec<u8>) -> Result<(), UdtEncodeError> {
-    let mut words: Vec<u32> = Vec::with_capacity(HEADER_BYTES / 4 + HANDSHAKE_BYTES / 4);
+    // Every field is checked before anything is written, so a refused packet leaves `out` as it was;
+    // a data packet (the per-packet case) allocates nothing.
+    fn put(out: &mut Vec<u8>, words: impl IntoIterator<Item = u32>) {
+        out.extend(words.into_iter().flat_map(u32::to_be_bytes));
+    }
     match *header {
         UdtHeader::Data { seq: n, msg, timestamp_us, dst_socket } => {
-            words.extend([seq(n)?, msg, timestamp_us, dst_socket]);
+            put(out, [seq(n)?, msg, timestamp_us, dst_socket]);
         }
         UdtHeader::Control { timestamp_us, dst_socket, body } => {
             let (kind, info, control) = control_words(&body)?;
-            words.extend([FLAG | (kind << 16), info, timestamp_us, dst_socket]);
-            words.extend(control);
+            put(out, [FLAG | (kind << 16), info, timestamp_us, dst_socket].into_iter().chain(control));
         }
     }
-    out.extend(words.iter().flat_map(|w| w.to_be_bytes()));
     Ok(())
 }
 

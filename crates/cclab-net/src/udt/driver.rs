@@ -83,6 +83,34 @@ pub struct Progress {
     pub pacing: PacingStats,
 }
 
+/// How a transfer ended, on either side.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// The last progress.
+    pub progress: Progress,
+    /// Content bytes acknowledged (sender) or written out (receiver).
+    pub content_bytes: u64,
+    /// False if the duration or a stop request ended it first.
+    pub complete: bool,
+    /// The FNV-1a checksum of a bounded stream: computed (sender) or verified (receiver).
+    pub checksum: Option<u64>,
+    /// The receiver checked an unbounded test's content byte by byte against the pattern.
+    pub pattern_checked: bool,
+}
+
+impl Summary {
+    /// The summary of what `progress` shows so far.
+    pub fn of(progress: &Progress, complete: bool, checksum: Option<u64>) -> Self {
+        Self {
+            progress: progress.clone(),
+            content_bytes: progress.bytes,
+            complete,
+            checksum,
+            pattern_checked: false,
+        }
+    }
+}
+
 /// Lateness of the sending loop against the send times the endpoint scheduled:
 /// how closely the real sender follows the period congestion control chose.
 #[derive(Clone, PartialEq)]

@@ -13,8 +13,10 @@
 //! - a peer silent for the idle timeout ends the transfer with an error.
 
 use super::content::PatternCheck;
-use super::driver::{self, encode_into, open_socket, Handle, Progress, Shared, TransferError, Tuning, TURN};
-use super::handshake::{Listener, Offer, Verdict, RESPONSE};
+use super::driver::{
+    self, encode_into, open_socket, Handle, Progress, Shared, Summary, TransferError, Tuning, TURN,
+};
+use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
 use super::stream::{Accepted, StreamReceiver, UNBOUNDED};
 use crate::clock::Clock;
 use cclab_transport::app::App;
@@ -43,18 +45,6 @@ pub struct RecvSpec {
     pub tuning: Tuning,
 }
 
-#[derive(Clone, Debug)]
-pub struct RecvSummary {
-    pub progress: Progress,
-    pub content_bytes: u64,
-    /// The verified FNV-1a checksum of a bounded stream.
-    pub checksum: Option<u64>,
-    /// An unbounded test's content was checked byte by byte against the pattern.
-    pub pattern_checked: bool,
-    /// False if stopped before the end.
-    pub complete: bool,
-}
-
 /// Where the content goes: the file, if any, and the pattern check (which
 /// only an unbounded test consults: its content is the pattern).
 struct Sink {
@@ -77,7 +67,7 @@ impl Write for Sink {
 }
 
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
-pub fn start(spec: RecvSpec) -> Result<Handle<RecvSummary>, TransferError> {
+pub fn start(spec: RecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.idle_timeout == 0 {
         return Err(driver::invalid("--timeout", "must be positive"));
     }
@@ -117,6 +107,43 @@ struct Connection {
 }
 
 impl Connection {
+    fn new(
+        peer: SocketAddr,
+        my_socket: u32,
+        reply: UdtHeader,
+        agreed: Agreed,
+        now: Time,
+        tuning: Tuning,
+        sink: Sink,
+    ) -> Self {
+        let cfg = UdtConfig {
+            mss: agreed.mss,
+            isn: agreed.isn,
+            receive_buffer: tuning.buffer_packets,
+            start: now,
+            app: App::Bulk,
+            sender_socket: agreed.peer_socket,
+            receiver_socket: my_socket,
+            ..UdtConfig::default()
+        };
+        Self {
+            peer,
+            my_socket,
+            reply,
+            receiver: UdtReceiver::new(cfg),
+            stream: StreamReceiver::new(u64::from(cfg.payload()), tuning.buffer_packets as usize, sink),
+            space: SeqSpace::new(cfg.isn),
+            start: now,
+            last_heard: now,
+            exp_count: 1,
+            last_exp: now,
+            peer_socket: agreed.peer_socket,
+            complete_at: None,
+            checksum: None,
+            shutdown: false,
+        }
+    }
+
     /// `EXPCount x (RTT + 4 RTTVar) + SYN`, at least `EXPCount x 300 ms`, after the last expiry.
     fn exp_deadline(&self) -> Time {
         let rtt = (self.receiver.rtt_us() + 4 * self.receiver.rtt_var_us()).max(0) as u64;
@@ -134,11 +161,13 @@ struct Receiving<'a> {
 }
 
 impl Receiving<'_> {
-    fn run(&mut self, sink: Sink) -> Result<RecvSummary, TransferError> {
+    fn run(&mut self, sink: Sink) -> Result<Summary, TransferError> {
         let tuning = self.spec.tuning;
         let offer =
             Offer { mss: tuning.mss, flow_window: tuning.buffer_packets.min(tuning.flight_flag_size) };
         let listener = Listener::new(driver::os_random(), offer);
+        // One connection: its socket ID is drawn once, not for every handshake a stranger sends.
+        let my_socket = driver::socket_id();
         let mut sink = Some(sink);
         let mut conn: Option<Connection> = None;
         let mut buf = vec![0u8; driver::MAX_DATAGRAM];
@@ -150,7 +179,7 @@ impl Receiving<'_> {
                 if let Some(c) = &conn {
                     self.observe(c, self.clock.now());
                 }
-                return Ok(self.summary(conn.as_ref(), false));
+                return Ok(Summary::of(&self.progress, false, conn.and_then(|c| c.checksum)));
             }
             while let Some((n, from)) = driver::receive(&self.socket, &mut buf)? {
                 let now = self.clock.now();
@@ -164,47 +193,11 @@ impl Receiving<'_> {
                         self.progress.unexpected += 1;
                         continue;
                     }
-                    match listener.on_handshake(now, from, &header, driver::socket_id()) {
+                    match listener.on_handshake(now, from, &header, my_socket) {
                         Verdict::Reply(reply) => self.reply(&reply, from, &mut send_buf)?,
                         Verdict::Accept { reply, agreed } => {
-                            let (
-                                UdtHeader::Control {
-                                    dst_socket: _,
-                                    body: UdtControl::Handshake { socket_id, .. },
-                                    ..
-                                },
-                                Some(sink),
-                            ) = (reply, sink.take())
-                            else {
-                                continue;
-                            };
-                            let cfg = UdtConfig {
-                                mss: agreed.mss,
-                                isn: agreed.isn,
-                                receive_buffer: tuning.buffer_packets,
-                                start: now,
-                                app: App::Bulk,
-                                sender_socket: agreed.peer_socket,
-                                receiver_socket: socket_id,
-                                ..UdtConfig::default()
-                            };
-                            let payload = u64::from(cfg.payload());
-                            conn = Some(Connection {
-                                peer: from,
-                                my_socket: socket_id,
-                                reply,
-                                receiver: UdtReceiver::new(cfg),
-                                stream: StreamReceiver::new(payload, tuning.buffer_packets as usize, sink),
-                                space: SeqSpace::new(cfg.isn),
-                                start: now,
-                                last_heard: now,
-                                exp_count: 1,
-                                last_exp: now,
-                                peer_socket: agreed.peer_socket,
-                                complete_at: None,
-                                checksum: None,
-                                shutdown: false,
-                            });
+                            let Some(sink) = sink.take() else { continue };
+                            conn = Some(Connection::new(from, my_socket, reply, agreed, now, tuning, sink));
                             self.progress.connected = true;
                             self.progress.peer = Some(from);
                             self.reply(&reply, from, &mut send_buf)?;
@@ -316,7 +309,7 @@ impl Receiving<'_> {
     }
 
     /// The end of a complete transfer: the output flushed, an unbounded test's pattern checked.
-    fn finish(&self, conn: Option<Connection>, unbounded: bool) -> Result<RecvSummary, TransferError> {
+    fn finish(&self, conn: Option<Connection>, unbounded: bool) -> Result<Summary, TransferError> {
         let checksum = conn.as_ref().and_then(|c| c.checksum);
         if let Some(c) = conn {
             let mut sink = c.stream.into_sink();
@@ -328,13 +321,7 @@ impl Receiving<'_> {
                 });
             }
         }
-        Ok(RecvSummary {
-            progress: self.progress.clone(),
-            content_bytes: self.progress.bytes,
-            checksum,
-            pattern_checked: unbounded,
-            complete: true,
-        })
+        Ok(Summary { pattern_checked: unbounded, ..Summary::of(&self.progress, true, checksum) })
     }
 
     fn output_error(&self, source: io::Error) -> TransferError {
@@ -347,6 +334,7 @@ impl Receiving<'_> {
         driver::send_datagram(&self.socket, to, buf, &mut self.progress.lost_in_host)
     }
 
+    /// Reads the connection's state into the progress and publishes it.
     fn observe(&mut self, c: &Connection, now: Time) {
         let counters = c.receiver.counters();
         let p = &mut self.progress;
@@ -357,15 +345,5 @@ impl Receiving<'_> {
         p.packets_sent = counters.packets_sent;
         p.packets_received = counters.packets_received;
         self.shared.publish(p);
-    }
-
-    fn summary(&self, c: Option<&Connection>, complete: bool) -> RecvSummary {
-        RecvSummary {
-            progress: self.progress.clone(),
-            content_bytes: self.progress.bytes,
-            checksum: c.and_then(|c| c.checksum),
-            pattern_checked: false,
-            complete,
-        }
     }
 }

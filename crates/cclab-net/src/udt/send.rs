@@ -10,7 +10,7 @@
 
 use super::content::Content;
 use super::driver::{
-    self, encode_into, invalid, open_socket, Handle, Progress, Shared, TransferError, Tuning, TURN,
+    self, encode_into, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, Tuning, TURN,
 };
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::stream::{Fnv64, Layout, LENGTH_BYTES, UNBOUNDED};
@@ -54,16 +54,6 @@ pub struct SendSpec {
     pub tuning: Tuning,
 }
 
-#[derive(Clone, Debug)]
-pub struct SendSummary {
-    pub progress: Progress,
-    /// Content bytes acknowledged (all of them unless stopped).
-    pub content_bytes: u64,
-    /// False if the duration or a stop request ended a bounded transfer first.
-    pub complete: bool,
-    pub checksum: Option<u64>,
-}
-
 /// The UDT congestion control `name` at its defaults but for `overrides` (name, value as text),
 /// each parsed and range-checked by the algorithm's descriptor, as a scenario's `cc_params` are.
 pub fn congestion_control(
@@ -91,7 +81,7 @@ pub fn congestion_control(
 }
 
 /// Validates the spec, opens the content and the socket, and starts the transfer thread.
-pub fn start(spec: SendSpec) -> Result<Handle<SendSummary>, TransferError> {
+pub fn start(spec: SendSpec) -> Result<Handle<Summary>, TransferError> {
     // Built here to report a bad name or parameter at once; built again on the transfer's thread, which owns it.
     congestion_control(&spec.cc, &spec.cc_params)?;
     if spec.source == Source::Unbounded && spec.duration.is_none() {
@@ -118,8 +108,7 @@ pub fn start(spec: SendSpec) -> Result<Handle<SendSummary>, TransferError> {
     let local = socket.local_addr().map_err(TransferError::Socket)?;
     driver::spawn("cclab-send", local, move |shared| {
         let cc = congestion_control(&spec.cc, &spec.cc_params)?;
-        let mut sending = Sending::new(spec, content, socket, shared, cc)?;
-        sending.run()
+        Sending::new(spec, content, socket, shared).run(cc)
     })
 }
 
@@ -128,7 +117,6 @@ struct Sending<'a> {
     content: Content,
     socket: std::net::UdpSocket,
     shared: &'a Shared,
-    cc: Option<Box<dyn UdtCongestionControl>>,
     clock: Clock,
     progress: Progress,
     recv_buf: Vec<u8>,
@@ -138,33 +126,42 @@ struct Sending<'a> {
 }
 
 impl<'a> Sending<'a> {
-    fn new(
-        spec: SendSpec,
-        content: Content,
-        socket: std::net::UdpSocket,
-        shared: &'a Shared,
-        cc: Box<dyn UdtCongestionControl>,
-    ) -> Result<Self, TransferError> {
+    fn new(spec: SendSpec, content: Content, socket: std::net::UdpSocket, shared: &'a Shared) -> Self {
         let total = (content.len() != UNBOUNDED).then_some(content.len());
-        Ok(Self {
+        Self {
             progress: Progress { peer: Some(spec.to), total, ..Progress::default() },
             spec,
             content,
             socket,
             shared,
-            cc: Some(cc),
             clock: Clock::new(),
             recv_buf: vec![0; driver::MAX_DATAGRAM],
             send_buf: Vec::with_capacity(2048),
             packet_buf: Vec::with_capacity(2048),
             out: Outbox::default(),
-        })
+        }
     }
 
     fn transmit(&mut self, header: &UdtHeader, payload_from_packet_buf: bool) -> Result<(), TransferError> {
         let payload: &[u8] = if payload_from_packet_buf { &self.packet_buf } else { &[] };
         encode_into(header, payload, &mut self.send_buf);
         driver::send_datagram(&self.socket, self.spec.to, &self.send_buf, &mut self.progress.lost_in_host)
+    }
+
+    /// The next datagram waiting from the receiver, decoded, with its length; datagrams
+    /// from elsewhere and those that do not decode are counted and skipped.
+    fn receive_from_peer(&mut self) -> Result<Option<(UdtHeader, usize)>, TransferError> {
+        while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
+            if from != self.spec.to {
+                self.progress.unexpected += 1;
+                continue;
+            }
+            match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
+                Ok((header, _)) => return Ok(Some((header, n))),
+                Err(_) => self.progress.malformed += 1,
+            }
+        }
+        Ok(None)
     }
 
     fn handshake(&mut self) -> Result<Option<(Agreed, u32)>, TransferError> {
@@ -183,15 +180,8 @@ impl<'a> Sending<'a> {
             if let Some(request) = caller.poll(now) {
                 self.transmit(&request, false)?;
             }
-            while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
-                if from != self.spec.to {
-                    self.progress.unexpected += 1;
-                    continue;
-                }
-                match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
-                    Ok((header, _)) => caller.on_packet(&header),
-                    Err(_) => self.progress.malformed += 1,
-                }
+            while let Some((header, _)) = self.receive_from_peer()? {
+                caller.on_packet(&header);
             }
             match caller.state() {
                 CallerState::Connecting => {}
@@ -206,9 +196,9 @@ impl<'a> Sending<'a> {
         }
     }
 
-    fn run(&mut self) -> Result<SendSummary, TransferError> {
+    fn run(&mut self, cc: Box<dyn UdtCongestionControl>) -> Result<Summary, TransferError> {
         let Some((agreed, my_socket)) = self.handshake()? else {
-            return Ok(self.summary(0, false, None));
+            return Ok(Summary::of(&self.progress, false, None));
         };
         let start = self.clock.now();
         let cfg = UdtConfig {
@@ -223,7 +213,6 @@ impl<'a> Sending<'a> {
             receiver_socket: agreed.peer_socket,
             ..UdtConfig::default()
         };
-        let Some(cc) = self.cc.take() else { return Err(TransferError::Thread("started twice".into())) };
         let mut sender = UdtSender::new(cfg, cc);
         let space = SeqSpace::new(cfg.isn);
         let payload = u64::from(cfg.payload());
@@ -262,18 +251,7 @@ impl<'a> Sending<'a> {
                 written += more;
                 let _ = sender.on_control(now, Control::AppWrite { bytes: more }, &mut self.out);
             }
-            while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
-                if from != self.spec.to {
-                    self.progress.unexpected += 1;
-                    continue;
-                }
-                let header = match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
-                    Ok((header, _)) => header,
-                    Err(_) => {
-                        self.progress.malformed += 1;
-                        continue;
-                    }
-                };
+            while let Some((header, n)) = self.receive_from_peer()? {
                 match header {
                     UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
                         match body {
@@ -313,18 +291,15 @@ impl<'a> Sending<'a> {
             }
             if receiver_closed {
                 self.observe(&sender, start, layout.payload);
-                self.shared.publish(&self.progress);
                 let total = self.progress.total.unwrap_or(u64::MAX);
                 return Err(TransferError::ReceiverClosed { acknowledged: self.progress.bytes, total });
             }
             if sender.is_broken() {
                 self.observe(&sender, start, layout.payload);
-                self.shared.publish(&self.progress);
                 return Err(TransferError::ReceiverGone);
             }
             if now >= next_publish {
                 self.observe(&sender, start, layout.payload);
-                self.shared.publish(&self.progress);
                 next_publish = now + TURN;
             }
             driver::wait(&self.socket, &self.clock, sender.next_wakeup().min(next_publish))?;
@@ -342,7 +317,6 @@ impl<'a> Sending<'a> {
             }
         }
         self.observe(&sender, start, layout.payload);
-        self.shared.publish(&self.progress);
         let complete = sender.finished_at().is_some();
         let content_bytes = if complete {
             written.saturating_sub(if bounded {
@@ -353,7 +327,7 @@ impl<'a> Sending<'a> {
         } else {
             self.progress.bytes
         };
-        Ok(self.summary(content_bytes, complete, bounded.then(|| hash.value())))
+        Ok(Summary { content_bytes, ..Summary::of(&self.progress, complete, bounded.then(|| hash.value())) })
     }
 
     /// Packet `k`'s bytes into `packet_buf`; on its first send, the checksum takes in its content.
@@ -387,6 +361,7 @@ impl<'a> Sending<'a> {
         Ok(())
     }
 
+    /// Reads the sender's state into the progress and publishes it.
     fn observe(&mut self, sender: &UdtSender, start: Time, payload: u64) {
         let now = self.clock.now();
         let mut log = MetricLog::default();
@@ -408,10 +383,7 @@ impl<'a> Sending<'a> {
         p.naks = counters.extra.count("naks");
         p.retransmits = counters.extra.count("retransmits");
         p.timeouts = counters.extra.count("timeouts");
-    }
-
-    fn summary(&self, content_bytes: u64, complete: bool, checksum: Option<u64>) -> SendSummary {
-        SendSummary { progress: self.progress.clone(), content_bytes, complete, checksum }
+        self.shared.publish(p);
     }
 }
 
