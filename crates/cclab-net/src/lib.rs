@@ -1,9 +1,12 @@
 //! Real-network mode (DESIGN.md: `cclab-net`): the link emulator that stands in
-//! for netem and a token-bucket shaper where those are not available, and (next)
-//! the socket drivers that run the simulator's sans-IO endpoints over UDP.
+//! for netem and a token-bucket shaper where those are not available, and the
+//! socket drivers that run the simulator's sans-IO endpoints, UDT and TCP, over UDP.
 
 pub mod clock;
+pub mod content;
+pub mod driver;
 pub mod emulator;
+pub mod stream;
 pub mod sys;
 pub mod udt;
 

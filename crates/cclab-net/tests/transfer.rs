@@ -2,10 +2,11 @@
 //! emulator: the content arrives intact, and through an emulated path at a
 //! rate the transfer reaches most of it.
 
+use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
-use cclab_net::udt::driver::{Handle, Summary, Tuning};
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec, Source};
+use cclab_net::udt::Tuning;
 use cclab_net::{Emulator, EmulatorSpec, PathSpec};
 use cclab_wire::time::{millis, secs};
 use std::net::SocketAddr;
@@ -246,7 +247,7 @@ fn a_sender_stops_when_the_receiver_shuts_the_connection_down() {
     fake.send_to(&out, to).unwrap();
     let outcome = s.join();
     assert!(
-        matches!(outcome, Err(cclab_net::udt::driver::TransferError::ReceiverClosed { acknowledged: 0, .. })),
+        matches!(outcome, Err(cclab_net::driver::TransferError::ReceiverClosed { acknowledged: 0, .. })),
         "{outcome:?}"
     );
     assert!(closed_at.elapsed() < std::time::Duration::from_secs(1), "{:?}", closed_at.elapsed());

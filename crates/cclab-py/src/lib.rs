@@ -330,10 +330,10 @@ pyo3::create_exception!(_core, TransferFailed, pyo3::exceptions::PyRuntimeError)
 
 /// A transfer of `cclab send` or `cclab recv`, running on its own thread.
 #[pyclass(module = "cclab._core")]
-struct Transfer(Option<cclab_net::udt::driver::Handle<cclab_net::udt::driver::Summary>>);
+struct Transfer(Option<cclab_net::driver::Handle<cclab_net::driver::Summary>>);
 
-fn transfer_error(e: cclab_net::udt::driver::TransferError) -> PyErr {
-    use cclab_net::udt::driver::TransferError as E;
+fn transfer_error(e: cclab_net::driver::TransferError) -> PyErr {
+    use cclab_net::driver::TransferError as E;
     match e {
         E::Invalid { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         E::Bind { .. } | E::File { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
@@ -350,7 +350,7 @@ fn seconds(option: &str, s: f64) -> PyResult<cclab_wire::Time> {
     Ok((s * 1e9) as cclab_wire::Time)
 }
 
-fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::udt::driver::Progress) -> PyResult<Bound<'py, PyDict>> {
+fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::driver::Progress) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("elapsed_s", p.elapsed as f64 / 1e9)?;
     d.set_item("connected", p.connected)?;
@@ -418,7 +418,7 @@ impl Transfer {
             cc,
             cc_params,
             duration: duration_s.map(|s| seconds("--duration", s)).transpose()?,
-            tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
+            tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
         };
         let handle = py.detach(|| cclab_net::udt::send::start(spec)).map_err(transfer_error)?;
         Ok(Self(Some(handle)))
@@ -438,7 +438,7 @@ impl Transfer {
             listen: cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?,
             out,
             idle_timeout: seconds("--timeout", timeout_s)?,
-            tuning: cclab_net::udt::driver::Tuning { mss, ..Default::default() },
+            tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
         };
         let handle = py.detach(|| cclab_net::udt::recv::start(spec)).map_err(transfer_error)?;
         Ok(Self(Some(handle)))

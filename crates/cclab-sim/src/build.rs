@@ -4,7 +4,7 @@
 //! during the run, their host agents) attached to the engine.
 
 use crate::error::ScenarioError;
-use crate::hosts::{SendBufferHost, ShareSchedule};
+use crate::hosts::SendBufferHost;
 use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
@@ -18,6 +18,7 @@ use cclab_core::loss::LossModel;
 use cclab_core::network::NodeKind;
 use cclab_core::queue::{self, QueueDiscipline, QueueLink};
 use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream};
+use cclab_transport::buffer::share::ShareSchedule;
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
 use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};

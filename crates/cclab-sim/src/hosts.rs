@@ -7,50 +7,15 @@
 //! that runs ATBT's fair share, Semke et al. 1998), and also at each start
 //! time of a connection declared before the run, so a connection that starts
 //! between two periods gets its share at once instead of waiting with an
-//! empty buffer. Each connection is guaranteed [`MIN_SEGMENTS`] segments
+//! empty buffer. Each connection is guaranteed [`share::MIN_SEGMENTS`] segments
 //! (at most its desire) before the rest is shared. A connection that has not started gets nothing; one whose
 //! limit shrinks below what it already holds keeps its data and sends nothing
 //! new until acknowledgements bring it under the limit.
 
 use cclab_core::{Actions, Agent, Connections};
-use cclab_transport::buffer::{share, Sharing};
-use cclab_wire::{Control, ControlRefused, FlowId, NodeId, SendState, Time, NEVER};
-
-/// Segments of buffer every connection is guaranteed before the cap is shared
-/// (see [`share::host_limits`]): two, so a connection is never reduced to
-/// stop-and-wait by the sharing alone.
-pub const MIN_SEGMENTS: u64 = 2;
-
-/// When the host recomputes: every `every` from time 0, and at each start in `starts`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ShareSchedule {
-    every: Time,
-    next_period: Time,
-    /// Start times still ahead, latest first (popped from the end).
-    starts: Vec<Time>,
-}
-
-impl ShareSchedule {
-    pub fn new(every: Time, mut starts: Vec<Time>) -> Self {
-        starts.sort_unstable_by(|a, b| b.cmp(a));
-        starts.dedup();
-        Self { every: every.max(1), next_period: 0, starts }
-    }
-
-    pub fn next(&self) -> Time {
-        self.next_period.min(self.starts.last().copied().unwrap_or(NEVER))
-    }
-
-    /// The recomputation due at `now` happened: moves past it.
-    pub fn done(&mut self, now: Time) {
-        while self.next_period <= now {
-            self.next_period += self.every;
-        }
-        while self.starts.last().is_some_and(|&s| s <= now) {
-            self.starts.pop();
-        }
-    }
-}
+use cclab_transport::buffer::share::{self, ShareSchedule};
+use cclab_transport::buffer::Sharing;
+use cclab_wire::{Control, ControlRefused, FlowId, NodeId, SendState, Time};
 
 pub struct SendBufferHost {
     node: NodeId,
@@ -85,10 +50,8 @@ impl Agent for SendBufferHost {
             .iter()
             .filter_map(|c| c.send.filter(|s| s.start <= now).map(|s| (c.flow, s)))
             .collect();
-        let desires: Vec<u64> = sharing.iter().map(|(_, s)| s.desired).collect();
-        let weights: Vec<f64> = sharing.iter().map(|(_, s)| s.share_weight).collect();
-        let floors: Vec<u64> = sharing.iter().map(|(_, s)| MIN_SEGMENTS * u64::from(s.inputs.mss)).collect();
-        let limits = share::host_limits(&desires, &weights, self.sharing, self.cap, &floors);
+        let states: Vec<SendState> = sharing.iter().map(|&(_, s)| s).collect();
+        let limits = share::connection_limits(&states, self.sharing, self.cap);
         for (&(flow, _), bytes) in sharing.iter().zip(limits) {
             actions.control(flow, Control::SetSendBuffer { bytes });
         }
@@ -100,24 +63,5 @@ impl Agent for SendBufferHost {
 
     fn failure(&self) -> Option<String> {
         self.refused.clone()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use cclab_wire::time::millis;
-
-    /// ATBT's recomputation period: every 500 ms from time 0, whatever else wakes the host.
-    #[test]
-    fn the_host_recomputes_every_period_and_at_each_start() {
-        let mut schedule = ShareSchedule::new(millis(500), vec![millis(3000), millis(700), millis(700)]);
-        let mut wakes = Vec::new();
-        while schedule.next() <= millis(3500) {
-            let now = schedule.next();
-            wakes.push(now / millis(1));
-            schedule.done(now);
-        }
-        assert_eq!(wakes, [0, 500, 700, 1000, 1500, 2000, 2500, 3000, 3500]);
     }
 }

@@ -1,5 +1,5 @@
 //! `cclab recv`: listens for one UDT 4 connection, takes the byte stream of
-//! [`super::stream`] through the simulator's [`UdtReceiver`], writes the
+//! [`crate::stream`] through the simulator's [`UdtReceiver`], writes the
 //! content in order (to a file, or nowhere) and verifies it at the end.
 //!
 //! Safety, whatever a peer sends:
@@ -12,13 +12,12 @@
 //!   buffer and loss list), and no packet beyond it is stored;
 //! - a peer silent for the idle timeout ends the transfer with an error.
 
-use super::content::PatternCheck;
-use super::driver::{
-    self, encode_into, open_socket, Handle, Progress, Shared, Summary, TransferError, Tuning, TURN,
-};
 use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
-use super::stream::{Accepted, StreamReceiver, UNBOUNDED};
+use super::{encode_into, Tuning};
 use crate::clock::Clock;
+use crate::content::PatternCheck;
+use crate::driver::{self, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
+use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::udt::receiver::UdtReceiver;
 use cclab_transport::udt::seq::SeqSpace;
@@ -167,7 +166,7 @@ impl Receiving<'_> {
             Offer { mss: tuning.mss, flow_window: tuning.buffer_packets.min(tuning.flight_flag_size) };
         let listener = Listener::new(driver::os_random(), offer);
         // One connection: its socket ID is drawn once, not for every handshake a stranger sends.
-        let my_socket = driver::socket_id();
+        let my_socket = super::socket_id();
         let mut sink = Some(sink);
         let mut conn: Option<Connection> = None;
         let mut buf = vec![0u8; driver::MAX_DATAGRAM];

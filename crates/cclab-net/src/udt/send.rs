@@ -8,13 +8,12 @@
 //! packets leave in order, so the checksum is computed as each one first
 //! leaves and is complete when the last one, which carries it, does.
 
-use super::content::Content;
-use super::driver::{
-    self, encode_into, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, Tuning, TURN,
-};
 use super::handshake::{Agreed, Caller, CallerState, Offer};
-use super::stream::{Fnv64, Layout, LENGTH_BYTES, UNBOUNDED};
+use super::{encode_into, Tuning};
 use crate::clock::Clock;
+use crate::content::Content;
+use crate::driver::{self, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
+use crate::stream::{StreamSender, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::registry;
 use cclab_transport::udt::cc::UdtCongestionControl;
@@ -80,6 +79,10 @@ pub fn congestion_control(
     (descriptor.build)(&params).map_err(|e| invalid("--cc-param", e.to_string()))
 }
 
+fn content_error(source: std::io::Error) -> TransferError {
+    TransferError::File { path: "the content".into(), source }
+}
+
 /// Validates the spec, opens the content and the socket, and starts the transfer thread.
 pub fn start(spec: SendSpec) -> Result<Handle<Summary>, TransferError> {
     // Built here to report a bad name or parameter at once; built again on the transfer's thread, which owns it.
@@ -114,7 +117,8 @@ pub fn start(spec: SendSpec) -> Result<Handle<Summary>, TransferError> {
 
 struct Sending<'a> {
     spec: SendSpec,
-    content: Content,
+    /// Taken by the transfer once the handshake has agreed the payload size.
+    content: Option<Content>,
     socket: std::net::UdpSocket,
     shared: &'a Shared,
     clock: Clock,
@@ -131,7 +135,7 @@ impl<'a> Sending<'a> {
         Self {
             progress: Progress { peer: Some(spec.to), total, ..Progress::default() },
             spec,
-            content,
+            content: Some(content),
             socket,
             shared,
             clock: Clock::new(),
@@ -165,7 +169,7 @@ impl<'a> Sending<'a> {
     }
 
     fn handshake(&mut self) -> Result<Option<(Agreed, u32)>, TransferError> {
-        let my_socket = driver::socket_id();
+        let my_socket = super::socket_id();
         let isn = driver::os_random() as u32;
         // As UDT 4's caller: the flow window offered is the smaller of its limit and the receive buffer.
         let tuning = self.spec.tuning;
@@ -216,8 +220,10 @@ impl<'a> Sending<'a> {
         let mut sender = UdtSender::new(cfg, cc);
         let space = SeqSpace::new(cfg.isn);
         let payload = u64::from(cfg.payload());
-        let layout = Layout { payload, content_len: self.content.len() };
-        let bounded = self.content.len() != UNBOUNDED;
+        let content = self.content.take().ok_or_else(|| TransferError::Thread("run twice".into()))?;
+        let mut stream = StreamSender::new(payload, content);
+        let layout = *stream.layout();
+        let bounded = layout.content_len != UNBOUNDED;
         // An unbounded test writes whole packets a little ahead of what left: enough that
         // the sender never waits for the application (the loop tops it up every period),
         // little enough that the test ends when its duration does, not a send buffer later.
@@ -229,10 +235,9 @@ impl<'a> Sending<'a> {
             let _ = sender.on_control(start, Control::AppClose, &mut self.out);
         }
         let deadline = self.spec.duration.map(|d| start + d);
-        let mut hash = Fnv64::new();
-        let mut first_sends = 0u64;
         let mut closing = false;
         let mut receiver_closed = false;
+        let mut last_heard = start;
         let mut next_publish = start;
         self.progress.connected = true;
         loop {
@@ -245,6 +250,7 @@ impl<'a> Sending<'a> {
                 }
                 let _ = sender.on_control(now, Control::AppClose, &mut self.out);
             }
+            let first_sends = stream.first_sends();
             if !bounded && !closing && written < first_sends * payload + ahead {
                 let more = ahead - (written - first_sends * payload);
                 let more = more - more % payload;
@@ -252,6 +258,7 @@ impl<'a> Sending<'a> {
                 let _ = sender.on_control(now, Control::AppWrite { bytes: more }, &mut self.out);
             }
             while let Some((header, n)) = self.receive_from_peer()? {
+                last_heard = self.clock.now();
                 match header {
                     UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
                         match body {
@@ -275,8 +282,8 @@ impl<'a> Sending<'a> {
             for packet in packets.drain(..) {
                 let Header::Udt(header) = packet.header else { continue };
                 if let UdtHeader::Data { seq, timestamp_us, .. } = header {
-                    let Some(k) = space.unwrap(seq, first_sends) else { continue };
-                    self.fill(&layout, k, &mut first_sends, &mut hash)?;
+                    let Some(k) = space.unwrap(seq, stream.first_sends()) else { continue };
+                    stream.fill(k, &mut self.packet_buf).map_err(content_error)?;
                     // The endpoint stamped each packet with its scheduled send time.
                     let scheduled = start + u64::from(timestamp_us) * 1000;
                     self.progress.pacing.record(now.saturating_sub(scheduled));
@@ -296,7 +303,8 @@ impl<'a> Sending<'a> {
             }
             if sender.is_broken() {
                 self.observe(&sender, start, layout.payload);
-                return Err(TransferError::ReceiverGone);
+                let silent_s = (self.clock.now() - last_heard) as f64 / 1e9;
+                return Err(TransferError::ReceiverGone { silent_s });
             }
             if now >= next_publish {
                 self.observe(&sender, start, layout.payload);
@@ -320,45 +328,17 @@ impl<'a> Sending<'a> {
         let complete = sender.finished_at().is_some();
         let content_bytes = if complete {
             written.saturating_sub(if bounded {
-                LENGTH_BYTES + super::stream::CHECKSUM_BYTES
+                LENGTH_BYTES + crate::stream::CHECKSUM_BYTES
             } else {
                 LENGTH_BYTES
             })
         } else {
             self.progress.bytes
         };
-        Ok(Summary { content_bytes, ..Summary::of(&self.progress, complete, bounded.then(|| hash.value())) })
-    }
-
-    /// Packet `k`'s bytes into `packet_buf`; on its first send, the checksum takes in its content.
-    fn fill(
-        &mut self,
-        layout: &Layout,
-        k: u64,
-        first_sends: &mut u64,
-        hash: &mut Fnv64,
-    ) -> Result<(), TransferError> {
-        let content = &self.content;
-        let read = |at: u64, buf: &mut [u8]| content.read_at(at, buf);
-        let file_error = |source| TransferError::File { path: "the content".into(), source };
-        if k < *first_sends {
-            return layout.fill(k, hash.value(), &mut self.packet_buf, read).map_err(file_error);
-        }
-        if k > *first_sends {
-            return Err(TransferError::Thread(format!("packet {k} before packet {first_sends}")));
-        }
-        layout.fill(k, 0, &mut self.packet_buf, read).map_err(file_error)?;
-        let (start, len) = layout.packet(k);
-        let content_end = LENGTH_BYTES.saturating_add(layout.content_len);
-        let from = start.max(LENGTH_BYTES).min(start + len);
-        let to = (start + len).min(content_end).max(from);
-        hash.update(&self.packet_buf[(from - start) as usize..(to - start) as usize]);
-        *first_sends += 1;
-        if start + len > content_end {
-            // This packet carries (part of) the checksum, now complete.
-            layout.fill(k, hash.value(), &mut self.packet_buf, read).map_err(file_error)?;
-        }
-        Ok(())
+        Ok(Summary {
+            content_bytes,
+            ..Summary::of(&self.progress, complete, bounded.then(|| stream.checksum()))
+        })
     }
 
     /// Reads the sender's state into the progress and publishes it.

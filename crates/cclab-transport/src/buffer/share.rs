@@ -9,7 +9,9 @@
 //! expected rate as its weight it is RTBA's proportional redistribution (seed
 //! paper 004 §3.2 and Fig. 1).
 //!
-//! [`host_limits`] turns desires into the limits a host sends its connections.
+//! [`host_limits`] turns desires into the limits a host sends its connections;
+//! [`connection_limits`] does it for the connections' [`SendState`]s, as both
+//! drivers (the simulator's host agent and the real sending host) call it.
 //!
 //! Decisions where the sources are silent:
 //! - **Whole bytes, rounded down**, so the allocations never sum above the
@@ -26,6 +28,52 @@
 //! - **Under the cap, the leftover is headroom**: see [`host_limits`].
 
 use super::Sharing;
+use cclab_wire::{SendState, Time, NEVER};
+
+/// Segments of buffer every connection is guaranteed before the cap is shared
+/// (see [`host_limits`]): two, so a connection is never reduced to
+/// stop-and-wait by the sharing alone.
+pub const MIN_SEGMENTS: u64 = 2;
+
+/// The limits a host with `cap` bytes gives connections in these states:
+/// their desires and weights, each guaranteed [`MIN_SEGMENTS`] segments.
+pub fn connection_limits(states: &[SendState], sharing: Sharing, cap: u64) -> Vec<u64> {
+    let desires: Vec<u64> = states.iter().map(|s| s.desired).collect();
+    let weights: Vec<f64> = states.iter().map(|s| s.share_weight).collect();
+    let floors: Vec<u64> = states.iter().map(|s| MIN_SEGMENTS * u64::from(s.inputs.mss)).collect();
+    host_limits(&desires, &weights, sharing, cap, &floors)
+}
+
+/// When the host recomputes: every `every` from time 0, and at each start in `starts`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ShareSchedule {
+    every: Time,
+    next_period: Time,
+    /// Start times still ahead, latest first (popped from the end).
+    starts: Vec<Time>,
+}
+
+impl ShareSchedule {
+    pub fn new(every: Time, mut starts: Vec<Time>) -> Self {
+        starts.sort_unstable_by(|a, b| b.cmp(a));
+        starts.dedup();
+        Self { every: every.max(1), next_period: 0, starts }
+    }
+
+    pub fn next(&self) -> Time {
+        self.next_period.min(self.starts.last().copied().unwrap_or(NEVER))
+    }
+
+    /// The recomputation due at `now` happened: moves past it.
+    pub fn done(&mut self, now: Time) {
+        while self.next_period <= now {
+            self.next_period += self.every;
+        }
+        while self.starts.last().is_some_and(|&s| s <= now) {
+            self.starts.pop();
+        }
+    }
+}
 
 /// Weighted max-min allocation of `cap` bytes among `desires`: no connection
 /// gets more than its desire, and the unsatisfied ones share what the others
@@ -132,6 +180,20 @@ fn fill(
 mod tests {
     use super::*;
     use cclab_wire::random::SplitMix64;
+    use cclab_wire::time::millis;
+
+    /// ATBT's recomputation period: every 500 ms from time 0, whatever else wakes the host.
+    #[test]
+    fn the_host_recomputes_every_period_and_at_each_start() {
+        let mut schedule = ShareSchedule::new(millis(500), vec![millis(3000), millis(700), millis(700)]);
+        let mut wakes = Vec::new();
+        while schedule.next() <= millis(3500) {
+            let now = schedule.next();
+            wakes.push(now / millis(1));
+            schedule.done(now);
+        }
+        assert_eq!(wakes, [0, 500, 700, 1000, 1500, 2000, 2500, 3000, 3500]);
+    }
 
     #[test]
     fn max_min_gives_small_desires_in_full_and_splits_the_rest_equally() {

@@ -1,5 +1,5 @@
-//! What `cclab send` puts in a UDT byte stream, and how `cclab recv` takes it
-//! back out: an 8-byte big-endian length (as UDT 4's own `sendfile` example
+//! What `cclab send` puts in a byte stream (UDT's, or each TCP connection's),
+//! and how `cclab recv` takes it back out: an 8-byte big-endian length (as UDT 4's own `sendfile` example
 //! sends the size before the file), the content, then an 8-byte FNV-1a
 //! checksum of the content, so the receiver can verify size and content.
 //!
@@ -13,6 +13,7 @@
 //! flow window it advertised), and drops any beyond: its memory is bounded
 //! whatever the peer sends.
 
+use crate::content::Content;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
@@ -106,6 +107,68 @@ impl Layout {
                 n
             };
             at += n;
+        }
+        Ok(())
+    }
+}
+
+/// The sending side of a stream: packet `k`'s bytes, read again from the
+/// content whenever it is sent, first or again, so the sender never holds the
+/// content in memory. New packets must leave in order (both transports send
+/// new data in sequence): the checksum takes in each packet's content as it
+/// first leaves, and is complete when the last packet, which carries it, does.
+pub struct StreamSender {
+    layout: Layout,
+    content: Content,
+    first_sends: u64,
+    hash: Fnv64,
+}
+
+impl StreamSender {
+    pub fn new(payload: u64, content: Content) -> Self {
+        Self {
+            layout: Layout { payload, content_len: content.len() },
+            content,
+            first_sends: 0,
+            hash: Fnv64::new(),
+        }
+    }
+
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Packets sent at least once: all of `0..first_sends()`.
+    pub fn first_sends(&self) -> u64 {
+        self.first_sends
+    }
+
+    /// The content's checksum, complete once the last packet has left.
+    pub fn checksum(&self) -> u64 {
+        self.hash.value()
+    }
+
+    /// Packet `k`'s bytes into `out`.
+    pub fn fill(&mut self, k: u64, out: &mut Vec<u8>) -> io::Result<()> {
+        let content = &self.content;
+        let read = |at: u64, buf: &mut [u8]| content.read_at(at, buf);
+        if k < self.first_sends {
+            return self.layout.fill(k, self.hash.value(), out, read);
+        }
+        if k > self.first_sends {
+            let message = format!("packet {k} sent before packet {}", self.first_sends);
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+        }
+        self.layout.fill(k, 0, out, read)?;
+        let (start, len) = self.layout.packet(k);
+        let content_end = LENGTH_BYTES.saturating_add(self.layout.content_len);
+        let from = start.max(LENGTH_BYTES).min(start + len);
+        let to = (start + len).min(content_end).max(from);
+        self.hash.update(&out[(from - start) as usize..(to - start) as usize]);
+        self.first_sends += 1;
+        if start + len > content_end {
+            // This packet carries (part of) the checksum, now complete.
+            self.layout.fill(k, self.hash.value(), out, read)?;
         }
         Ok(())
     }

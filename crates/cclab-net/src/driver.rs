@@ -5,20 +5,20 @@
 //! every datagram waiting, hands each to the endpoint, runs the endpoint's
 //! timer if it is due, sends what it produced, and then waits on the socket
 //! until the endpoint's next wake-up (`ppoll`, timer slack 1 ns). The
-//! endpoints are the simulator's own ([`cclab_transport::udt`]): the loop adds
-//! only the clock, the socket and the bytes.
+//! endpoints are the simulator's own ([`cclab_transport::udt`],
+//! [`cclab_transport::tcp`]): the loop adds only the clock, the socket and the bytes.
 
 use crate::clock::Clock;
 use crate::sys;
 use cclab_wire::time::{micros, millis};
-use cclab_wire::{udt_codec, Time, UdtHeader};
+use cclab_wire::Time;
 use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-/// Largest datagram either side reads (UDT 4's MSS may be up to the 65 507 of IPv4).
+/// Largest datagram either side reads (a UDT 4 MSS may be up to the 65 507 of IPv4).
 pub const MAX_DATAGRAM: usize = 65_507;
 /// Socket buffers asked of the kernel: a second of 100 Mbit/s, so that a burst
 /// the endpoint sends, or the peer's packets during a slow turn, are not lost in
@@ -28,22 +28,6 @@ pub const SOCKET_BUFFER: usize = 12 << 20;
 pub const TURN: Time = millis(50);
 /// A wait shorter than this is not worth a system call: the loop spins instead.
 const SPIN_BELOW: Time = micros(20);
-
-/// UDT 4.11's defaults (`CUDT::CUDT`): MSS 1500 bytes; flight flag size 25 600 packets; buffers 8192 packets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Tuning {
-    pub mss: u32,
-    /// The largest flow window this side allows (`UDT_FC`).
-    pub flight_flag_size: u32,
-    /// Packets this side buffers (`UDT_RCVBUF` and `UDT_SNDBUF`, in packets).
-    pub buffer_packets: u32,
-}
-
-impl Default for Tuning {
-    fn default() -> Self {
-        Self { mss: 1500, flight_flag_size: 25_600, buffer_packets: 8192 }
-    }
-}
 
 /// A snapshot of a transfer, published every loop [`TURN`] for the command's reports.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -74,7 +58,7 @@ pub struct Progress {
     pub naks: u64,
     pub retransmits: u64,
     pub timeouts: u64,
-    /// Datagrams that did not decode as UDT 4, or were not for this connection.
+    /// Datagrams that did not decode, or were not for this connection.
     pub malformed: u64,
     pub unexpected: u64,
     /// Datagrams this host could not send (its socket buffer was full).
@@ -195,14 +179,14 @@ pub enum TransferError {
         "the receiver closed the connection after {acknowledged} of {total} content bytes were acknowledged"
     )]
     ReceiverClosed { acknowledged: u64, total: u64 },
-    #[error("the receiver stopped answering (16 timeouts, the last 5 s without a reply)")]
-    ReceiverGone,
+    #[error("the receiver stopped answering: nothing heard for {silent_s:.1} s")]
+    ReceiverGone { silent_s: f64 },
     #[error("the sender went silent: nothing heard for {silent_s:.1} s")]
     PeerSilent { silent_s: f64 },
     #[error("the sender shut the connection down after {received} of {expected} content bytes")]
     Incomplete { received: u64, expected: u64 },
     #[error("{0}")]
-    Content(#[from] crate::udt::stream::StreamError),
+    Content(#[from] crate::stream::StreamError),
     #[error("{mismatched} of {written} content bytes differ from the test pattern")]
     PatternMismatch { written: u64, mismatched: u64 },
     #[error("the transfer thread failed: {0}")]
@@ -235,22 +219,6 @@ pub fn os_random() -> u64 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()),
     );
     hasher.finish()
-}
-
-/// A UDT socket ID: random, non-zero (0 addresses a listener), 31 bits as UDT 4 draws them.
-pub fn socket_id() -> u32 {
-    ((os_random() as u32) & 0x7FFF_FFFF).max(1)
-}
-
-/// Encodes `header` and appends `payload`, into `buf`.
-pub fn encode_into(header: &UdtHeader, payload: &[u8], buf: &mut Vec<u8>) {
-    buf.clear();
-    // The endpoints produce only numbers within 31 bits and well-formed loss lists.
-    if udt_codec::encode(header, buf).is_ok() {
-        buf.extend_from_slice(payload);
-    } else {
-        buf.clear();
-    }
 }
 
 /// Sends a datagram; a full socket buffer (the kernel's queue) loses it, as a
