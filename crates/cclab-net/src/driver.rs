@@ -11,7 +11,7 @@
 use crate::clock::Clock;
 use crate::sys;
 use cclab_wire::time::{micros, millis};
-use cclab_wire::Time;
+use cclab_wire::{Descriptor, Params, Time};
 use std::io::{self, ErrorKind, Read};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -195,6 +195,38 @@ pub enum TransferError {
 
 pub fn invalid(option: &str, message: impl Into<String>) -> TransferError {
     TransferError::Invalid { option: option.to_string(), message: message.into() }
+}
+
+/// The algorithm `name` from `list` (one of the transport's registries) and its
+/// parameters: its defaults but for `overrides` (name, value as text), each parsed
+/// and range-checked by its descriptor, as a scenario's parameters are. Errors name
+/// `option` (the algorithm's) or `param_option` (its parameters').
+pub fn algorithm<B>(
+    list: &'static [Descriptor<B>],
+    option: &str,
+    param_option: &str,
+    name: &str,
+    overrides: &[(String, String)],
+) -> Result<(&'static Descriptor<B>, Params), TransferError> {
+    let descriptor = list.iter().find(|d| d.name == name).ok_or_else(|| {
+        let known: Vec<&str> = list.iter().map(|d| d.name).collect();
+        invalid(option, format!("\"{name}\" is not one of: {}", known.join(", ")))
+    })?;
+    let info = descriptor.info();
+    let mut params = info.defaults().map_err(|e| invalid(option, e.to_string()))?;
+    for (key, text) in overrides {
+        let parameter = info.parameter(key).ok_or_else(|| {
+            let known: Vec<&str> = info.parameters.iter().map(|p| p.name).collect();
+            let has = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            invalid(param_option, format!("{name} has no parameter \"{key}\" (it has: {has})"))
+        })?;
+        let value = parameter
+            .parse_text(text)
+            .and_then(|v| parameter.check_range(&v).map(|()| v))
+            .map_err(|e| invalid(param_option, format!("{key}: {e}")))?;
+        params.insert(parameter.name, value);
+    }
+    Ok((descriptor, params))
 }
 
 /// A UDP socket bound to `addr`, non-blocking, with large buffers.

@@ -4,6 +4,7 @@
 
 pub mod clock;
 pub mod content;
+pub mod cookie;
 pub mod driver;
 pub mod emulator;
 pub mod stream;

@@ -27,8 +27,8 @@
 //! driver draws, so a caller must have received the cookie to echo it.
 //! The cookie stays private to the listener, so this changes nothing on the wire.
 
+use crate::cookie::CookieJar;
 use cclab_wire::packet::{UdtControl, UdtHeader};
-use cclab_wire::random::SplitMix64;
 use cclab_wire::time::millis;
 use cclab_wire::Time;
 use std::net::{IpAddr, SocketAddr};
@@ -45,8 +45,6 @@ pub const REJECTED: i32 = 1002;
 pub const RETRY_INTERVAL: Time = millis(250);
 /// How long a caller tries before giving up (UDT 4.11's connection timeout, 3 s).
 pub const CONNECT_TIMEOUT: Time = millis(3000);
-/// The listener's secret changes every minute; a cookie of the previous minute is still accepted.
-const COOKIE_PERIOD: Time = millis(60_000);
 
 /// What one side offers in its handshake.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,23 +218,14 @@ pub enum Verdict {
 
 /// The listening side: stateless until a caller proves its address with the cookie.
 pub struct Listener {
-    secret: u64,
+    cookies: CookieJar,
     offer: Offer,
 }
 
 impl Listener {
     /// `secret` keys the cookies; the driver draws it from the operating system's randomness.
     pub fn new(secret: u64, offer: Offer) -> Self {
-        Self { secret, offer }
-    }
-
-    fn cookie(&self, from: SocketAddr, period: u64) -> u32 {
-        let mut mix = SplitMix64::new(self.secret);
-        let mut h = mix.next_u64();
-        for word in ip_words(from.ip()).into_iter().map(u64::from).chain([u64::from(from.port()), period]) {
-            h = SplitMix64::new(h ^ word).next_u64();
-        }
-        (h >> 32) as u32
+        Self { cookies: CookieJar::new(secret), offer }
     }
 
     /// A handshake from `from` at `now`; `new_socket` is the ID an accepted connection gets.
@@ -259,7 +248,6 @@ impl Listener {
         else {
             return Verdict::Ignore;
         };
-        let period = now / COOKIE_PERIOD;
         let reply = |body| UdtHeader::Control { timestamp_us: 0, dst_socket: socket_id, body };
         let theirs = Offer { mss, flow_window };
         if request == REQUEST {
@@ -268,14 +256,12 @@ impl Listener {
                 theirs,
                 REQUEST,
                 socket_id,
-                self.cookie(from, period),
+                self.cookies.issue(now, from, 0),
                 ip_words(from.ip()),
             );
             return Verdict::Reply(reply(body));
         }
-        let fresh =
-            cookie == self.cookie(from, period) || (period > 0 && cookie == self.cookie(from, period - 1));
-        if !fresh {
+        if !self.cookies.is_fresh(now, from, 0, cookie) {
             return Verdict::Ignore;
         }
         if version != VERSION || socket_type != STREAM {
@@ -411,7 +397,7 @@ mod tests {
             dst_socket: 0,
             body: handshake(9, CALLER_OFFER, request, 3, cookie, [0; 4]),
         };
-        let minute = COOKIE_PERIOD;
+        let minute = crate::cookie::COOKIE_PERIOD;
         let Verdict::Reply(r) = listener.on_handshake(minute + 5, client, &ask(0, REQUEST), 1) else {
             panic!()
         };
@@ -435,9 +421,9 @@ mod tests {
             Verdict::Ignore,
             "another port's cookie"
         );
-        assert_ne!(
-            Listener::new(43, LISTENER_OFFER).cookie(client, 1),
-            listener.cookie(client, 1),
+        assert_eq!(
+            Listener::new(43, LISTENER_OFFER).on_handshake(minute + 6, client, &ask(cookie, RESPONSE), 1),
+            Verdict::Ignore,
             "the secret keys the cookie"
         );
     }

@@ -53,29 +53,13 @@ pub struct SendSpec {
     pub tuning: Tuning,
 }
 
-/// The UDT congestion control `name` at its defaults but for `overrides` (name, value as text),
-/// each parsed and range-checked by the algorithm's descriptor, as a scenario's `cc_params` are.
+/// The UDT congestion control `name` at its defaults but for `overrides` (see [`driver::algorithm`]).
 pub fn congestion_control(
     name: &str,
     overrides: &[(String, String)],
 ) -> Result<Box<dyn UdtCongestionControl>, TransferError> {
-    let descriptor = registry::udt_congestion_control(name).ok_or_else(|| {
-        let known: Vec<&str> = registry::UDT_CONGESTION_CONTROLS.iter().map(|d| d.name).collect();
-        invalid("--cc", format!("\"{name}\" is not a UDT congestion control (known: {})", known.join(", ")))
-    })?;
-    let info = descriptor.info();
-    let mut params = info.defaults().map_err(|e| invalid("--cc", e.to_string()))?;
-    for (key, text) in overrides {
-        let parameter = info.parameters.iter().find(|p| p.name == key).ok_or_else(|| {
-            let known: Vec<&str> = info.parameters.iter().map(|p| p.name).collect();
-            invalid("--cc-param", format!("{name} has no parameter \"{key}\" (it has: {})", known.join(", ")))
-        })?;
-        let value = parameter
-            .parse_text(text)
-            .and_then(|v| parameter.check_range(&v).map(|()| v))
-            .map_err(|e| invalid("--cc-param", format!("{key}: {e}")))?;
-        params.insert(key.clone(), value);
-    }
+    let (descriptor, params) =
+        driver::algorithm(registry::UDT_CONGESTION_CONTROLS, "--cc", "--cc-param", name, overrides)?;
     (descriptor.build)(&params).map_err(|e| invalid("--cc-param", e.to_string()))
 }
 
