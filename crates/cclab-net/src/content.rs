@@ -2,10 +2,12 @@
 //! as UDT's `appclient` and iperf send) a pattern generated from the byte
 //! offset, which the receiver can check byte by byte without a copy of it.
 
+use crate::driver::TransferError;
+use crate::stream::UNBOUNDED;
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Byte `offset` of the test pattern: the 8-byte little-endian word
 /// `(offset / 8) * 0x9E37_79B9_7F4A_7C15` (the golden-ratio multiplier), so a
@@ -18,6 +20,28 @@ pub fn pattern_byte(offset: u64) -> u8 {
 pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
     for (i, b) in buf.iter_mut().enumerate() {
         *b = pattern_byte(offset + i as u64);
+    }
+}
+
+/// What to send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Source {
+    File(PathBuf),
+    /// This many bytes of the test pattern.
+    Bytes(u64),
+    /// The test pattern until the duration ends.
+    Unbounded,
+}
+
+impl Source {
+    /// The content to read: the file opened (its length read now), or the pattern.
+    pub fn open(&self) -> Result<Content, TransferError> {
+        match self {
+            Source::File(path) => Content::open(path)
+                .map_err(|source| TransferError::File { path: path.display().to_string(), source }),
+            Source::Bytes(n) => Ok(Content::Pattern { len: *n }),
+            Source::Unbounded => Ok(Content::Pattern { len: UNBOUNDED }),
+        }
     }
 }
 

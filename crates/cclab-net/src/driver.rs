@@ -80,6 +80,41 @@ pub struct Summary {
     pub checksum: Option<u64>,
     /// The receiver checked an unbounded test's content byte by byte against the pattern.
     pub pattern_checked: bool,
+    /// Each connection of a transfer that opened several (TCP), in the order they started.
+    pub connections: Vec<ConnectionSummary>,
+    /// The sending host's send-buffer allocations, each time it shared its memory (TCP with a send-buffer policy).
+    pub allocations: Vec<Allocation>,
+}
+
+/// One connection of several, at the end.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConnectionSummary {
+    pub index: u32,
+    /// Since the transfer started: when the connection opened, and when all its content was
+    /// acknowledged (sender) or verified (receiver).
+    pub started: Time,
+    pub finished: Option<Time>,
+    pub content_bytes: u64,
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub checksum: Option<u64>,
+}
+
+/// A sending host's decision for one connection at one sharing time: what its policy
+/// desired, the limit it got, and what it held.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Allocation {
+    /// Since the transfer started.
+    pub at: Time,
+    pub connection: u32,
+    pub desired: u64,
+    pub limit: u64,
+    /// Bytes in its send buffer: unacknowledged plus written and not yet sent.
+    pub buffered: u64,
+    pub cwnd_bytes: u64,
+    pub srtt: Time,
+    /// The policy's share weight (RTBA: the expected rate, bytes/s).
+    pub weight: f64,
 }
 
 impl Summary {
@@ -91,6 +126,8 @@ impl Summary {
             complete,
             checksum,
             pattern_checked: false,
+            connections: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 }

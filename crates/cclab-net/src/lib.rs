@@ -9,6 +9,7 @@ pub mod driver;
 pub mod emulator;
 pub mod stream;
 pub mod sys;
+pub mod tcp;
 pub mod udt;
 
 pub use emulator::{

@@ -15,10 +15,11 @@
 //! [`STALL`], when one end outlives the other by [`GRACE`], or after
 //! [`TIMEOUT`]. The cases run one at a time.
 
+use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::udt::recv::{self, RecvSpec};
-use cclab_net::udt::send::{self, SendSpec, Source};
+use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
 use cclab_net::{Emulator, EmulatorSpec, EmulatorStats, PathSpec};
 use cclab_wire::random::SplitMix64;

@@ -3,10 +3,11 @@
 //! then sends random UDT packets. The receiver must not panic, must keep its
 //! memory bounded by its receive buffer, and must still serve a real sender.
 
+use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::udt::handshake::{Caller, CallerState, Offer};
 use cclab_net::udt::recv::{self, RecvSpec};
-use cclab_net::udt::send::{self, SendSpec, Source};
+use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::secs;

@@ -2,10 +2,11 @@
 //! emulator: the content arrives intact, and through an emulated path at a
 //! rate the transfer reaches most of it.
 
+use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::udt::recv::{self, RecvSpec};
-use cclab_net::udt::send::{self, SendSpec, Source};
+use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
 use cclab_net::{Emulator, EmulatorSpec, PathSpec};
 use cclab_wire::time::{millis, secs};

@@ -11,7 +11,7 @@
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
 use crate::clock::Clock;
-use crate::content::Content;
+use crate::content::{Content, Source};
 use crate::driver::{self, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
 use crate::stream::{StreamSender, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
@@ -25,20 +25,9 @@ use cclab_wire::{
     Control, Endpoint, Header, MetricLog, Metrics, Outbox, Packet, Time, UdtControl, UdtHeader,
 };
 use std::net::SocketAddr;
-use std::path::PathBuf;
 
 /// Packets an unbounded test's application keeps written but not yet sent.
 const WRITE_AHEAD_PACKETS: u64 = 256;
-
-/// What to send.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Source {
-    File(PathBuf),
-    /// This many bytes of the test pattern.
-    Bytes(u64),
-    /// The test pattern until the duration ends.
-    Unbounded,
-}
 
 #[derive(Clone, Debug)]
 pub struct SendSpec {
@@ -84,12 +73,7 @@ pub fn start(spec: SendSpec) -> Result<Handle<Summary>, TransferError> {
             format!("{} is outside [{min_mss}, {}]", spec.tuning.mss, driver::MAX_DATAGRAM),
         ));
     }
-    let content = match &spec.source {
-        Source::File(path) => Content::open(path)
-            .map_err(|source| TransferError::File { path: path.display().to_string(), source })?,
-        Source::Bytes(n) => Content::Pattern { len: *n },
-        Source::Unbounded => Content::Pattern { len: UNBOUNDED },
-    };
+    let content = spec.source.open()?;
     let any: SocketAddr = if spec.to.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
     let socket = open_socket(any)?;
     let local = socket.local_addr().map_err(TransferError::Socket)?;
