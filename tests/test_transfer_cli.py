@@ -86,6 +86,36 @@ def test_ctrl_c_stops_a_waiting_receiver() -> None:
     assert "stopped before a connection was made" in out
 
 
+def test_tcp_connections_from_one_host_share_its_memory_cap_through_the_emulator(tmp_path: Path) -> None:
+    receiver, addr = _receiver("--protocol", "tcp", "--connections", "2", "--json")
+    emulator = _cclab("emulate", "--listen", "127.0.0.1:0", "--forward", addr, "--rate", "20Mbps",
+                      "--delay", "10ms", "--queue", "100KB", "--duration", "60")  # fmt: skip
+    assert emulator.stderr is not None
+    relay = emulator.stderr.readline().split()[1]
+    allocations = tmp_path / "allocations.csv"
+    sender = _cclab("send", "--protocol", "tcp", "--to", relay, "--bytes", "2MB", "--connections", "2",
+                    "--stagger", "0.5", "--cc", "cubic", "--recovery", "sack", "--send-buffer", "rtba",
+                    "--memory-cap", "120KB", "--allocations", str(allocations), "--interval", "0.5")  # fmt: skip
+    sent_out, sent_err = sender.communicate(timeout=90)
+    received_out, _ = receiver.communicate(timeout=60)
+    emulator.send_signal(signal.SIGINT)
+    emulator.communicate(timeout=30)
+    assert sender.returncode == 0, sent_err
+    lines = sent_out.strip().splitlines()
+    assert "window" in lines[0] and "period" not in lines[0]
+    assert lines[-1].startswith("complete: 4000000 bytes")
+    final = _json_lines(received_out)[-1]
+    assert final["complete"] and len(final["connections"]) == 2
+    assert all(c["content_bytes"] == 2_000_000 and c["checksum"] for c in final["connections"])
+    rows = [line.split(",") for line in allocations.read_text().splitlines()]
+    assert rows[0] == ["at_s", "connection", "desired", "limit", "buffered", "cwnd_bytes", "srtt_ms", "weight"]
+    by_time: dict[str, int] = {}
+    for row in rows[1:]:
+        by_time[row[0]] = by_time.get(row[0], 0) + int(row[3])
+    assert len(by_time) >= 2 and max(by_time.values()) <= 120_000
+    assert {row[1] for row in rows[1:]} == {"0", "1"}
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -105,6 +135,61 @@ def test_ctrl_c_stops_a_waiting_receiver() -> None:
         (["recv", "--listen", "127.0.0.1:0", "--interval", "0"], "--interval:"),
         (["recv", "--listen", "127.0.0.1:0", "--out", "/no/such/dir/x"], "/no/such/dir/x"),
         (["recv", "--listen", "192.0.2.1:5000"], "cannot use 192.0.2.1:5000"),
+        (
+            ["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--recovery", "sack"],
+            "--recovery: only with --protocol tcp",
+        ),
+        (["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--connections", "2"], "--connections: only with"),
+        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--cc", "udt"], "--cc:"),
+        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--recovery", "x"], "--recovery:"),
+        (
+            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--memory-cap", "1MB"],
+            "--send-buffer: --memory-cap",
+        ),
+        (
+            [
+                "send",
+                "--protocol",
+                "tcp",
+                "--to",
+                "127.0.0.1:9000",
+                "--bytes",
+                "1MB",
+                "--send-buffer",
+                "rtba",
+                "--memory-cap",
+                "lots",
+            ],
+            "--memory-cap:",
+        ),
+        (
+            [
+                "send",
+                "--protocol",
+                "tcp",
+                "--to",
+                "127.0.0.1:9000",
+                "--bytes",
+                "1MB",
+                "--send-buffer",
+                "fixed",
+                "--buffer-param",
+                "size=-5",
+            ],
+            "--buffer-param:",
+        ),
+        (
+            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--connections", "0"],
+            "--connections:",
+        ),
+        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--mss", "80"], "--mss:"),
+        (
+            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--allocations", "a.csv"],
+            "--allocations:",
+        ),
+        (["recv", "--listen", "127.0.0.1:0", "--window", "100"], "--window: only with --protocol tcp"),
+        (["recv", "--protocol", "tcp", "--listen", "127.0.0.1:0", "--window", "1"], "--window:"),
+        (["recv", "--protocol", "tcp", "--listen", "127.0.0.1:0", "--connections", "2", "--out", "x"], "--out:"),
     ],
 )
 def test_bad_input_is_one_line_naming_it_and_exit_2(args: list[str], message: str) -> None:

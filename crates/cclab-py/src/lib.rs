@@ -385,20 +385,38 @@ fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::driver::Progress) -> PyRes
 #[pymethods]
 impl Transfer {
     /// `cclab send`: exactly one of `path` and `bytes`, or neither with `duration_s` (an unbounded test).
+    /// `protocol` is "udt" or "tcp"; the options from `recovery` on are TCP's (None: not given).
     #[staticmethod]
-    #[pyo3(signature = (to, path=None, bytes=None, cc="udt".to_string(), cc_params=Vec::new(), duration_s=None, mss=1500))]
+    #[pyo3(signature = (
+        to, path=None, bytes=None, protocol="udt", cc=None, cc_params=Vec::new(), duration_s=None, mss=1500,
+        recovery=None, recovery_params=Vec::new(), pacing=None, pacing_params=Vec::new(), send_buffer=None,
+        buffer_params=Vec::new(), memory_cap=None, share_every_s=None, connections=None, stagger_s=None,
+        cwnd_growth=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn send(
         py: Python<'_>,
         to: &str,
         path: Option<std::path::PathBuf>,
         bytes: Option<String>,
-        cc: String,
+        protocol: &str,
+        cc: Option<String>,
         cc_params: Vec<(String, String)>,
         duration_s: Option<f64>,
         mss: u32,
+        recovery: Option<String>,
+        recovery_params: Vec<(String, String)>,
+        pacing: Option<String>,
+        pacing_params: Vec<(String, String)>,
+        send_buffer: Option<String>,
+        buffer_params: Vec<(String, String)>,
+        memory_cap: Option<String>,
+        share_every_s: Option<f64>,
+        connections: Option<u32>,
+        stagger_s: Option<f64>,
+        cwnd_growth: Option<String>,
     ) -> PyResult<Self> {
-        use cclab_net::udt::send::{SendSpec, Source};
+        use cclab_net::content::Source;
         let source = match (path, bytes) {
             (Some(p), None) => Source::File(p),
             (None, Some(n)) => Source::Bytes(
@@ -412,36 +430,165 @@ impl Transfer {
                 ))
             }
         };
-        let spec = SendSpec {
-            to: cclab_net::emulator::parse_addr("--to", to).map_err(emulator_error)?,
-            source,
-            cc,
-            cc_params,
-            duration: duration_s.map(|s| seconds("--duration", s)).transpose()?,
-            tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+        let to = cclab_net::emulator::parse_addr("--to", to).map_err(emulator_error)?;
+        let duration = duration_s.map(|s| seconds("--duration", s)).transpose()?;
+        let handle = match protocol {
+            "udt" => {
+                let tcp_only = [
+                    ("--recovery", recovery.is_some() || !recovery_params.is_empty()),
+                    ("--pacing", pacing.is_some() || !pacing_params.is_empty()),
+                    ("--send-buffer", send_buffer.is_some() || !buffer_params.is_empty()),
+                    ("--memory-cap", memory_cap.is_some()),
+                    ("--share-every", share_every_s.is_some()),
+                    ("--connections", connections.is_some()),
+                    ("--stagger", stagger_s.is_some()),
+                    ("--cwnd-growth", cwnd_growth.is_some()),
+                ];
+                if let Some((option, _)) = tcp_only.iter().find(|(_, given)| *given) {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "{option}: only with --protocol tcp"
+                    )));
+                }
+                let spec = cclab_net::udt::send::SendSpec {
+                    to,
+                    source,
+                    cc: cc.unwrap_or_else(|| "udt".into()),
+                    cc_params,
+                    duration,
+                    tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+                };
+                py.detach(|| cclab_net::udt::send::start(spec))
+            }
+            "tcp" => {
+                use cclab_net::tcp::send::{BufferSpec, Named, TcpSendSpec};
+                let named = |name: Option<String>, default: &str, params: Vec<(String, String)>| Named {
+                    name: name.unwrap_or_else(|| default.to_string()),
+                    params,
+                };
+                let value_error = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+                let memory_cap = memory_cap
+                    .map(|c| {
+                        cclab_wire::units::size(&c).map_err(|e| value_error(format!("--memory-cap: {e}")))
+                    })
+                    .transpose()?;
+                let share_every = share_every_s.map(|s| seconds("--share-every", s)).transpose()?;
+                let send_buffer = match send_buffer {
+                    Some(policy) => Some(BufferSpec {
+                        policy: Named { name: policy, params: buffer_params },
+                        memory_cap,
+                        share_every: share_every.unwrap_or(cclab_wire::time::millis(500)),
+                    }),
+                    None if memory_cap.is_some() || share_every.is_some() || !buffer_params.is_empty() => {
+                        return Err(value_error(
+                            "--send-buffer: --memory-cap, --share-every and --buffer-param need a send-buffer policy"
+                                .into(),
+                        ))
+                    }
+                    None => None,
+                };
+                let header = cclab_net::emulator::IPV4_UDP_HEADER_BYTES
+                    + cclab_net::tcp::codec::SEGMENT_HEADER_BYTES as u32;
+                if mss <= header {
+                    return Err(value_error(format!(
+                        "--mss: {mss} leaves no payload after {header} bytes of headers"
+                    )));
+                }
+                use cclab_net::tcp::send::CwndGrowth;
+                let cwnd_growth = match cwnd_growth {
+                    None => CwndGrowth::Always,
+                    Some(name) => CwndGrowth::from_name(&name).ok_or_else(|| {
+                        value_error(format!(
+                            "--cwnd-growth: \"{name}\" is not one of: {}",
+                            CwndGrowth::NAMES.join(", ")
+                        ))
+                    })?,
+                };
+                let spec = TcpSendSpec {
+                    cwnd_growth,
+                    connections: connections.unwrap_or(1),
+                    stagger: match stagger_s {
+                        Some(0.0) | None => 0,
+                        Some(s) => seconds("--stagger", s)?,
+                    },
+                    cc: named(cc, "reno", cc_params),
+                    recovery: named(recovery, "newreno", recovery_params),
+                    pacing: named(pacing, "none", pacing_params),
+                    send_buffer,
+                    duration,
+                    mss: mss - header,
+                    ..TcpSendSpec::new(to, source)
+                };
+                py.detach(|| cclab_net::tcp::send::start(spec))
+            }
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "--protocol: \"{other}\" is not udt or tcp"
+                )))
+            }
         };
-        let handle = py.detach(|| cclab_net::udt::send::start(spec)).map_err(transfer_error)?;
-        Ok(Self(Some(handle)))
+        Ok(Self(Some(handle.map_err(transfer_error)?)))
     }
 
-    /// `cclab recv`: listens for one transfer; writes its content to `out` if given.
+    /// `cclab recv`: listens for one transfer (UDT) or `connections` (TCP); writes the content to `out` if given.
     #[staticmethod]
-    #[pyo3(signature = (listen, out=None, timeout_s=10.0, mss=1500))]
+    #[pyo3(signature = (listen, out=None, timeout_s=10.0, mss=1500, protocol="udt", connections=None, window=None, delayed_ack=false))]
+    #[allow(clippy::too_many_arguments)]
     fn recv(
         py: Python<'_>,
         listen: &str,
         out: Option<std::path::PathBuf>,
         timeout_s: f64,
         mss: u32,
+        protocol: &str,
+        connections: Option<u32>,
+        window: Option<u32>,
+        delayed_ack: bool,
     ) -> PyResult<Self> {
-        let spec = cclab_net::udt::recv::RecvSpec {
-            listen: cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?,
-            out,
-            idle_timeout: seconds("--timeout", timeout_s)?,
-            tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+        let listen = cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?;
+        let idle_timeout = seconds("--timeout", timeout_s)?;
+        let value_error = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+        let handle = match protocol {
+            "udt" => {
+                let tcp_only = [
+                    ("--connections", connections.is_some()),
+                    ("--window", window.is_some()),
+                    ("--delayed-ack", delayed_ack),
+                ];
+                if let Some((option, _)) = tcp_only.iter().find(|(_, given)| *given) {
+                    return Err(value_error(format!("{option}: only with --protocol tcp")));
+                }
+                let spec = cclab_net::udt::recv::RecvSpec {
+                    listen,
+                    out,
+                    idle_timeout,
+                    tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+                };
+                py.detach(|| cclab_net::udt::recv::start(spec))
+            }
+            "tcp" => {
+                use cclab_net::tcp::recv::TcpRecvSpec;
+                let header = cclab_net::emulator::IPV4_UDP_HEADER_BYTES
+                    + cclab_net::tcp::codec::SEGMENT_HEADER_BYTES as u32;
+                if mss <= header {
+                    return Err(value_error(format!(
+                        "--mss: {mss} leaves no payload after {header} bytes of headers"
+                    )));
+                }
+                let defaults = TcpRecvSpec::new(listen);
+                let spec = TcpRecvSpec {
+                    out,
+                    idle_timeout,
+                    mss: mss - header,
+                    window_segments: window.unwrap_or(defaults.window_segments),
+                    connections: connections.unwrap_or(1),
+                    delayed_ack,
+                    ..defaults
+                };
+                py.detach(|| cclab_net::tcp::recv::start(spec))
+            }
+            other => return Err(value_error(format!("--protocol: \"{other}\" is not udt or tcp"))),
         };
-        let handle = py.detach(|| cclab_net::udt::recv::start(spec)).map_err(transfer_error)?;
-        Ok(Self(Some(handle)))
+        Ok(Self(Some(handle.map_err(transfer_error)?)))
     }
 
     /// This side's socket address, as "ADDR:PORT".
@@ -474,6 +621,33 @@ impl Transfer {
         d.set_item("complete", s.complete)?;
         d.set_item("checksum", s.checksum.map(|c| format!("{c:016x}")))?;
         d.set_item("pattern_checked", s.pattern_checked)?;
+        let connections = pyo3::types::PyList::empty(py);
+        for c in &s.connections {
+            let e = PyDict::new(py);
+            e.set_item("index", c.index)?;
+            e.set_item("started_s", c.started as f64 / 1e9)?;
+            e.set_item("finished_s", c.finished.map(|t| t as f64 / 1e9))?;
+            e.set_item("content_bytes", c.content_bytes)?;
+            e.set_item("retransmits", c.retransmits)?;
+            e.set_item("timeouts", c.timeouts)?;
+            e.set_item("checksum", c.checksum.map(|c| format!("{c:016x}")))?;
+            connections.append(e)?;
+        }
+        d.set_item("connections", connections)?;
+        let allocations = pyo3::types::PyList::empty(py);
+        for a in &s.allocations {
+            let e = PyDict::new(py);
+            e.set_item("at_s", a.at as f64 / 1e9)?;
+            e.set_item("connection", a.connection)?;
+            e.set_item("desired", a.desired)?;
+            e.set_item("limit", a.limit)?;
+            e.set_item("buffered", a.buffered)?;
+            e.set_item("cwnd_bytes", a.cwnd_bytes)?;
+            e.set_item("srtt_ms", a.srtt as f64 / 1e6)?;
+            e.set_item("weight", a.weight)?;
+            allocations.append(e)?;
+        }
+        d.set_item("allocations", allocations)?;
         Ok(d)
     }
 }

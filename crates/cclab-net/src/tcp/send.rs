@@ -28,6 +28,7 @@ use crate::stream::{StreamSender, CHECKSUM_BYTES, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::buffer::share::{self, ShareSchedule};
 use cclab_transport::buffer::Sharing;
+pub use cclab_transport::cc::CwndGrowth;
 use cclab_transport::registry;
 use cclab_transport::tcp::{TcpConfig, TcpSender};
 use cclab_wire::time::secs;
@@ -81,6 +82,8 @@ pub struct TcpSendSpec {
     pub duration: Option<Time>,
     /// Payload bytes per full segment the sender offers (the receiver may lower it).
     pub mss: u32,
+    /// Whether an ACK grows the window whether or not it was in use (a scenario's `cwnd_growth`).
+    pub cwnd_growth: CwndGrowth,
 }
 
 impl TcpSendSpec {
@@ -97,6 +100,7 @@ impl TcpSendSpec {
             send_buffer: None,
             duration: None,
             mss: DEFAULT_MSS,
+            cwnd_growth: CwndGrowth::Always,
         }
     }
 }
@@ -374,7 +378,7 @@ impl<'a> Host<'a> {
                                 let floor = share::MIN_SEGMENTS * u64::from(agreed.mss);
                                 let control = Control::SetSendBuffer { bytes: floor };
                                 let _ = open.sender.on_control(now - origin, control, &mut self.out);
-                                self.transmit(&mut open, 0)?;
+                                self.transmit(&mut open, None)?;
                             }
                             c.open = Some(open);
                         }
@@ -388,7 +392,7 @@ impl<'a> Host<'a> {
                         let mut packet = Packet::new(Header::Tcp(header), wire);
                         (packet.ect, packet.ce) = (ect, ce);
                         open.sender.on_packet(now - origin, &packet, &mut self.out);
-                        self.transmit(open, 0)?;
+                        self.transmit(open, None)?;
                     }
                     (Some(open), Message::Reset) if datagram.cookie == open.agreed.cookie => {
                         let acknowledged = open.acked_content();
@@ -432,9 +436,9 @@ impl<'a> Host<'a> {
                     }
                 }
                 let due = open.sender.next_wakeup();
-                let mut late = 0;
+                let mut late = None;
                 if rel >= due {
-                    late = rel - due;
+                    late = Some(rel - due);
                     open.sender.on_timer(rel, &mut self.out);
                 }
                 self.transmit(open, late)?;
@@ -498,7 +502,10 @@ impl<'a> Host<'a> {
         let bounded = layout.content_len != UNBOUNDED;
         let app = if bounded { App::Transfer { bytes: layout.stream_len() } } else { App::Stream };
         let sack = uses_sack(&self.spec.recovery.name);
-        let cfg = config(agreed.mss, agreed.window_segments, sack, app, now - origin);
+        let cfg = TcpConfig {
+            cwnd_growth: self.spec.cwnd_growth,
+            ..config(agreed.mss, agreed.window_segments, sack, app, now - origin)
+        };
         let sender = algorithms(&self.spec, &cfg, index)?.sender;
         Ok(Open {
             connection,
@@ -514,8 +521,9 @@ impl<'a> Host<'a> {
     }
 
     /// Sends what `open`'s sender put in `out`, each data segment with its bytes.
-    /// `late`: how long after the sender's wake-up time this turn ran (0 when a datagram woke it).
-    fn transmit(&mut self, open: &mut Open, late: Time) -> Result<(), TransferError> {
+    /// `late`: how long after the sender's wake-up time (a pacing release, a timer) this
+    /// turn ran, `None` when an ACK or the host made the sender send.
+    fn transmit(&mut self, open: &mut Open, late: Option<Time>) -> Result<(), TransferError> {
         let mss = u64::from(open.agreed.mss);
         let mut packets = std::mem::take(&mut self.out.packets);
         let mut segment = std::mem::take(&mut self.segment_buf);
@@ -526,7 +534,9 @@ impl<'a> Host<'a> {
                 // The sender works in whole segments: segment k starts at byte k x mss.
                 open.stream.fill(header.seq / mss, &mut segment).map_err(content_error)?;
                 segment.truncate(header.len as usize);
-                self.progress.pacing.record(late);
+                if let Some(late) = late {
+                    self.progress.pacing.record(late);
+                }
             }
             let message = Message::Segment { header, ect: packet.ect, ce: false };
             self.send(
@@ -553,7 +563,7 @@ impl<'a> Host<'a> {
             let Some(open) = c.open.as_mut() else { continue };
             let _ = open.sender.on_control(rel, Control::SetSendBuffer { bytes: limit }, &mut self.out);
             // A larger buffer lets the sender send at once.
-            self.transmit(open, 0)?;
+            self.transmit(open, None)?;
             self.allocations.push(Allocation {
                 at: rel,
                 connection: c.index,
@@ -595,7 +605,7 @@ impl<'a> Host<'a> {
                 Some(open) if !hard && !open.closing => {
                     open.closing = true;
                     let _ = open.sender.on_control(now - origin, Control::AppClose, &mut self.out);
-                    self.transmit(open, 0)?;
+                    self.transmit(open, None)?;
                 }
                 Some(_) if !hard => {}
                 _ => self.close(c)?,
