@@ -6,7 +6,7 @@
 //!
 //! With a send-buffer policy and a memory cap the host does what the
 //! simulator's host agent does (seed paper 004): every `share_every` from the
-//! first start, and at each connection's start, it turns the connections'
+//! host's start, and as each connection opens (its handshake done), it turns the connections'
 //! desires into limits under the cap ([`share::connection_limits`]) and tells
 //! each its limit; every such decision is kept for the allocation-over-time
 //! plot.
@@ -320,9 +320,7 @@ impl<'a> Host<'a> {
             .collect();
         let capped =
             self.spec.send_buffer.as_ref().and_then(|b| b.memory_cap.map(|cap| (cap, b.share_every)));
-        let mut schedule = capped.map(|(_, every)| {
-            ShareSchedule::new(every, conns.iter().map(|c| c.starts_at - origin).collect())
-        });
+        let mut schedule = capped.map(|(_, every)| ShareSchedule::new(every, Vec::new()));
         let deadline = self.spec.duration.map(|d| origin + d);
         let mut next_publish = origin;
         let mut failure: Option<TransferError> = None;
@@ -349,6 +347,7 @@ impl<'a> Host<'a> {
                 }
             }
             // What the receiver sent.
+            let mut opened = false;
             while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
                 if from != self.spec.to {
                     self.progress.unexpected += 1;
@@ -372,15 +371,11 @@ impl<'a> Host<'a> {
                                 .take()
                                 .ok_or_else(|| TransferError::Thread("connected twice".into()))?;
                             let connection = c.caller.connection();
-                            let mut open = self.open(c.index, connection, agreed, content, now, origin)?;
-                            if capped.is_some() {
-                                // Until the host next shares, it has the guaranteed floor, as a socket's minimum.
-                                let floor = share::MIN_SEGMENTS * u64::from(agreed.mss);
-                                let control = Control::SetSendBuffer { bytes: floor };
-                                let _ = open.sender.on_control(now - origin, control, &mut self.out);
-                                self.transmit(&mut open, None)?;
-                            }
-                            c.open = Some(open);
+                            c.open = Some(self.open(c.index, connection, agreed, content, now, origin)?);
+                            // The host counts a connection in as soon as it opens, as the simulator's host
+                            // does at a connection's start time, instead of leaving it without a buffer until
+                            // the next period.
+                            opened = true;
                         }
                     }
                     (Some(open), Message::Segment { header, ect, ce })
@@ -413,8 +408,11 @@ impl<'a> Host<'a> {
             // The host shares its memory.
             let now = self.clock.now();
             if let (Some(schedule), Some((cap, _))) = (schedule.as_mut(), capped) {
-                if now - origin >= schedule.next() {
+                let due = now - origin >= schedule.next();
+                if due {
                     schedule.done(now - origin);
+                }
+                if due {
                     self.share(&mut conns, cap, now - origin)?;
                 }
             }
@@ -451,6 +449,10 @@ impl<'a> Host<'a> {
                     self.observe(&conns, origin);
                     return Err(TransferError::ReceiverGone { silent_s });
                 }
+            }
+            if let (true, Some((cap, _))) = (opened, capped) {
+                // After the new connection's first turn, which asked its policy for a desire.
+                self.share(&mut conns, cap, self.clock.now() - origin)?;
             }
             if conns.iter().all(|c| c.done) {
                 break;
