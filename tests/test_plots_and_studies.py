@@ -226,6 +226,28 @@ def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     assert "Where we differ from the paper" in report
 
 
+def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
+    out, report = reproduce_quick(
+        tmp_path,
+        "buffers-real",
+        ("Setup", "The machine during the real runs", "Fig. 3", "Fig. 4", "Several connections"),
+    )
+    fig3 = {r["policy"]: r for r in pl.read_csv(out / "tables" / "fig3.csv").to_dicts()}
+    # A buffer big enough for the path takes the rate's time, real as simulated; two segments per round
+    # trip take longer over the real path, whose round trip the machine lengthens (loose bounds: CI's machine).
+    assert 0.7 < fig3["RTBA"]["ratio"] < 1.5
+    assert 0.7 < fig3["fixed 2 segments (lwIP)"]["ratio"] < 3.0
+    for table in ("fig4", "several"):
+        for row in pl.read_csv(out / "tables" / f"{table}.csv").to_dicts():
+            # The real host never gives out more than its 128 KB cap, and its connections carry the link.
+            assert row["real_max_sum_kb"] <= 128.0 + 1e-6, row
+            assert 0.5 * row["sim_goodput_mbps"] < row["real_goodput_mbps"] < 1.1 * 20, row
+    allocations = pl.read_csv(out / "tables" / "real_allocations.csv")
+    assert allocations["connection"].n_unique() == 3  # the quick plan's several connections all got a share
+    records = list((out / "cache" / "real").glob("*.json"))
+    assert len(records) == 2 + 1 + 1  # Fig. 3's two policies, Fig. 4's RTBA, the several connections
+
+
 def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "udt", ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion")

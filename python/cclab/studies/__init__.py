@@ -9,6 +9,7 @@ from cclab.studies.base import Study, StudyContext, StudyOptions
 #: Study name -> module defining ``STUDY``.
 STUDIES = {
     "buffers": "cclab.studies.buffers",
+    "buffers-real": "cclab.studies.buffers_real",
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
     "udt": "cclab.studies.udt",

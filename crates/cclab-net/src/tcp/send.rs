@@ -37,7 +37,7 @@ use std::net::{SocketAddr, UdpSocket};
 
 /// Payload bytes per segment by default: a full data datagram is 1500 bytes with the IPv4 and UDP headers.
 pub const DEFAULT_MSS: u32 = 1500 - IP_UDP_HEADER_BYTES - codec::SEGMENT_HEADER_BYTES as u32;
-/// Segments an unbounded test's application keeps written ahead of what was acknowledged.
+/// Segments an unbounded test's application keeps written ahead of what was acknowledged, beyond the receive window.
 const WRITE_AHEAD_SEGMENTS: u64 = 256;
 /// A connected receiver silent this long, while data is outstanding, is given up.
 pub const RECEIVER_SILENCE: Time = secs(10);
@@ -426,7 +426,10 @@ impl<'a> Host<'a> {
                 if open.stream.layout().content_len == UNBOUNDED && !open.closing {
                     let payload = u64::from(open.agreed.mss);
                     let acked = open.sender.state().snd_una * payload;
-                    let want = acked + WRITE_AHEAD_SEGMENTS * payload;
+                    // Never less than the receiver's window ahead, so an unbounded test is not limited by
+                    // its application where a bulk flow of the simulator is not.
+                    let ahead = WRITE_AHEAD_SEGMENTS + u64::from(open.agreed.window_segments);
+                    let want = acked + ahead * payload;
                     if open.written < want {
                         let more = want - open.written;
                         open.written += more;
