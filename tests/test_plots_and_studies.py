@@ -282,3 +282,74 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     ]
     proc = cli("reproduce", "udt", "--quick", "--out", str(tmp_path / "empty"), "--from-cache")
     assert proc.returncode == 2 and "holds no cached runs" in proc.stderr
+
+
+def test_reproduce_udt_real_quick_resumes_and_renders_from_its_cache(tmp_path: Path) -> None:
+    # Real transfers from `cclab send` to `cclab recv` through `cclab emulate` on loopback, beside the simulator.
+    out, report = reproduce_quick(
+        tmp_path, "udt-real", ("Setup", "The machine during the real runs", "Goodput, real and simulated", "Gains",
+                               "What happened in the runs", "Discussion")
+    )  # fmt: skip
+    table = pl.read_csv(out / "tables" / "comparison.csv")
+    assert table["variant"].to_list() == ["native", "combined"]  # the quick plan: two variants at RTT 25 ms
+    assert (table["real_goodput_mbps_mean"] > 0).all()
+    # Loose on purpose: the real runs share the machine with whatever else runs (CI's other tests); a
+    # broken path, pacing or goodput count is off by far more. On a quiet machine the ratio is 0.8-1.1.
+    assert ((table["ratio_mean"] > 0.3) & (table["ratio_mean"] < 3)).all(), table
+    assert table.filter(pl.col("variant") == "native")["real_gain_mbps_mean"].to_list() == [0.0]
+    runs = pl.read_csv(out / "tables" / "real_runs.csv")
+    assert runs.height == 2 and (runs["packets_sent"] > 0).all() and (runs["late_p99_us"] > 0).all()
+    # The emulator's queue drops UDT's slow-start overshoot, as the simulated link's does.
+    assert (runs["queue_drops"] > 0).all()
+    diagnostics = pl.read_csv(out / "tables" / "diagnostics.csv")
+    assert (diagnostics["sim_queue_drops"] > 0).all()
+    cached = sorted((out / "cache" / "real").glob("*.json"))
+    assert [p.name for p in cached] == ["combined-rtt25ms-r0.json", "native-rtt25ms-r0.json"]
+
+    # --from-cache renders the same report from the cached real and simulated runs, and runs nothing.
+    again = tmp_path / "again"
+    shutil.copytree(out / "cache", again / "cache")
+    proc = cli("reproduce", "udt-real", "--quick", "--out", str(again), "--from-cache")
+    assert proc.returncode == 0, proc.stderr
+    assert (again / "report.md").read_text() == report.replace(str(out), str(again))
+    # A real run missing from the cache is one line and exit 2, not a real run.
+    (again / "cache" / "real" / "native-rtt25ms-r0.json").unlink()
+    proc = cli("reproduce", "udt-real", "--quick", "--out", str(again), "--from-cache")
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"cclab: error: --from-cache: 1 of 2 real runs under {again / 'cache' / 'real'} are not in the cache; "
+        "run the study without --from-cache to make them"
+    ]
+
+
+def test_reproduce_udt_real_stops_at_ctrl_c_and_resumes(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "udt-real"
+    args = [sys.executable, "-m", "cclab", "reproduce", "udt-real", "--quick", "--replications", "2", "--out", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    real = out / "cache" / "real"
+    deadline = time.monotonic() + 120
+    while not list(real.glob("*.json")) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    first = sorted(real.glob("*.json"))
+    assert first, "no real run finished"
+    kept = {p.name: p.read_bytes() for p in first}
+    time.sleep(1.5)  # into the next real run's test
+    interrupted = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert time.monotonic() - interrupted < 5, "Ctrl-C did not stop the real runs promptly"
+    assert proc.returncode == 130, stderr
+    assert "interrupted with" in stderr and "Traceback" not in stderr, stderr
+    # What finished is kept whole; nothing half-written is left.
+    assert {p.name: p.read_bytes() for p in sorted(real.glob("*.json")) if p.name in kept} == kept
+    assert not list(real.glob(".*"))
+    # The same command resumes: the finished runs are taken from the cache, the rest run.
+    proc2 = cli("reproduce", "udt-real", "--quick", "--replications", "2", "--out", str(out))
+    assert proc2.returncode == 0, proc2.stderr
+    assert len(list(real.glob("*.json"))) == 4
+    assert all((real / name).read_bytes() == data for name, data in kept.items())

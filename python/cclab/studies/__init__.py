@@ -13,6 +13,7 @@ STUDIES = {
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
     "udt": "cclab.studies.udt",
+    "udt-real": "cclab.studies.udt_real",
     "wireless": "cclab.studies.wireless",
 }
 

@@ -18,6 +18,7 @@
 pub mod path;
 
 use crate::clock::Clock;
+use crate::udt::driver::SOCKET_BUFFER;
 use cclab_wire::time::secs;
 use cclab_wire::{units, Time};
 use path::Path;
@@ -174,6 +175,10 @@ impl Emulator {
         let listen = UdpSocket::bind(spec.listen)
             .map_err(|e| EmulatorError::Listen { addr: spec.listen, message: e.to_string() })?;
         listen.set_read_timeout(Some(POLL)).map_err(|e| EmulatorError::Thread(e.to_string()))?;
+        // As the endpoints' (udt::driver::SOCKET_BUFFER): the kernel's default receive buffer
+        // (about 90 full datagrams on Linux) would drop a sender's burst on loopback before the
+        // emulated queue saw it. The kernel may grant less; relaying works either way.
+        let _granted = crate::sys::set_socket_buffers(&listen, SOCKET_BUFFER);
         let local = listen.local_addr().map_err(|e| EmulatorError::Thread(e.to_string()))?;
         let listen = Arc::new(listen);
         let stop = Arc::new(AtomicBool::new(false));
@@ -297,6 +302,7 @@ impl ListenReceiver {
         let socket = UdpSocket::bind(any).ok()?;
         socket.connect(self.forward).ok()?;
         socket.set_read_timeout(Some(POLL)).ok()?;
+        let _granted = crate::sys::set_socket_buffers(&socket, SOCKET_BUFFER);
         let socket = Arc::new(socket);
         let reader = Arc::clone(&socket);
         let tx = self.tx.clone();
