@@ -18,7 +18,7 @@
 pub mod path;
 
 use crate::clock::Clock;
-use crate::udt::driver::SOCKET_BUFFER;
+use crate::driver::SOCKET_BUFFER;
 use cclab_wire::time::secs;
 use cclab_wire::{units, Time};
 use path::Path;
