@@ -26,23 +26,17 @@ the report again from them.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import math
-import os
-import platform
 import statistics
-import sys
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cclab.studies import real
 from cclab.studies.base import Study, StudyContext, half_width, mean_ci, percent
 from cclab.studies.udt import PAPER_GAINS as UDT_PAPER_GAINS
 from cclab.studies.udt import TESTBED_LOSS, paired_gain
-from cclab.sweep import SweepError, SweepInterrupted, aggregate, derive_seed
+from cclab.sweep import aggregate, derive_seed
 
 if TYPE_CHECKING:
     import polars as pl
@@ -86,10 +80,6 @@ CAPACITY_PPS = RATE_MBPS * 1e6 / (MSS * 8)
 POLL_S = 0.025
 #: A real run that has not ended this long after its test should have is stopped and tried again.
 GRACE_S = 30.0
-ATTEMPTS = 3
-#: A real run starts once the other processes used less than this share (%) of all CPUs over a second,
-#: and is run again if they used more during it (up to Plan.redo_disturbed times).
-QUIET_PCT = 10.0
 #: The version of a cached real run's record; a record of another version is run again.
 RECORD_FORMAT = 2
 SERIES_EVERY = "100ms"
@@ -104,9 +94,9 @@ class Plan:
     variants: list[Variant] = field(default_factory=lambda: list(VARIANTS))
     #: Seeds per point in the simulator (the real replications are the study's --replications).
     sim_replications: int = 10
-    #: Before each real run, wait up to this long for the other processes to fall quiet (below QUIET_PCT).
+    #: Before each real run, wait up to this long for the other processes to fall quiet (below real.QUIET_PCT).
     quiet_wait_s: float = 300.0
-    #: Run again, up to this many times, a real run during which the other processes used more than QUIET_PCT.
+    #: Run again, up to this many times, a real run during which the other processes used more than real.QUIET_PCT.
     redo_disturbed: int = 4
 
 
@@ -283,129 +273,9 @@ def _settings(v: Variant, rtt_ms: int, plan: Plan, replication: int, seed: int) 
 def run_real(ctx: StudyContext, plan: Plan, base_seed: int) -> list[dict[str, Any]]:
     """Every real run of the plan, from the cache where it finished before, else run now (in order:
     replication by replication, so that slow drifts of the machine spread over every variant)."""
-    from cclab.progress import Progress
-
-    folder = ctx.out / "cache" / "real"
-    todo: list[tuple[Path, dict[str, Any]]] = []
-    points = [(v, rtt_ms, r) for r in range(ctx.replications) for rtt_ms in plan.rtts_ms for v in plan.variants]
-    cached: dict[Path, dict[str, Any]] = {}
-    for v, rtt_ms, r in points:
-        settings = _settings(v, rtt_ms, plan, r, derive_seed(base_seed, r))
-        path = folder / f"{v.slug}-rtt{rtt_ms}ms-r{r}.json"
-        record = _load(path)
-        if record is not None and record.get("settings") == settings:
-            cached[path] = record
-        else:
-            todo.append((path, settings))
-    if todo and ctx.options.from_cache:
-        raise SweepError(
-            f"--from-cache: {len(todo)} of {len(points)} real runs under {folder} are not in the cache; "
-            "run the study without --from-cache to make them"
-        )
-    if todo:
-        folder.mkdir(parents=True, exist_ok=True)
-        bar = Progress(len(points), done=len(cached), label="real runs", enabled=ctx.options.progress)
-        try:
-            for path, settings in todo:
-                try:
-                    record = _attempt(settings, plan)
-                except KeyboardInterrupt:
-                    raise SweepInterrupted(len(cached), len(points), folder) from None
-                _save(path, record)
-                cached[path] = record
-                bar.advance()
-        finally:
-            bar.close()
-    return [cached[folder / f"{v.slug}-rtt{rtt_ms}ms-r{r}.json"] for v, rtt_ms, r in points]
-
-
-def wait_for_quiet(limit_s: float) -> tuple[float, float]:
-    """Waits (up to ``limit_s``) until the other processes used less than QUIET_PCT % of all CPUs over
-    a second: a real run shares two cores with whatever else runs. Returns the wait and the last
-    second's share; a machine without CPU accounting does not wait."""
-    start = time.monotonic()
-    told = False
-    while True:
-        before, at = (_machine_cpu_s(), _own_cpu_s()), time.monotonic()
-        time.sleep(1.0)
-        others = _others_pct(before, (_machine_cpu_s(), _own_cpu_s()), time.monotonic() - at)
-        waited = time.monotonic() - start
-        if others is None:
-            return waited, math.nan
-        if others < QUIET_PCT or waited >= limit_s:
-            return waited, others
-        if not told:
-            print(f"udt-real: waiting for the machine to fall quiet (other processes use {others:.0f} % of the "
-                  f"CPUs; up to {limit_s:g} s)", file=sys.stderr, flush=True)  # fmt: skip
-            told = True
-
-
-def _machine_cpu_s() -> float | None:
-    """CPU seconds that every task on the machine has run so far, exactly (the root control group's
-    CPU accounting; /proc/stat's tick samples undercount a paced sender's short bursts); None without it."""
-    for path, scale in (("/sys/fs/cgroup/cpuacct/cpuacct.usage", 1e-9), ("/sys/fs/cgroup/cpu.stat", 1e-6)):
-        with contextlib.suppress(OSError, ValueError, StopIteration):
-            text = Path(path).read_text()
-            if path.endswith("cpu.stat"):
-                text = next(ln.split()[1] for ln in text.splitlines() if ln.startswith("usage_usec"))
-            return int(text.strip()) * scale
-    return None
-
-
-def _own_cpu_s() -> float:
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _others_pct(before: tuple[float | None, float], after: tuple[float | None, float], wall_s: float) -> float | None:
-    """The share (%) of all CPUs that tasks other than this process's used between two readings of
-    (:func:`_machine_cpu_s`, :func:`_own_cpu_s`) ``wall_s`` apart."""
-    if before[0] is None or after[0] is None or wall_s <= 0:
-        return None
-    others = (after[0] - before[0]) - (after[1] - before[1])
-    return max(0.0, others) / (wall_s * (os.cpu_count() or 1)) * 100
-
-
-def _load(path: Path) -> dict[str, Any] | None:
-    try:
-        record: dict[str, Any] = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None  # missing, or cut short by a crash: run it again
-    return record
-
-
-def _save(path: Path, record: dict[str, Any]) -> None:
-    """Writes the record whole or not at all (a rename), so an interruption never leaves half of one."""
-    staging = path.with_name(f".{path.name}.{os.getpid()}")
-    staging.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
-    staging.replace(path)
-
-
-def _attempt(settings: dict[str, Any], plan: Plan) -> dict[str, Any]:
-    """One real run, once the machine is quiet. A run whose transfer fails (a lost handshake, a stall)
-    is tried again, up to ATTEMPTS times; so is one during which other processes used more than
-    QUIET_PCT % of the CPUs, up to plan.redo_disturbed times (then the last is kept, marked)."""
-    failures: list[str] = []
-    disturbed: list[float] = []
-    while True:
-        waited, quiet = wait_for_quiet(plan.quiet_wait_s)
-        record = real_run(settings)
-        record["quiet"] = {"waited_s": round(waited, 1), "others_pct": round(quiet, 1)}
-        if record["failure"] is not None:
-            failures.append(record["failure"])
-            if len(failures) >= ATTEMPTS:
-                what = f"real run {settings['variant']} at RTT {settings['rtt_ms']} ms"
-                raise SweepError(f"{what} failed {ATTEMPTS} times: " + "; ".join(failures))
-            continue
-        others = record["others_cpu_pct"]
-        if others is not None and others > QUIET_PCT and len(disturbed) < plan.redo_disturbed:
-            disturbed.append(round(others, 1))
-            continue
-        record["failed_attempts"] = failures
-        record["disturbed_attempts"] = disturbed
-        return record
+    points = [(f"{v.slug}-rtt{rtt_ms}ms-r{r}", _settings(v, rtt_ms, plan, r, derive_seed(base_seed, r)))
+              for r in range(ctx.replications) for rtt_ms in plan.rtts_ms for v in plan.variants]  # fmt: skip
+    return real.run_all(ctx, points, real_run, real.Quiet(plan.quiet_wait_s, plan.redo_disturbed), "udt-real")
 
 
 def real_run(settings: dict[str, Any]) -> dict[str, Any]:
@@ -418,7 +288,7 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
     from cclab import _core
 
     duration, rtt_s = float(settings["duration_s"]), settings["rtt_ms"] / 1e3
-    before = _snapshot()
+    before = real.snapshot()
     wall = time.monotonic()
     receiver = emulator = sender = None
     series: list[list[float]] = []
@@ -459,10 +329,7 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
             emulator.stop()
         raise
     stats = emulator.stop()
-    wall = time.monotonic() - wall
-    after = _snapshot()
-    others = _others_pct((before["machine_cpu_s"], before["own_cpu_s"]), (after["machine_cpu_s"], after["own_cpu_s"]),
-                         wall)  # fmt: skip
+    after = real.snapshot()
     sender_summary, receiver_summary = summaries.get("sender"), summaries.get("receiver")
     if failure is None and not (sender_summary and sender_summary["progress"]["connected"]):
         failure = "sender: no connection"
@@ -471,20 +338,7 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
     return {
         "settings": settings,
         "build_id": _core.build_id(),
-        "started_utc": before["utc"],
-        "machine": _machine_facts(),
-        "wall_s": round(wall, 3),
-        "load_before": before["load"],
-        "load_after": after["load"],
-        "cpu": _difference(before["cpu"], after["cpu"]),
-        "own_cpu_s": round(after["own_cpu_s"] - before["own_cpu_s"], 3),
-        "others_cpu_pct": None if others is None else round(others, 2),
-        "cpu_pressure_s": (
-            round(after["cpu_pressure_s"] - before["cpu_pressure_s"], 3)
-            if before["cpu_pressure_s"] is not None and after["cpu_pressure_s"] is not None
-            else None
-        ),  # fmt: skip
-        "udp": _difference(before["udp"], after["udp"]),
+        **real.around(before, after),
         "sender": sender_summary,
         "receiver": receiver_summary,
         "emulator": stats,
@@ -492,63 +346,6 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
         "capacity": capacity,
         "failure": failure,
     }
-
-
-def _snapshot() -> dict[str, Any]:
-    return {
-        "utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "load": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
-        "cpu": _proc_stat(),
-        "udp": _proc_snmp_udp(),
-        "own_cpu_s": _own_cpu_s(),
-        "machine_cpu_s": _machine_cpu_s(),
-        "cpu_pressure_s": _cpu_pressure(),
-    }
-
-
-def _cpu_pressure() -> float | None:
-    """Seconds so far in which some runnable task waited for a CPU (Linux's PSI); None without it."""
-    try:
-        some = Path("/proc/pressure/cpu").read_text().splitlines()[0].split()
-        return int(next(f for f in some if f.startswith("total=")).removeprefix("total=")) / 1e6
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-
-
-def _proc_stat() -> dict[str, float] | None:
-    """The machine's CPU time so far (s, all cores) by kind, from /proc/stat; None where there is none."""
-    try:
-        line = Path("/proc/stat").read_text().splitlines()[0].split()
-        tick = os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-    names = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"]
-    return {name: int(x) / tick for name, x in zip(names, line[1:], strict=False)}
-
-
-def _proc_snmp_udp() -> dict[str, float] | None:
-    """The kernel's UDP counters (all sockets) from /proc/net/snmp; None where there are none."""
-    try:
-        lines = [ln.split() for ln in Path("/proc/net/snmp").read_text().splitlines() if ln.startswith("Udp:")]
-        return {name: float(value) for name, value in zip(lines[0][1:], lines[1][1:], strict=True)}
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _difference(before: dict[str, float] | None, after: dict[str, float] | None) -> dict[str, float] | None:
-    if before is None or after is None:
-        return None
-    return {k: round(after[k] - before[k], 3) for k in before if k in after}
-
-
-def _machine_facts() -> dict[str, Any]:
-    model, virtual = None, None
-    with contextlib.suppress(OSError):
-        info = Path("/proc/cpuinfo").read_text()
-        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), None)
-        virtual = any(ln.startswith("flags") and " hypervisor" in ln for ln in info.splitlines())
-    return {"cpus": os.cpu_count(), "cpu_model": model, "virtual_machine": virtual,
-            "system": f"{platform.system()} {platform.release()}", "python": sys.version.split()[0]}  # fmt: skip
 
 
 # One real run as a row ----------------------------------------------------------------------------
@@ -890,9 +687,9 @@ def _machine(records: list[dict[str, Any]], replications: int, plan: Plan) -> st
     failed = sum(len(rec.get("failed_attempts", [])) for rec in records)
     disturbed = [x for rec in records for x in rec.get("disturbed_attempts", [])]
     waited = [r["quiet_wait_s"] for r in rows if r["quiet_wait_s"] is not None]
-    still = sum(r["others_cpu_pct"] is not None and r["others_cpu_pct"] > QUIET_PCT for r in rows)
+    still = sum(r["others_cpu_pct"] is not None and r["others_cpu_pct"] > real.QUIET_PCT for r in rows)
     quiet = (
-        f"Before each run the study waited for the other processes to use less than {QUIET_PCT:g} % of the "
+        f"Before each run the study waited for the other processes to use less than {real.QUIET_PCT:g} % of the "
         f"CPUs over a second (at most {plan.quiet_wait_s:g} s; {_count(sum(w > 1.5 for w in waited), 'run')} waited, "
         f"{sum(waited) / 60:.1f} minutes in all), and ran again a run during which they used more (at most "
         f"{plan.redo_disturbed} times): {_count(len(disturbed), 'run')} discarded for that"
