@@ -116,6 +116,11 @@ def test_tcp_connections_from_one_host_share_its_memory_cap_through_the_emulator
     assert {row[1] for row in rows[1:]} == {"0", "1"}
 
 
+#: A send that would be valid but for the options after it.
+SEND = ["send", "--to", "127.0.0.1:9000", "--bytes", "1MB"]
+TCP_SEND = [*SEND, "--protocol", "tcp"]
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -135,58 +140,16 @@ def test_tcp_connections_from_one_host_share_its_memory_cap_through_the_emulator
         (["recv", "--listen", "127.0.0.1:0", "--interval", "0"], "--interval:"),
         (["recv", "--listen", "127.0.0.1:0", "--out", "/no/such/dir/x"], "/no/such/dir/x"),
         (["recv", "--listen", "192.0.2.1:5000"], "cannot use 192.0.2.1:5000"),
-        (
-            ["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--recovery", "sack"],
-            "--recovery: only with --protocol tcp",
-        ),
-        (["send", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--connections", "2"], "--connections: only with"),
-        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--cc", "udt"], "--cc:"),
-        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--recovery", "x"], "--recovery:"),
-        (
-            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--memory-cap", "1MB"],
-            "--send-buffer: --memory-cap",
-        ),
-        (
-            [
-                "send",
-                "--protocol",
-                "tcp",
-                "--to",
-                "127.0.0.1:9000",
-                "--bytes",
-                "1MB",
-                "--send-buffer",
-                "rtba",
-                "--memory-cap",
-                "lots",
-            ],
-            "--memory-cap:",
-        ),
-        (
-            [
-                "send",
-                "--protocol",
-                "tcp",
-                "--to",
-                "127.0.0.1:9000",
-                "--bytes",
-                "1MB",
-                "--send-buffer",
-                "fixed",
-                "--buffer-param",
-                "size=-5",
-            ],
-            "--buffer-param:",
-        ),
-        (
-            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--connections", "0"],
-            "--connections:",
-        ),
-        (["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--mss", "80"], "--mss:"),
-        (
-            ["send", "--protocol", "tcp", "--to", "127.0.0.1:9000", "--bytes", "1MB", "--allocations", "a.csv"],
-            "--allocations:",
-        ),
+        ([*SEND, "--recovery", "sack"], "--recovery: only with --protocol tcp"),
+        ([*SEND, "--connections", "2"], "--connections: only with"),
+        ([*TCP_SEND, "--cc", "udt"], "--cc:"),
+        ([*TCP_SEND, "--recovery", "x"], "--recovery:"),
+        ([*TCP_SEND, "--memory-cap", "1MB"], "--send-buffer: --memory-cap"),
+        ([*TCP_SEND, "--send-buffer", "rtba", "--memory-cap", "lots"], "--memory-cap:"),
+        ([*TCP_SEND, "--send-buffer", "fixed", "--buffer-param", "size=-5"], "--buffer-param:"),
+        ([*TCP_SEND, "--connections", "0"], "--connections:"),
+        ([*TCP_SEND, "--mss", "80"], "--mss:"),
+        ([*TCP_SEND, "--allocations", "a.csv"], "--allocations:"),
         (["recv", "--listen", "127.0.0.1:0", "--window", "100"], "--window: only with --protocol tcp"),
         (["recv", "--protocol", "tcp", "--listen", "127.0.0.1:0", "--window", "1"], "--window:"),
         (["recv", "--protocol", "tcp", "--listen", "127.0.0.1:0", "--connections", "2", "--out", "x"], "--out:"),

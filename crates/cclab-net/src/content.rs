@@ -5,7 +5,7 @@
 use crate::driver::TransferError;
 use crate::stream::UNBOUNDED;
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -101,6 +101,54 @@ impl Write for PatternCheck {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// Where a receiver puts a connection's content: the output file, if any, and the
+/// pattern check (which only an unbounded test consults: its content is the pattern).
+#[derive(Default)]
+pub struct Sink {
+    file: Option<BufWriter<File>>,
+    pub pattern: PatternCheck,
+}
+
+impl Sink {
+    /// A sink writing to `out` (created now, so that a bad path is reported before
+    /// listening), or only checking the pattern.
+    pub fn create(out: Option<&Path>) -> Result<Sink, TransferError> {
+        let file = match out {
+            Some(path) => Some(BufWriter::with_capacity(
+                1 << 20,
+                File::create(path).map_err(|source| output_error(Some(path), source))?,
+            )),
+            None => None,
+        };
+        Ok(Sink { file, pattern: PatternCheck::default() })
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if let Some(f) = &mut self.file {
+            f.write_all(buf)?;
+        }
+        self.pattern.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+/// An error reading the content to send.
+pub fn read_error(source: io::Error) -> TransferError {
+    TransferError::File { path: "the content".into(), source }
+}
+
+/// An error writing the content to `out` (or to the pattern check).
+pub fn output_error(out: Option<&Path>, source: io::Error) -> TransferError {
+    let path = out.map_or("the output".into(), |p| p.display().to_string());
+    TransferError::File { path, source }
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 //! then sends random UDT packets. The receiver must not panic, must keep its
 //! memory bounded by its receive buffer, and must still serve a real sender.
 
+mod common;
+
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::udt::handshake::{Caller, CallerState, Offer};
@@ -12,16 +14,9 @@ use cclab_net::udt::Tuning;
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::secs;
 use cclab_wire::{udt_codec, UdtControl, UdtHeader, UdtLossList};
+use common::*;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-
-/// One test at a time: the memory test reads the whole process's resident size.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn receiver(timeout_s: u64) -> Handle<Summary> {
     recv::start(RecvSpec {
@@ -31,15 +26,6 @@ fn receiver(timeout_s: u64) -> Handle<Summary> {
         tuning: Tuning::default(),
     })
     .unwrap()
-}
-
-fn resident_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn encode(header: &UdtHeader, payload: &[u8]) -> Vec<u8> {
@@ -175,33 +161,21 @@ fn a_connected_hostile_peer_cannot_crash_the_receiver_or_grow_its_memory() {
     let r = receiver(2);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (socket_id, isn) = handshake(&peer, r.local_addr);
-    let baseline = resident_kib();
-    let mut rng = SplitMix64::new(7);
-    let started = Instant::now();
-    let mut sent = 0u64;
-    while started.elapsed() < Duration::from_secs(4) && !r.is_finished() {
-        for _ in 0..200 {
-            let mut bytes = hostile_datagram(&mut rng, socket_id);
-            if rng.next_u64().is_multiple_of(3) {
-                // Data within the receive window, with the wrong sizes and contents.
-                let seq = (isn + (rng.next_u64() % 9000) as u32) & 0x7FFF_FFFF;
-                let header = UdtHeader::Data { seq, msg: 0, timestamp_us: 0, dst_socket: socket_id };
-                bytes = encode(&header, &vec![0xAB; 1 + (rng.next_u64() % 1456) as usize]);
-            }
-            let _ = peer.send_to(&bytes, r.local_addr);
-            sent += 1;
+    let flooded = flood(r, &peer, |rng| {
+        if !rng.next_u64().is_multiple_of(3) {
+            return hostile_datagram(rng, socket_id);
         }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let grown_kib = resident_kib().saturating_sub(baseline);
-    let progress = r.progress();
+        // Data within the receive window, with the wrong sizes and contents.
+        let seq = (isn + (rng.next_u64() % 9000) as u32) & 0x7FFF_FFFF;
+        let header = UdtHeader::Data { seq, msg: 0, timestamp_us: 0, dst_socket: socket_id };
+        encode(&header, &vec![0xAB; 1 + (rng.next_u64() % 1456) as usize])
+    });
     // The hostile peer stops; the receiver gives up on it after its idle timeout, with an error, not a panic.
-    let outcome = r.join();
-    eprintln!("{sent} hostile datagrams; memory grew {grown_kib} KiB; {progress:?}; {outcome:?}");
+    let (outcome, grown_kib) = (flooded.outcome, flooded.grown_kib);
     assert!(outcome.is_err(), "a stream of garbage does not verify");
     // The receive buffer of 8192 packets of at most 1456 bytes bounds what is held (12 MB).
     assert!(grown_kib < 40 * 1024, "memory grew {grown_kib} KiB");
-    assert!(progress.malformed + progress.unexpected > 0);
+    assert!(flooded.malformed_or_unexpected > 0);
 }
 
 /// UDT 4.11 `checkTimers`: a receiver with nothing to send answers its EXP timer

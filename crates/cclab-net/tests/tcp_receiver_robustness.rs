@@ -4,6 +4,8 @@
 //! not panic, must keep its memory bounded by its window, and must still serve
 //! a real sender.
 
+mod common;
+
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::tcp::codec::{self, Datagram, Message, SynOptions};
@@ -13,30 +15,14 @@ use cclab_net::tcp::send::{self, TcpSendSpec, DEFAULT_MSS};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::secs;
 use cclab_wire::{TcpHeader, TcpKind};
+use common::*;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
-
-/// One test at a time: the memory test reads the whole process's resident size.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn receiver(timeout_s: u64) -> Handle<Summary> {
     let spec =
         TcpRecvSpec { idle_timeout: secs(timeout_s), ..TcpRecvSpec::new("127.0.0.1:0".parse().unwrap()) };
     recv::start(spec).unwrap()
-}
-
-fn resident_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 fn encode(datagram: &Datagram, payload: &[u8]) -> Vec<u8> {
@@ -153,34 +139,22 @@ fn a_connected_hostile_peer_cannot_crash_the_receiver_or_grow_its_memory() {
     let r = receiver(2);
     let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
     let (connection, cookie) = handshake(&peer, r.local_addr);
-    let baseline = resident_kib();
-    let mut rng = SplitMix64::new(7);
-    let started = Instant::now();
-    let mut sent = 0u64;
-    while started.elapsed() < Duration::from_secs(4) && !r.is_finished() {
-        for _ in 0..200 {
-            let mut bytes = hostile_datagram(&mut rng, connection, cookie);
-            if rng.next_u64().is_multiple_of(3) {
-                // Data within the window, on segment boundaries, with the wrong contents.
-                let mut h = TcpHeader::new(TcpKind::Data);
-                h.seq = (rng.next_u64() % u64::from(recv::DEFAULT_WINDOW)) * u64::from(DEFAULT_MSS);
-                let payload = vec![0xAB; 1 + (rng.next_u64() % u64::from(DEFAULT_MSS)) as usize];
-                h.len = payload.len() as u32;
-                let message = Message::Segment { header: h, ect: false, ce: false };
-                bytes = encode(&Datagram { connection, cookie, message }, &payload);
-            }
-            let _ = peer.send_to(&bytes, r.local_addr);
-            sent += 1;
+    let flooded = flood(r, &peer, |rng| {
+        if !rng.next_u64().is_multiple_of(3) {
+            return hostile_datagram(rng, connection, cookie);
         }
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    let grown_kib = resident_kib().saturating_sub(baseline);
-    let progress = r.progress();
+        // Data within the window, on segment boundaries, with the wrong contents.
+        let mut h = TcpHeader::new(TcpKind::Data);
+        h.seq = (rng.next_u64() % u64::from(recv::DEFAULT_WINDOW)) * u64::from(DEFAULT_MSS);
+        let payload = vec![0xAB; 1 + (rng.next_u64() % u64::from(DEFAULT_MSS)) as usize];
+        h.len = payload.len() as u32;
+        let message = Message::Segment { header: h, ect: false, ce: false };
+        encode(&Datagram { connection, cookie, message }, &payload)
+    });
     // The hostile peer stops; the receiver gives up on it after its idle timeout, with an error, not a panic.
-    let outcome = r.join();
-    eprintln!("{sent} hostile datagrams; memory grew {grown_kib} KiB; {progress:?}; {outcome:?}");
+    let (outcome, grown_kib) = (flooded.outcome, flooded.grown_kib);
     assert!(outcome.is_err(), "a stream of garbage does not verify");
     // The window of 4096 segments of at most 1412 bytes bounds what is held (5.8 MB).
     assert!(grown_kib < 30 * 1024, "memory grew {grown_kib} KiB");
-    assert!(progress.malformed + progress.unexpected > 0);
+    assert!(flooded.malformed_or_unexpected > 0);
 }

@@ -3,22 +3,16 @@
 //! from one host under a send-buffer memory cap, and the simulator's
 //! prediction for the same path as the yardstick of the real transfer.
 
+mod common;
+
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary, TransferError};
-use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
+use cclab_net::emulator::IPV4_UDP_HEADER_BYTES;
 use cclab_net::tcp::recv::{self, TcpRecvSpec};
 use cclab_net::tcp::send::{self, BufferSpec, Named, TcpSendSpec};
-use cclab_net::{Emulator, EmulatorSpec, PathSpec};
 use cclab_wire::time::{millis, secs};
+use common::*;
 use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
-/// Transfers share the machine's two cores with the emulator: one test at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn receiver(connections: u32, out: Option<std::path::PathBuf>) -> Handle<Summary> {
     let spec = TcpRecvSpec { connections, out, ..TcpRecvSpec::new("127.0.0.1:0".parse().unwrap()) };
@@ -27,29 +21,6 @@ fn receiver(connections: u32, out: Option<std::path::PathBuf>) -> Handle<Summary
 
 fn spec(to: SocketAddr, source: Source) -> TcpSendSpec {
     TcpSendSpec { duration: Some(secs(60)), ..TcpSendSpec::new(to, source) }
-}
-
-fn path(rate_bps: u64, one_way_ms: u64, loss: f64, queue_bytes: u64) -> PathSpec {
-    PathSpec {
-        rate_bps: Some(rate_bps),
-        delay: millis(one_way_ms),
-        loss,
-        queue: QueueLimit::Bytes(queue_bytes),
-        overhead_bytes: IPV4_UDP_HEADER_BYTES,
-    }
-}
-
-/// An emulator in front of `server`: `forward` carries the data, `reverse` the ACKs.
-fn emulator(server: SocketAddr, forward: PathSpec, reverse: PathSpec, seed: u64) -> Emulator {
-    Emulator::start(EmulatorSpec {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        forward: server,
-        forward_path: forward,
-        reverse_path: reverse,
-        seed,
-        max_clients: 4,
-    })
-    .unwrap()
 }
 
 #[test]
@@ -130,13 +101,7 @@ fn simulated_completion_s(cc: &str, recovery: &str, bytes: u64, seeds: u64) -> f
         mss = send::DEFAULT_MSS,
         window = recv::DEFAULT_WINDOW,
     );
-    let total: f64 = (1..=seeds)
-        .map(|seed| {
-            let result = cclab_sim::run_toml(&scenario, "tcp-real", Some(seed)).unwrap();
-            result.transfers.completion_s[0].expect("the simulated transfer completes")
-        })
-        .sum();
-    total / seeds as f64
+    common::simulated_completion_s(&scenario, seeds)
 }
 
 /// 20 MB at 50 Mbit/s, 20 ms RTT, 0.1 % loss on the data: the real transfer

@@ -2,23 +2,17 @@
 //! emulator: the content arrives intact, and through an emulated path at a
 //! rate the transfer reaches most of it.
 
+mod common;
+
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
-use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
-use cclab_net::{Emulator, EmulatorSpec, PathSpec};
-use cclab_wire::time::{millis, secs};
+use cclab_net::PathSpec;
+use cclab_wire::time::secs;
+use common::*;
 use std::net::SocketAddr;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
-/// Transfers share the machine's two cores with the emulator: one test at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn receiver(out: Option<std::path::PathBuf>) -> Handle<Summary> {
     let spec = RecvSpec {
@@ -78,13 +72,7 @@ fn a_file_arrives_byte_for_byte() {
 
 /// The issue's path: 100 Mbit/s, 20 ms RTT, 0.1 % loss each way, a queue of one bandwidth-delay product.
 fn issue_path() -> PathSpec {
-    PathSpec {
-        rate_bps: Some(100_000_000),
-        delay: millis(10),
-        loss: 0.001,
-        queue: QueueLimit::Bytes(250_000),
-        overhead_bytes: IPV4_UDP_HEADER_BYTES,
-    }
+    path(100_000_000, 10, 0.001, 250_000)
 }
 
 /// The simulator's completion time for `bytes` over the same path with `cc`, mean of `seeds` runs.
@@ -110,13 +98,7 @@ fn simulated_completion_s(cc: &str, bytes: u64, seeds: u64) -> f64 {
         app = {{ kind = "transfer", size = "{bytes}B" }}
         "#
     );
-    let total: f64 = (1..=seeds)
-        .map(|seed| {
-            let result = cclab_sim::run_toml(&scenario, "udt-real", Some(seed)).unwrap();
-            result.transfers.completion_s[0].expect("the simulated transfer completes")
-        })
-        .sum();
-    total / seeds as f64
+    common::simulated_completion_s(&scenario, seeds)
 }
 
 /// The issue's integration test: 50 MB through the emulator at 100 Mbit/s, 20 ms
@@ -131,15 +113,7 @@ fn fifty_megabytes_through_a_lossy_emulated_path_arrive_intact_as_fast_as_simula
     const BYTES: u64 = 50_000_000;
     for (i, cc) in ["udt", "udt_rtt_banded", "udt_prediction", "udt_combined"].into_iter().enumerate() {
         let r = receiver(None);
-        let emulator = Emulator::start(EmulatorSpec {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            forward: r.local_addr,
-            forward_path: issue_path(),
-            reverse_path: issue_path(),
-            seed: 11 + i as u64,
-            max_clients: 4,
-        })
-        .unwrap();
+        let emulator = emulator(r.local_addr, issue_path(), issue_path(), 11 + i as u64);
         let sent = sender(emulator.local_addr(), Source::Bytes(BYTES), cc).join().unwrap();
         let received = r.join().unwrap();
         let stats = emulator.stop();
@@ -175,15 +149,7 @@ fn without_random_loss_a_transfer_fills_most_of_the_emulated_rate() {
     const AFTER_START: u64 = 15_000_000;
     let r = receiver(None);
     let path = PathSpec { loss: 0.0, ..issue_path() };
-    let emulator = Emulator::start(EmulatorSpec {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        forward: r.local_addr,
-        forward_path: path.clone(),
-        reverse_path: path,
-        seed: 1,
-        max_clients: 4,
-    })
-    .unwrap();
+    let emulator = emulator(r.local_addr, path.clone(), path, 1);
     let s = sender(emulator.local_addr(), Source::Bytes(BYTES), "udt");
     let mut mark = None;
     while !s.is_finished() {

@@ -486,13 +486,7 @@ impl Transfer {
                     }
                     None => None,
                 };
-                let header = cclab_net::emulator::IPV4_UDP_HEADER_BYTES
-                    + cclab_net::tcp::codec::SEGMENT_HEADER_BYTES as u32;
-                if mss <= header {
-                    return Err(value_error(format!(
-                        "--mss: {mss} leaves no payload after {header} bytes of headers"
-                    )));
-                }
+                let payload = cclab_net::tcp::payload_of(mss).map_err(transfer_error)?;
                 use cclab_net::tcp::send::CwndGrowth;
                 let cwnd_growth = match cwnd_growth {
                     None => CwndGrowth::Always,
@@ -515,7 +509,7 @@ impl Transfer {
                     pacing: named(pacing, "none", pacing_params),
                     send_buffer,
                     duration,
-                    mss: mss - header,
+                    mss: payload,
                     ..TcpSendSpec::new(to, source)
                 };
                 py.detach(|| cclab_net::tcp::send::start(spec))
@@ -567,18 +561,12 @@ impl Transfer {
             }
             "tcp" => {
                 use cclab_net::tcp::recv::TcpRecvSpec;
-                let header = cclab_net::emulator::IPV4_UDP_HEADER_BYTES
-                    + cclab_net::tcp::codec::SEGMENT_HEADER_BYTES as u32;
-                if mss <= header {
-                    return Err(value_error(format!(
-                        "--mss: {mss} leaves no payload after {header} bytes of headers"
-                    )));
-                }
+                let payload = cclab_net::tcp::payload_of(mss).map_err(transfer_error)?;
                 let defaults = TcpRecvSpec::new(listen);
                 let spec = TcpRecvSpec {
                     out,
                     idle_timeout,
-                    mss: mss - header,
+                    mss: payload,
                     window_segments: window.unwrap_or(defaults.window_segments),
                     connections: connections.unwrap_or(1),
                     delayed_ack,

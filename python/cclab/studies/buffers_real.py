@@ -481,11 +481,7 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
                 failure = f"{name}: {e}"
                 receiver.stop()
     except BaseException:
-        for transfer in (sender, receiver):
-            if transfer is not None:
-                transfer.stop()
-        if emulator is not None:
-            emulator.stop()
+        real.stop_all(sender, receiver, emulator)
         raise
     stats = emulator.stop()
     after = real.snapshot()

@@ -120,15 +120,23 @@ def attempt(
         return record
 
 
+def stop_all(*parts: Any) -> None:
+    """Stops whatever of a real run's transfers and emulator had started (None: not started), as a
+    run that is interrupted or fails leaves them."""
+    for part in parts:
+        if part is not None:
+            part.stop()
+
+
 def wait_for_quiet(limit_s: float, what: str) -> tuple[float, float]:
     """Waits (up to ``limit_s``) until the other processes used less than QUIET_PCT % of all CPUs over
     a second. Returns the wait and the last second's share; a machine without CPU accounting does not wait."""
+    if limit_s <= 0:
+        return 0.0, math.nan
     start = time.monotonic()
     told = False
     while True:
         before, at = (machine_cpu_s(), own_cpu_s()), time.monotonic()
-        if limit_s <= 0:
-            return 0.0, math.nan
         time.sleep(1.0)
         others = others_pct(before, (machine_cpu_s(), own_cpu_s()), time.monotonic() - at)
         waited = time.monotonic() - start

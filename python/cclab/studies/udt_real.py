@@ -322,11 +322,7 @@ def real_run(settings: dict[str, Any]) -> dict[str, Any]:
             except _core.TransferFailed as e:
                 failure = f"{name}: {e}"
     except BaseException:
-        for transfer in (sender, receiver):
-            if transfer is not None:
-                transfer.stop()
-        if emulator is not None:
-            emulator.stop()
+        real.stop_all(sender, receiver, emulator)
         raise
     stats = emulator.stop()
     after = real.snapshot()

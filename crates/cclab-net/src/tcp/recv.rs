@@ -19,7 +19,7 @@ use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{self, Agreed, Listener, Verdict};
 use super::send::{config, DEFAULT_MSS, MAX_CONNECTIONS};
 use crate::clock::Clock;
-use crate::content::PatternCheck;
+use crate::content::{output_error, Sink};
 use crate::driver::{
     self, open_socket, ConnectionSummary, Handle, Progress, Shared, Summary, TransferError, TURN,
 };
@@ -28,8 +28,7 @@ use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::tcp::TcpReceiver;
 use cclab_wire::{Endpoint, Header, Outbox, Packet, TcpKind, Time};
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 
@@ -70,27 +69,6 @@ impl TcpRecvSpec {
     }
 }
 
-/// Where a connection's content goes: the file, if any, and the pattern check
-/// (which only an unbounded test consults: its content is the pattern).
-struct Sink {
-    file: Option<BufWriter<File>>,
-    pattern: PatternCheck,
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(f) = &mut self.file {
-            f.write_all(buf)?;
-        }
-        self.pattern.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), Write::flush)
-    }
-}
-
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
 pub fn start(spec: TcpRecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.idle_timeout == 0 {
@@ -118,18 +96,11 @@ pub fn start(spec: TcpRecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.mss < 16 || spec.mss > max_mss {
         return Err(driver::invalid("--mss", format!("{} is outside [16, {max_mss}]", spec.mss)));
     }
-    let file = match &spec.out {
-        Some(path) => Some(BufWriter::with_capacity(
-            1 << 20,
-            File::create(path)
-                .map_err(|source| TransferError::File { path: path.display().to_string(), source })?,
-        )),
-        None => None,
-    };
+    let sink = Some(Sink::create(spec.out.as_deref())?);
     let socket = open_socket(spec.listen)?;
     let local = socket.local_addr().map_err(TransferError::Socket)?;
     driver::spawn("cclab-recv-tcp", local, move |shared| {
-        Receiving { spec, socket, shared, clock: Clock::new(), progress: Progress::default(), file }.run()
+        Receiving { spec, socket, shared, clock: Clock::new(), progress: Progress::default(), sink }.run()
     })
 }
 
@@ -155,7 +126,8 @@ struct Receiving<'a> {
     shared: &'a Shared,
     clock: Clock,
     progress: Progress,
-    file: Option<BufWriter<File>>,
+    /// The sink with the output file, for the first connection.
+    sink: Option<Sink>,
 }
 
 impl Receiving<'_> {
@@ -211,7 +183,9 @@ impl Receiving<'_> {
                         } else if k < next {
                             Accepted::Duplicate
                         } else {
-                            c.stream.accept(k, payload).map_err(|source| output_error(&self.spec, source))?
+                            c.stream
+                                .accept(k, payload)
+                                .map_err(|source| output_error(self.spec.out.as_deref(), source))?
                         };
                         match accepted {
                             Accepted::Stored | Accepted::Duplicate => {
@@ -304,7 +278,7 @@ impl Receiving<'_> {
                     // No more than it was told to take: the caller is told so.
                     Datagram { message: Message::Reset, ..reply }
                 } else {
-                    let sink = Sink { file: self.file.take(), pattern: PatternCheck::default() };
+                    let sink = self.sink.take().unwrap_or_default();
                     conns.push(self.connection(
                         conns.len() as u32,
                         from,
@@ -383,7 +357,7 @@ impl Receiving<'_> {
         for c in conns {
             let is_unbounded = c.stream.content_len() == Some(UNBOUNDED);
             let mut sink = c.stream.into_sink();
-            sink.flush().map_err(|source| output_error(&self.spec, source))?;
+            sink.flush().map_err(|source| output_error(self.spec.out.as_deref(), source))?;
             if is_unbounded {
                 unbounded = true;
                 if sink.pattern.mismatched > 0 {
@@ -427,9 +401,4 @@ impl Receiving<'_> {
         p.packets_received = conns.iter().map(|c| c.receiver.counters().packets_received).sum();
         self.shared.publish(p);
     }
-}
-
-fn output_error(spec: &TcpRecvSpec, source: io::Error) -> TransferError {
-    let path = spec.out.as_ref().map_or("the output".into(), |p| p.display().to_string());
-    TransferError::File { path, source }
 }

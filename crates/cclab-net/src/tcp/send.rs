@@ -18,7 +18,7 @@
 use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{Agreed, Caller, CallerState};
 use crate::clock::Clock;
-use crate::content::{Content, Source};
+use crate::content::{read_error, Content, Source};
 use crate::driver::{
     self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Shared, Summary,
     TransferError, TURN,
@@ -36,7 +36,7 @@ use cclab_wire::{Control, Endpoint, Header, Outbox, Packet, SendState, Time};
 use std::net::{SocketAddr, UdpSocket};
 
 /// Payload bytes per segment by default: a full data datagram is 1500 bytes with the IPv4 and UDP headers.
-pub const DEFAULT_MSS: u32 = 1500 - IP_UDP_HEADER_BYTES - codec::SEGMENT_HEADER_BYTES as u32;
+pub const DEFAULT_MSS: u32 = 1500 - super::PACKET_HEADER_BYTES;
 /// Segments an unbounded test's application keeps written ahead of what was acknowledged, beyond the receive window.
 const WRITE_AHEAD_SEGMENTS: u64 = 256;
 /// A connected receiver silent this long, while data is outstanding, is given up.
@@ -105,10 +105,6 @@ impl TcpSendSpec {
     }
 }
 
-fn content_error(source: std::io::Error) -> TransferError {
-    TransferError::File { path: "the content".into(), source }
-}
-
 /// The algorithms of one connection, built from the spec.
 struct Algorithms {
     sender: TcpSender,
@@ -174,7 +170,7 @@ fn uses_sack(recovery: &str) -> bool {
 pub fn config(mss: u32, window_segments: u32, sack: bool, app: App, start: Time) -> TcpConfig {
     TcpConfig {
         mss,
-        header_bytes: IP_UDP_HEADER_BYTES + codec::SEGMENT_HEADER_BYTES as u32,
+        header_bytes: super::PACKET_HEADER_BYTES,
         initial_window: TcpConfig::rfc3390_initial_window(mss),
         max_window: Some(u64::from(window_segments)),
         sack,
@@ -329,8 +325,10 @@ impl<'a> Host<'a> {
             let now = self.clock.now();
             let stop = self.shared.stopping() || deadline.is_some_and(|d| now >= d);
             if stop {
+                // A bounded transfer, or a stop request, closes every connection at once; an
+                // unbounded test's connections close as each delivers what it wrote.
                 self.close_all(&mut conns, now, origin)?;
-                if conns.iter().all(|c| c.done) || self.shared.stopping() || self.bounded() {
+                if conns.iter().all(|c| c.done) {
                     break;
                 }
             }
@@ -340,8 +338,7 @@ impl<'a> Host<'a> {
                     self.send(&syn, &[])?;
                 }
                 match c.caller.state() {
-                    CallerState::Connecting => {}
-                    CallerState::Connected(_) => {}
+                    CallerState::Connecting | CallerState::Connected(_) => {}
                     CallerState::Reset => failure = Some(TransferError::Rejected(self.spec.to)),
                     CallerState::TimedOut => failure = Some(TransferError::ConnectTimeout(self.spec.to)),
                 }
@@ -372,9 +369,6 @@ impl<'a> Host<'a> {
                                 .ok_or_else(|| TransferError::Thread("connected twice".into()))?;
                             let connection = c.caller.connection();
                             c.open = Some(self.open(c.index, connection, agreed, content, now, origin)?);
-                            // The host counts a connection in as soon as it opens, as the simulator's host
-                            // does at a connection's start time, instead of leaving it without a buffer until
-                            // the next period.
                             opened = true;
                         }
                     }
@@ -401,18 +395,13 @@ impl<'a> Host<'a> {
                 }
             }
             if let Some(e) = failure.take() {
-                self.close_all(&mut conns, self.clock.now(), origin)?;
-                self.observe(&conns, origin);
-                return Err(e);
+                return self.fail(&mut conns, origin, e);
             }
             // The host shares its memory.
             let now = self.clock.now();
             if let (Some(schedule), Some((cap, _))) = (schedule.as_mut(), capped) {
-                let due = now - origin >= schedule.next();
-                if due {
+                if now - origin >= schedule.next() {
                     schedule.done(now - origin);
-                }
-                if due {
                     self.share(&mut conns, cap, now - origin)?;
                 }
             }
@@ -423,7 +412,7 @@ impl<'a> Host<'a> {
                     continue;
                 }
                 let rel = self.clock.now() - origin;
-                if open.stream.layout().content_len == UNBOUNDED && !open.closing {
+                if !self.bounded() && !open.closing {
                     let payload = u64::from(open.agreed.mss);
                     let acked = open.sender.state().snd_una * payload;
                     // Never less than the receiver's window ahead, so an unbounded test is not limited by
@@ -448,13 +437,13 @@ impl<'a> Host<'a> {
                     self.close(c)?;
                 } else if self.clock.now() - open.last_heard > RECEIVER_SILENCE {
                     let silent_s = (self.clock.now() - open.last_heard) as f64 / 1e9;
-                    self.close_all(&mut conns, self.clock.now(), origin)?;
-                    self.observe(&conns, origin);
-                    return Err(TransferError::ReceiverGone { silent_s });
+                    return self.fail(&mut conns, origin, TransferError::ReceiverGone { silent_s });
                 }
             }
             if let (true, Some((cap, _))) = (opened, capped) {
-                // After the new connection's first turn, which asked its policy for a desire.
+                // The host counts a connection in as soon as it opens, as the simulator's host does at a
+                // connection's start, instead of leaving it without a buffer until the next period; after
+                // the connection's first turn above, which asked its policy for a desire.
                 self.share(&mut conns, cap, self.clock.now() - origin)?;
             }
             if conns.iter().all(|c| c.done) {
@@ -485,6 +474,18 @@ impl<'a> Host<'a> {
         }
         self.observe(&conns, origin);
         Ok(self.summary(&conns))
+    }
+
+    /// Ends every connection after `error`, with the progress published.
+    fn fail(
+        &mut self,
+        conns: &mut [Connection],
+        origin: Time,
+        error: TransferError,
+    ) -> Result<Summary, TransferError> {
+        self.close_all(conns, self.clock.now(), origin)?;
+        self.observe(conns, origin);
+        Err(error)
     }
 
     fn bounded(&self) -> bool {
@@ -537,7 +538,7 @@ impl<'a> Host<'a> {
             segment.clear();
             if header.len > 0 {
                 // The sender works in whole segments: segment k starts at byte k x mss.
-                open.stream.fill(header.seq / mss, &mut segment).map_err(content_error)?;
+                open.stream.fill(header.seq / mss, &mut segment).map_err(read_error)?;
                 segment.truncate(header.len as usize);
                 if let Some(late) = late {
                     self.progress.pacing.record(late);

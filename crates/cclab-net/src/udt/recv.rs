@@ -15,7 +15,7 @@
 use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
 use super::{encode_into, Tuning};
 use crate::clock::Clock;
-use crate::content::PatternCheck;
+use crate::content::{output_error, Sink};
 use crate::driver::{self, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
 use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
@@ -24,8 +24,7 @@ use cclab_transport::udt::seq::SeqSpace;
 use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES, SYN};
 use cclab_wire::time::{micros, millis, secs};
 use cclab_wire::{Endpoint, Header, Outbox, Packet, Time, UdtControl, UdtHeader};
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 
@@ -44,44 +43,15 @@ pub struct RecvSpec {
     pub tuning: Tuning,
 }
 
-/// Where the content goes: the file, if any, and the pattern check (which
-/// only an unbounded test consults: its content is the pattern).
-struct Sink {
-    file: Option<BufWriter<File>>,
-    pattern: PatternCheck,
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        if let Some(f) = &mut self.file {
-            f.write_all(buf)?;
-        }
-        self.pattern.write_all(buf)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), Write::flush)
-    }
-}
-
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
 pub fn start(spec: RecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.idle_timeout == 0 {
         return Err(driver::invalid("--timeout", "must be positive"));
     }
-    let file = match &spec.out {
-        Some(path) => Some(BufWriter::with_capacity(
-            1 << 20,
-            File::create(path)
-                .map_err(|source| TransferError::File { path: path.display().to_string(), source })?,
-        )),
-        None => None,
-    };
+    let sink = Sink::create(spec.out.as_deref())?;
     let socket = open_socket(spec.listen)?;
     let local = socket.local_addr().map_err(TransferError::Socket)?;
     driver::spawn("cclab-recv", local, move |shared| {
-        let sink = Sink { file, pattern: PatternCheck::default() };
         Receiving { spec, socket, shared, clock: Clock::new(), progress: Progress::default() }.run(sink)
     })
 }
@@ -222,8 +192,10 @@ impl Receiving<'_> {
                             self.progress.unexpected += 1;
                             continue;
                         };
-                        let accepted =
-                            c.stream.accept(k, payload).map_err(|source| self.output_error(source))?;
+                        let accepted = c
+                            .stream
+                            .accept(k, payload)
+                            .map_err(|source| output_error(self.spec.out.as_deref(), source))?;
                         match accepted {
                             Accepted::Stored | Accepted::Duplicate => {
                                 let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
@@ -312,7 +284,7 @@ impl Receiving<'_> {
         let checksum = conn.as_ref().and_then(|c| c.checksum);
         if let Some(c) = conn {
             let mut sink = c.stream.into_sink();
-            sink.flush().map_err(|source| self.output_error(source))?;
+            sink.flush().map_err(|source| output_error(self.spec.out.as_deref(), source))?;
             if unbounded && sink.pattern.mismatched > 0 {
                 return Err(TransferError::PatternMismatch {
                     written: sink.pattern.written,
@@ -321,11 +293,6 @@ impl Receiving<'_> {
             }
         }
         Ok(Summary { pattern_checked: unbounded, ..Summary::of(&self.progress, true, checksum) })
-    }
-
-    fn output_error(&self, source: io::Error) -> TransferError {
-        let path = self.spec.out.as_ref().map_or("the output".into(), |p| p.display().to_string());
-        TransferError::File { path, source }
     }
 
     fn reply(&mut self, reply: &UdtHeader, to: SocketAddr, buf: &mut Vec<u8>) -> Result<(), TransferError> {

@@ -11,7 +11,7 @@
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
 use crate::clock::Clock;
-use crate::content::{Content, Source};
+use crate::content::{read_error, Content, Source};
 use crate::driver::{self, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
 use crate::stream::{StreamSender, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
@@ -50,10 +50,6 @@ pub fn congestion_control(
     let (descriptor, params) =
         driver::algorithm(registry::UDT_CONGESTION_CONTROLS, "--cc", "--cc-param", name, overrides)?;
     (descriptor.build)(&params).map_err(|e| invalid("--cc-param", e.to_string()))
-}
-
-fn content_error(source: std::io::Error) -> TransferError {
-    TransferError::File { path: "the content".into(), source }
 }
 
 /// Validates the spec, opens the content and the socket, and starts the transfer thread.
@@ -251,7 +247,7 @@ impl<'a> Sending<'a> {
                 let Header::Udt(header) = packet.header else { continue };
                 if let UdtHeader::Data { seq, timestamp_us, .. } = header {
                     let Some(k) = space.unwrap(seq, stream.first_sends()) else { continue };
-                    stream.fill(k, &mut self.packet_buf).map_err(content_error)?;
+                    stream.fill(k, &mut self.packet_buf).map_err(read_error)?;
                     // The endpoint stamped each packet with its scheduled send time.
                     let scheduled = start + u64::from(timestamp_us) * 1000;
                     self.progress.pacing.record(now.saturating_sub(scheduled));
