@@ -266,10 +266,11 @@ pub fn algorithm<B>(
     Ok((descriptor, params))
 }
 
-/// A UDP socket bound to `addr`, non-blocking, with large buffers.
+/// A UDP socket bound to `addr`, non-blocking, with large buffers, whose datagrams the kernel stamps.
 pub fn open_socket(addr: SocketAddr) -> Result<UdpSocket, TransferError> {
     let socket = UdpSocket::bind(addr).map_err(|source| TransferError::Bind { addr, source })?;
     socket.set_nonblocking(true).map_err(TransferError::Socket)?;
+    sys::stamp_arrivals(&socket).map_err(TransferError::Socket)?;
     // The kernel may grant less than asked; the transfer still works, with more losses in the host.
     let _granted = sys::set_socket_buffers(&socket, SOCKET_BUFFER);
     Ok(socket)
@@ -311,11 +312,23 @@ pub fn send_datagram(
     }
 }
 
+/// A datagram read by [`receive`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub len: usize,
+    pub from: SocketAddr,
+    /// When it reached the socket (the kernel's stamp on a socket from
+    /// [`open_socket`]), on the loop's clock: earlier than now when the loop was busy.
+    pub at: Time,
+}
+
 /// One datagram waiting on the socket, if any: `Ok(None)` when none is.
-pub fn receive(socket: &UdpSocket, buf: &mut [u8]) -> Result<Option<(usize, SocketAddr)>, TransferError> {
+pub fn receive(socket: &UdpSocket, buf: &mut [u8], clock: &Clock) -> Result<Option<Received>, TransferError> {
     loop {
-        match socket.recv_from(buf) {
-            Ok((n, from)) => return Ok(Some((n, from))),
+        match sys::recv_stamped(socket, buf) {
+            Ok(got) => {
+                return Ok(Some(Received { len: got.len, from: got.from, at: clock.arrival(got.arrived) }))
+            }
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(None),
             // An ICMP port-unreachable for an earlier send: the peer is not (yet) there.
             Err(e) if matches!(e.kind(), ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset) => {

@@ -21,7 +21,7 @@ use super::send::{config, DEFAULT_MSS, MAX_CONNECTIONS};
 use crate::clock::Clock;
 use crate::content::{output_error, Sink};
 use crate::driver::{
-    self, open_socket, ConnectionSummary, Handle, Progress, Shared, Summary, TransferError, TURN,
+    self, open_socket, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
 use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
@@ -139,13 +139,17 @@ impl Receiving<'_> {
         let mut send_buf = Vec::with_capacity(2048);
         let mut out = Outbox::default();
         let mut next_publish = 0;
+        let mut handed = origin;
         loop {
             if self.shared.stopping() {
                 self.observe(&conns, origin);
                 return Ok(self.summary(&conns, false));
             }
-            while let Some((n, from)) = driver::receive(&self.socket, &mut buf)? {
-                let now = self.clock.now();
+            while let Some(Received { len: n, from, at }) =
+                driver::receive(&self.socket, &mut buf, &self.clock)?
+            {
+                // As UDT's receiver: the arrival, never before a time an endpoint was given.
+                let now = at.max(handed);
                 let Ok((datagram, payload)) = codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;
@@ -203,6 +207,7 @@ impl Receiving<'_> {
                 self.answer(&mut conns[i], &mut out, &mut send_buf)?;
             }
             let now = self.clock.now();
+            handed = now;
             for i in 0..conns.len() {
                 if conns[i].ended {
                     continue;

@@ -20,7 +20,7 @@ use super::handshake::{Agreed, Caller, CallerState};
 use crate::clock::Clock;
 use crate::content::{read_error, Content, Source};
 use crate::driver::{
-    self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Shared, Summary,
+    self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary,
     TransferError, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
@@ -320,6 +320,8 @@ impl<'a> Host<'a> {
         let deadline = self.spec.duration.map(|d| origin + d);
         let mut next_publish = origin;
         let mut failure: Option<TransferError> = None;
+        // The latest time the endpoints have been given: a datagram's arrival is never handed over before it.
+        let mut handed = origin;
         self.progress.connected = true;
         loop {
             let now = self.clock.now();
@@ -328,6 +330,7 @@ impl<'a> Host<'a> {
                 // A bounded transfer, or a stop request, closes every connection at once; an
                 // unbounded test's connections close as each delivers what it wrote.
                 self.close_all(&mut conns, now, origin)?;
+                handed = now;
                 if conns.iter().all(|c| c.done) {
                     break;
                 }
@@ -345,7 +348,9 @@ impl<'a> Host<'a> {
             }
             // What the receiver sent.
             let mut opened = false;
-            while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
+            while let Some(Received { len: n, from, at }) =
+                driver::receive(&self.socket, &mut self.recv_buf, &self.clock)?
+            {
                 if from != self.spec.to {
                     self.progress.unexpected += 1;
                     continue;
@@ -358,7 +363,10 @@ impl<'a> Host<'a> {
                     self.progress.unexpected += 1;
                     continue;
                 };
-                let now = self.clock.now();
+                // When the ACK arrived, not when this loop got to it: RTT samples and the ACK clock
+                // then leave out the loop's scheduling.
+                let now = at.max(handed);
+                handed = now;
                 match (&mut c.open, datagram.message) {
                     (None, _) => {
                         c.caller.on_datagram(&datagram);
@@ -449,7 +457,9 @@ impl<'a> Host<'a> {
             if conns.iter().all(|c| c.done) {
                 break;
             }
+            // Later than any time the endpoints were given in this turn.
             let now = self.clock.now();
+            handed = now;
             if now >= next_publish {
                 self.observe(&conns, origin);
                 next_publish = now + TURN;

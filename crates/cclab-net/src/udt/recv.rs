@@ -16,7 +16,7 @@ use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
 use super::{encode_into, Tuning};
 use crate::clock::Clock;
 use crate::content::{output_error, Sink};
-use crate::driver::{self, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
+use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN};
 use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::udt::receiver::UdtReceiver;
@@ -143,6 +143,7 @@ impl Receiving<'_> {
         let mut send_buf = Vec::with_capacity(2048);
         let mut out = Outbox::default();
         let mut next_publish = 0;
+        let mut handed: Time = 0;
         loop {
             if self.shared.stopping() {
                 if let Some(c) = &conn {
@@ -150,8 +151,13 @@ impl Receiving<'_> {
                 }
                 return Ok(Summary::of(&self.progress, false, conn.and_then(|c| c.checksum)));
             }
-            while let Some((n, from)) = driver::receive(&self.socket, &mut buf)? {
-                let now = self.clock.now();
+            while let Some(Received { len: n, from, at }) =
+                driver::receive(&self.socket, &mut buf, &self.clock)?
+            {
+                // When the datagram arrived, not when this loop got to it: the receiver's arrival
+                // speed and packet-pair capacity are gaps between arrivals, which a busy loop would
+                // compress or stretch. Never before a time the endpoint has already been given.
+                let now = at.max(handed);
                 let Ok((header, payload)) = cclab_wire::udt_codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;
@@ -216,6 +222,7 @@ impl Receiving<'_> {
                 }
             }
             let now = self.clock.now();
+            handed = now;
             let Some(c) = conn.as_mut() else {
                 self.shared.publish(&self.progress);
                 driver::wait(&self.socket, &self.clock, now + TURN)?;

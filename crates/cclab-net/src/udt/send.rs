@@ -12,7 +12,9 @@ use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
 use crate::clock::Clock;
 use crate::content::{read_error, Content, Source};
-use crate::driver::{self, invalid, open_socket, Handle, Progress, Shared, Summary, TransferError, TURN};
+use crate::driver::{
+    self, invalid, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
+};
 use crate::stream::{StreamSender, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::registry;
@@ -116,16 +118,18 @@ impl<'a> Sending<'a> {
         driver::send_datagram(&self.socket, self.spec.to, &self.send_buf, &mut self.progress.lost_in_host)
     }
 
-    /// The next datagram waiting from the receiver, decoded, with its length; datagrams
-    /// from elsewhere and those that do not decode are counted and skipped.
-    fn receive_from_peer(&mut self) -> Result<Option<(UdtHeader, usize)>, TransferError> {
-        while let Some((n, from)) = driver::receive(&self.socket, &mut self.recv_buf)? {
+    /// The next datagram waiting from the receiver, decoded, with its length and arrival;
+    /// datagrams from elsewhere and those that do not decode are counted and skipped.
+    fn receive_from_peer(&mut self) -> Result<Option<(UdtHeader, usize, Time)>, TransferError> {
+        while let Some(Received { len: n, from, at }) =
+            driver::receive(&self.socket, &mut self.recv_buf, &self.clock)?
+        {
             if from != self.spec.to {
                 self.progress.unexpected += 1;
                 continue;
             }
             match cclab_wire::udt_codec::decode(&self.recv_buf[..n]) {
-                Ok((header, _)) => return Ok(Some((header, n))),
+                Ok((header, _)) => return Ok(Some((header, n, at))),
                 Err(_) => self.progress.malformed += 1,
             }
         }
@@ -148,7 +152,7 @@ impl<'a> Sending<'a> {
             if let Some(request) = caller.poll(now) {
                 self.transmit(&request, false)?;
             }
-            while let Some((header, _)) = self.receive_from_peer()? {
+            while let Some((header, ..)) = self.receive_from_peer()? {
                 caller.on_packet(&header);
             }
             match caller.state() {
@@ -203,6 +207,8 @@ impl<'a> Sending<'a> {
         let mut receiver_closed = false;
         let mut last_heard = start;
         let mut next_publish = start;
+        // The latest time the endpoint has been given: a datagram's arrival is never handed over before it.
+        let mut handed = start;
         self.progress.connected = true;
         loop {
             let now = self.clock.now();
@@ -213,6 +219,7 @@ impl<'a> Sending<'a> {
                     break;
                 }
                 let _ = sender.on_control(now, Control::AppClose, &mut self.out);
+                handed = now;
             }
             let first_sends = stream.first_sends();
             if !bounded && !closing && written < first_sends * payload + ahead {
@@ -220,9 +227,14 @@ impl<'a> Sending<'a> {
                 let more = more - more % payload;
                 written += more;
                 let _ = sender.on_control(now, Control::AppWrite { bytes: more }, &mut self.out);
+                handed = now;
             }
-            while let Some((header, n)) = self.receive_from_peer()? {
-                last_heard = self.clock.now();
+            while let Some((header, n, at)) = self.receive_from_peer()? {
+                // When the ACK arrived, not when this loop got to it: UDT's rate control acts on a
+                // full ACK only if a SYN has passed since the last one it acted on, so a late read
+                // that shortens the gap between two ACKs would skip an increase.
+                let at = at.max(handed);
+                last_heard = at;
                 match header {
                     UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
                         match body {
@@ -232,12 +244,14 @@ impl<'a> Sending<'a> {
                             _ => {}
                         }
                         let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
-                        sender.on_packet(self.clock.now(), &packet, &mut self.out);
+                        sender.on_packet(at, &packet, &mut self.out);
+                        handed = at;
                     }
                     _ => self.progress.unexpected += 1,
                 }
             }
             let now = self.clock.now();
+            handed = now;
             let due = sender.next_wakeup();
             if now >= due {
                 sender.on_timer(now, &mut self.out);

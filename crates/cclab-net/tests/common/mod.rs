@@ -97,3 +97,12 @@ pub fn flood(
     eprintln!("{sent} hostile datagrams; memory grew {grown_kib} KiB; {progress:?}; {outcome:?}");
     Flooded { sent, grown_kib, malformed_or_unexpected: progress.malformed + progress.unexpected, outcome }
 }
+
+/// The machine's CPU time (all CPUs, in clock ticks) so far, and the part of it the
+/// hypervisor took (steal), from `/proc/stat`; zeros where it cannot be read.
+pub fn cpu_and_steal_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let ticks: Vec<u64> =
+        stat.lines().next().unwrap_or("").split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    (ticks.iter().sum(), ticks.get(7).copied().unwrap_or(0))
+}
