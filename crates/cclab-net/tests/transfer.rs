@@ -147,8 +147,9 @@ fn fifty_megabytes_through_a_lossy_emulated_path_arrive_intact_as_fast_as_simula
 /// from 4.25 s on, 91.6 Mbit/s on the wire); on this machine it takes about
 /// 6 s, because UDT 4 acts on a full ACK only when a whole SYN (10 ms) has
 /// passed since the last one it acted on: the receiver's ACKs leave 10 ms
-/// apart plus its timer's lateness, and the jitter of the path back makes a
-/// share of them arrive less than 10 ms apart, each of which skips an increase
+/// apart plus its timer's lateness, and the machine's jitter on the way back
+/// brings about a quarter of them in less than 10 ms after the last one acted
+/// on (by the kernel's arrival stamps), each of which skips an increase
 /// (a diagnostic build that accepted gaps 1 ms short climbed as the simulator
 /// does). That is UDT 4's behaviour on any real host, so it is kept. A shared
 /// virtual machine can still stall one of the three programs for long enough
