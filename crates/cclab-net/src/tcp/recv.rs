@@ -150,6 +150,7 @@ impl Receiving<'_> {
             {
                 // As UDT's receiver: the arrival, never before a time an endpoint was given.
                 let now = at.max(handed);
+                handed = now;
                 let Ok((datagram, payload)) = codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;

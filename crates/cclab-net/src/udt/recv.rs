@@ -158,6 +158,7 @@ impl Receiving<'_> {
                 // speed and packet-pair capacity are gaps between arrivals, which a busy loop would
                 // compress or stretch. Never before a time the endpoint has already been given.
                 let now = at.max(handed);
+                handed = now;
                 let Ok((header, payload)) = cclab_wire::udt_codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;
