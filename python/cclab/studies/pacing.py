@@ -131,8 +131,8 @@ def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> p
     for (run,), run_links in links.group_by(["run"], maintain_order=True):
         run_flows = flows.filter(pl.col("run") == run)
         forward = run_links.filter(pl.col("name") == FORWARD).row(0, named=True)
-        goodput = {r["name"]: r["goodput_bps"] for r in run_flows.filter(pl.col("name").is_in(HIGH_SPEED))
-                   .iter_rows(named=True)}  # fmt: skip
+        high_speed = run_flows.filter(pl.col("name").is_in(HIGH_SPEED))
+        goodput = {r["name"]: r["goodput_bps"] for r in high_speed.iter_rows(named=True)}
         shares = link_shares(run_flows, run_links, FORWARD, KINDS)
         rows.append({
             **{k: forward[k] for k in keys},
@@ -140,6 +140,7 @@ def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> p
             "drops": forward["drops"],
             **{f"{g}_mbps": goodput[g] / 1e6 for g in HIGH_SPEED},
             "ratio": goodput["hs1"] / goodput["hs2"] if goodput["hs2"] > 0 else math.inf,
+            "hs_timeouts": high_speed["timeouts"].sum(),
             **dict(zip(shares["kind"], shares["share"], strict=True)),
             "variant": variant.label,
         })  # fmt: skip
@@ -147,7 +148,7 @@ def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> p
 
 
 SHARES = [*KINDS, "overhead", "unused"]
-METRICS = ["efficiency_pct", "hs1_mbps", "hs2_mbps", "ratio", "drops", *SHARES]
+METRICS = ["efficiency_pct", "hs1_mbps", "hs2_mbps", "ratio", "drops", "hs_timeouts", *SHARES]
 
 
 class PacingStudy(Study):
@@ -229,7 +230,7 @@ class PacingStudy(Study):
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
             figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, plan, buffer, "0"), name)
         figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, plan), "fig4_overhead")
-        ctx.report(self._report(ctx, plan, t2, f4, f5, figures, top_reps))
+        ctx.report(self._report(ctx, plan, table2, t2, f4, f5, figures, top_reps))
 
     # Figures -----------------------------------------------------------------------------------
 
@@ -333,8 +334,8 @@ class PacingStudy(Study):
 
     # Report ------------------------------------------------------------------------------------
 
-    def _report(self, ctx: StudyContext, plan: Plan, t2: pl.DataFrame, f4: pl.DataFrame, f5: pl.DataFrame,
-                figures: dict[str, str], top_reps: int) -> str:  # fmt: skip
+    def _report(self, ctx: StudyContext, plan: Plan, table2_runs: pl.DataFrame, t2: pl.DataFrame,
+                f4: pl.DataFrame, f5: pl.DataFrame, figures: dict[str, str], top_reps: int) -> str:  # fmt: skip
         import polars as pl
 
         table2 = ["| variant | " + " | ".join(f"{s} ours | {s} paper" for s in plan.speeds) + " |",
@@ -416,13 +417,17 @@ class PacingStudy(Study):
             "- paper, 100 Mbit/s and above: paced HSTCP > HSTCP > paced BI-TCP > BI-TCP > STCP; at 20 Mbit/s "
             "BI-TCP the least friendly and the others alike.",
             "## Discussion",
-            *_discussion(plan, t2, top_ratio, f5),
+            *_discussion(plan, table2_runs, t2, top_ratio, f5),
         ]
         return "\n\n".join(sections) + "\n"
 
 
-def _discussion(plan: Plan, t2: pl.DataFrame, top_ratio: dict[str, float], f5: pl.DataFrame) -> list[str]:
+def _discussion(
+    plan: Plan, table2_runs: pl.DataFrame, t2: pl.DataFrame, top_ratio: dict[str, float], f5: pl.DataFrame
+) -> list[str]:
     """Paragraphs comparing our numbers with the paper's, computed from the tables so they stay true."""
+    import polars as pl
+
     gaps = []
     for s in plan.speeds:
         for label, paper in PAPER_TABLE2.get(s, {}).items():
@@ -449,6 +454,20 @@ def _discussion(plan: Plan, t2: pl.DataFrame, top_ratio: dict[str, float], f5: p
             "algorithm, so the paper's spread across algorithms there says its background took less of the "
             "link than our reading of it (the paper gives neither the background's RTTs nor the web traffic's "
             "parameters)."
+        )
+    top_runs = table2_runs.filter(pl.col("speed") == plan.top)
+    timed_out = top_runs.filter(pl.col("hs_timeouts") > 0)
+    if timed_out.height:
+        others = top_runs.filter(pl.col("hs_timeouts") == 0)
+        by_variant = timed_out.group_by("variant", maintain_order=True).len()
+        paragraphs.append(
+            f"**Timeouts at {plan.top}.** In {timed_out.height} of {top_runs.height} Table 2 runs at {plan.top} "
+            "a high-speed flow's retransmission timer fired ("
+            + ", ".join(f"{r['variant']} {r['len']}" for r in by_variant.iter_rows(named=True))
+            + f"). A timeout there takes a window of thousands of segments down to one, and slow start "
+            f"rebuilds it while the link idles: those runs average {timed_out['efficiency_pct'].mean():.2f} % "
+            f"efficiency against {others['efficiency_pct'].mean():.2f} % for the others. With {plan.top}'s few "
+            "replications one such run moves a variant's mean by about a point."
         )
     fig4 = []
     for label, paper in PAPER_FIG4.items():
