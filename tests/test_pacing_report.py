@@ -11,8 +11,11 @@ PLAN = Plan([TOP], TOP, ["40ms", "240ms"], ["100%bdp"], "200s", "100s")
 
 def _frames(efficiencies: dict[str, list[tuple[float, int]]]) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     runs = pl.DataFrame(
-        [{"variant": label, "speed": TOP, "efficiency_pct": eff, "hs_timeouts": timeouts}
-         for label, rows in efficiencies.items() for eff, timeouts in rows]  # fmt: skip
+        [
+            {"variant": label, "speed": TOP, "efficiency_pct": eff, "hs_timeouts": timeouts}
+            for label, rows in efficiencies.items()
+            for eff, timeouts in rows
+        ]
     )
     t2 = runs.group_by(["variant", "speed"]).agg(efficiency_pct_mean=pl.col("efficiency_pct").mean())
     shares = {f"{kind}_mean": 0.1 for kind in KINDS}
