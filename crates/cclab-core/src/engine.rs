@@ -294,6 +294,9 @@ pub struct Engine {
     /// counter records hops, and `NO_FEEDER` where an observation samples
     /// the link or its feeder.
     cut_feeder: Vec<LinkId>,
+    /// Per link, whether it is some link's `cut_feeder`: a packet admitted to
+    /// any other link waits for its arrival event without a route lookup.
+    cuts_into: Vec<bool>,
     /// Connections agents opened between nodes they had not declared
     /// ([`Agent::connection_nodes`]); the run reports them as failures.
     undeclared: Vec<(AgentId, NodeId, NodeId)>,
@@ -325,6 +328,7 @@ impl Engine {
             tracer: None,
             feeder: Vec::new(),
             cut_feeder: Vec::new(),
+            cuts_into: Vec::new(),
             undeclared: Vec::new(),
         }
     }
@@ -550,6 +554,10 @@ impl Engine {
         let recording = self.tracer.is_some() || self.net.links.iter().any(|l| l.departures().is_some());
         self.feeder = self.exclusive_feeders();
         self.cut_feeder = self.cut_through_feeders(recording);
+        self.cuts_into = vec![false; self.cut_feeder.len()];
+        for &feeder in self.cut_feeder.iter().filter(|&&f| f != NO_FEEDER) {
+            self.cuts_into[feeder as usize] = true;
+        }
         if recording {
             self.event_loop::<true>(cancel)?;
         } else {
@@ -675,7 +683,10 @@ impl Engine {
     }
 
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
-    /// has arrived, otherwise onto the next link of its route.
+    /// has arrived, otherwise onto the next link of its route. Inlined into
+    /// its two callers: saving and restoring its registers was 20 of the
+    /// event loop's ~1000 instructions per event (callgrind, Table 2 scenario).
+    #[inline(always)]
     fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Option<(LinkId, u64)>) {
         let id = p.id;
         if at == p.dst {
@@ -741,7 +752,7 @@ impl Engine {
             // order, so the packet can be offered to it now, at the time it
             // will get there, without an event in between. Not past the end of
             // the run, where the hop-by-hop run would never offer it.
-            if !RECORDING && arrival < self.window.end {
+            if !RECORDING && self.cuts_into[l as usize] && arrival < self.window.end {
                 let to = self.net.links[l as usize].spec.to;
                 if let Some(next) = self.net.next_link(to, p.dst) {
                     if self.cut_feeder[next as usize] == l {

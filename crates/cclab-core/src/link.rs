@@ -187,7 +187,9 @@ impl Link {
     /// Offers `packet` at `now`: its arrival time at the far end and whether it
     /// is marked, or why it was refused. The caller puts it into the delay line
     /// ([`Link::push_admitted`]) or passes it through ([`Link::pass_through`]).
-    #[inline]
+    /// Always inlined: a packet is admitted up to twice per event, and the call
+    /// itself cost 2 % of the instructions of the Table 2 scenario.
+    #[inline(always)]
     pub fn admit(
         &mut self,
         now: Time,
@@ -234,23 +236,52 @@ impl Link {
         self.busy_until = finish;
         let arrival = finish + self.spec.delay;
 
-        self.stats.window_busy += window.overlap(start, finish);
-        if window.contains(start) {
-            self.stats.window_bytes += bytes as u64;
-        }
         if start > now {
             self.waiting.push_back((start, bytes));
             self.waiting_bytes += bytes as u64;
-            let waited = window.overlap(now, start) as u128;
-            self.stats.queue_packet_time += waited;
-            self.stats.queue_byte_time += waited * bytes as u128;
-            if in_window {
-                let s = &mut self.stats;
-                s.queue_max_packets = s.queue_max_packets.max(self.waiting.len() as u64);
-                s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
+        }
+        // Most packets are admitted, wait and leave either wholly before the
+        // window or wholly inside it: two comparisons decide that, instead of
+        // clipping each interval to the window. (Strict on `finish`, so a
+        // zero-length transmission at a window edge takes the general path.)
+        if finish < window.start {
+            // Nothing of it falls inside the window.
+        } else if now >= window.start && finish < window.end {
+            self.stats.window_busy += finish - start;
+            self.stats.window_bytes += bytes as u64;
+            if start > now {
+                self.count_waiting(start - now, bytes);
+            }
+        } else {
+            self.stats.window_busy += window.overlap(start, finish);
+            if window.contains(start) {
+                self.stats.window_bytes += bytes as u64;
+            }
+            if start > now {
+                let waited = window.overlap(now, start);
+                self.stats.queue_packet_time += waited as u128;
+                self.stats.queue_byte_time += waited as u128 * bytes as u128;
+                if in_window {
+                    self.count_queue_max();
+                }
             }
         }
         Ok((arrival, marked))
+    }
+
+    /// A packet that waits `waited` inside the window behind the transmitter.
+    #[inline(always)]
+    fn count_waiting(&mut self, waited: Time, bytes: u32) {
+        self.stats.queue_packet_time += waited as u128;
+        self.stats.queue_byte_time += waited as u128 * bytes as u128;
+        self.count_queue_max();
+    }
+
+    #[inline(always)]
+    fn count_queue_max(&mut self) {
+        let s = &mut self.stats;
+        s.queue_max_packets = s.queue_max_packets.max(self.waiting.len() as u64);
+        s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
     }
 
     /// Publishes the queue discipline's own metrics (RED's and CW's `avg_queue`).
@@ -424,6 +455,53 @@ mod tests {
         assert_eq!(l.stats.queue_max_packets, 2);
         let w = MeasurementWindow { start: 0, end: micros(3000) };
         assert!((l.queue_means(&w).0 - 1.0).abs() < 1e-12);
+    }
+
+    /// The window's counters, whichever way `admit` reaches them, equal each
+    /// packet's transmission and wait clipped to the window: packets before,
+    /// across both edges of, inside and after windows of random placement.
+    #[test]
+    fn window_counters_equal_the_clipped_intervals() {
+        use cclab_wire::random::SplitMix64;
+        use cclab_wire::time::overlap;
+        let mut rng = SplitMix64::new(11);
+        for _ in 0..200 {
+            let mut l = link(BufferLimit::Unlimited);
+            let start = rng.next_u64() % micros(20_000);
+            let w = MeasurementWindow { start, end: start + rng.next_u64() % micros(20_000) };
+            let (mut busy, mut bytes, mut waited, mut byte_time) = (0, 0, 0u128, 0u128);
+            let (mut max_packets, mut max_bytes) = (0, 0);
+            let mut admitted: Vec<(Time, u32)> = Vec::new();
+            let mut now = 0;
+            for seq in 0..60 {
+                now += rng.next_u64() % micros(1500);
+                let size = [40, 1000, 1500][(rng.next_u64() % 3) as usize];
+                let begin = l.busy_until.max(now);
+                let Enqueued::Admitted { .. } = l.enqueue(now, PacketRef::new(0, &pkt(size)), seq, &w) else {
+                    panic!("an unlimited buffer drops nothing");
+                };
+                let finish = begin + serialization_time(size, 8_000_000);
+                admitted.push((begin, size));
+                busy += overlap(begin, finish, w.start, w.end);
+                if w.contains(begin) {
+                    bytes += size as u64;
+                }
+                if begin > now {
+                    let wait = overlap(now, begin, w.start, w.end) as u128;
+                    waited += wait;
+                    byte_time += wait * size as u128;
+                    if w.contains(now) {
+                        let queued = admitted.iter().filter(|&&(b, _)| b > now);
+                        max_packets = max_packets.max(queued.clone().count() as u64);
+                        max_bytes = max_bytes.max(queued.map(|&(_, s)| s as u64).sum());
+                    }
+                }
+            }
+            let s = &l.stats;
+            assert_eq!((s.window_busy, s.window_bytes), (busy, bytes), "window {w:?}");
+            assert_eq!((s.queue_packet_time, s.queue_byte_time), (waited, byte_time), "window {w:?}");
+            assert_eq!((s.queue_max_packets, s.queue_max_bytes), (max_packets, max_bytes), "window {w:?}");
+        }
     }
 
     #[test]
