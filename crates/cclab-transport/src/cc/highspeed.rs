@@ -229,6 +229,9 @@ pub struct HighSpeed {
     /// on every ACK: computed once (the same values, so the same results).
     ln_low: f64,
     ln_range: f64,
+    /// The table row the last ACK's window fell in: the window moves by under
+    /// a segment per ACK, so the next one is nearly always in the same row.
+    row_hint: usize,
 }
 
 impl HighSpeed {
@@ -254,7 +257,8 @@ impl HighSpeed {
             _ => LossRate::unrounded(&config, low_p),
         };
         let (ln_low, ln_range) = (config.low_window.ln(), config.high_window.ln() - config.low_window.ln());
-        let mut hs = Self { config, kind, p, rows: Cow::Borrowed(&[]), last_cwnd: 0.0, ln_low, ln_range };
+        let mut hs =
+            Self { config, kind, p, rows: Cow::Borrowed(&[]), last_cwnd: 0.0, ln_low, ln_range, row_hint: 0 };
         if kind == ResponseKind::Table {
             static RFC_ROWS: OnceLock<Vec<Row>> = OnceLock::new();
             hs.rows = if config == Config::RFC {
@@ -322,6 +326,22 @@ impl HighSpeed {
         }
     }
 
+    /// a(w) for an ACK: [`Self::a_at`], looking first in the row the last ACK used.
+    #[inline]
+    fn a_on_ack(&mut self, w: f64) -> f64 {
+        if !matches!(self.kind, ResponseKind::Table) || w <= self.config.low_window {
+            return self.a_at(w);
+        }
+        let last = self.rows.len() - 1;
+        let hint = self.row_hint.min(last);
+        // The row `params_at` picks: the first with rows[i].w >= w, or the last.
+        let in_hint = (hint == last || w <= self.rows[hint].w) && (hint == 0 || self.rows[hint - 1].w < w);
+        if !in_hint {
+            self.row_hint = self.rows.partition_point(|r| r.w < w).min(last);
+        }
+        self.rows[self.row_hint].a
+    }
+
     /// (a(w), b(w)): Standard TCP's (1, 0.5) at or below Low_Window.
     pub fn params_at(&self, w: f64) -> (f64, f64) {
         if w <= self.config.low_window {
@@ -352,7 +372,7 @@ impl CongestionControl for HighSpeed {
         if w.in_slow_start() || w.cwnd <= self.config.low_window {
             Reno::increase(w, ack.acked);
         } else {
-            w.cwnd += self.a_at(w.cwnd) / w.cwnd;
+            w.cwnd += self.a_on_ack(w.cwnd) / w.cwnd;
         }
         self.last_cwnd = w.cwnd;
     }
@@ -533,6 +553,25 @@ mod tests {
         assert!((h.a_formula(38.0) - 1.0).abs() < 1e-12);
         assert!((h.p.at(83000.0) - 1e-7).abs() < 1e-18);
         assert!(h.params_at(118.0).0 > 2.08 && h.params_at(118.0).0 < 2.11);
+    }
+
+    /// The row an ACK remembers changes nothing: a(w) on an ACK is the table's
+    /// a(w) for windows that creep, jump both ways, sit on row boundaries and
+    /// pass the last row.
+    #[test]
+    fn an_acks_row_hint_gives_the_tables_a() {
+        let mut h = hs(ResponseKind::Table);
+        let boundaries: Vec<f64> = h.rows().iter().flat_map(|r| [r.w, r.w + 0.5, r.w + 1.0]).collect();
+        let mut rng = SplitMix64::new(3);
+        let mut w = 39.0;
+        for step in 0..20_000 {
+            w = match step % 4 {
+                0 => boundaries[(rng.next_u64() % boundaries.len() as u64) as usize],
+                1 => 1.0 + (rng.next_u64() % 200_000) as f64 / 1.7,
+                _ => w + (rng.next_u64() % 100) as f64 / 50.0,
+            };
+            assert_eq!(h.a_on_ack(w), h.a_at(w), "w = {w}");
+        }
     }
 
     /// With other parameters the generator runs on the unrounded response

@@ -175,11 +175,13 @@ impl TcpReceiver {
         let filled_gap = !self.out_of_order.is_empty();
         let from = self.rcv_nxt;
         self.rcv_nxt = end;
-        let joined = self.out_of_order.partition_point(|&(s, _)| s <= self.rcv_nxt);
-        for &(_, e) in self.out_of_order.range(..joined) {
-            self.rcv_nxt = self.rcv_nxt.max(e);
+        if filled_gap {
+            let joined = self.out_of_order.partition_point(|&(s, _)| s <= self.rcv_nxt);
+            for &(_, e) in self.out_of_order.range(..joined) {
+                self.rcv_nxt = self.rcv_nxt.max(e);
+            }
+            self.out_of_order.drain(..joined);
         }
-        self.out_of_order.drain(..joined);
         let rcv_nxt = self.rcv_nxt;
         self.sack_history.retain(|&(_, e)| e > rcv_nxt);
         self.deliver(from, rcv_nxt);
