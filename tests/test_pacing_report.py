@@ -28,7 +28,7 @@ def test_the_timeout_paragraph_counts_the_runs_with_a_timeout_and_compares_their
     efficiencies["paced HSTCP"] = [(94.0, 1), (100.0, 0)]
     efficiencies["STCP"] = [(96.0, 2), (100.0, 0)]
     runs, t2, f5 = _frames(efficiencies)
-    text = "\n".join(_discussion(PLAN, runs, t2, {}, f5))
+    text = "\n".join(_discussion(PLAN, runs, t2, {}, {}, f5))
     assert f"In 2 of 16 Table 2 runs at {TOP}" in text
     assert "paced HSTCP 1, STCP 1" in text
     assert "those runs average 95.00 % efficiency against 100.00 % for the others" in text
@@ -36,4 +36,15 @@ def test_the_timeout_paragraph_counts_the_runs_with_a_timeout_and_compares_their
 
 def test_without_timeouts_there_is_no_timeout_paragraph() -> None:
     runs, t2, f5 = _frames({v.label: [(99.0, 0)] for v in VARIANTS})
-    assert not any("Timeouts at" in p for p in _discussion(PLAN, runs, t2, {}, f5))
+    assert not any("Timeouts at" in p for p in _discussion(PLAN, runs, t2, {}, {}, f5))
+
+
+def test_the_rtt_fairness_paragraph_says_whether_the_papers_ratio_lies_within_our_runs() -> None:
+    runs, t2, f5 = _frames({v.label: [(100.0, 0)] for v in VARIANTS})
+    ratios = {v.label: 50.0 for v in VARIANTS} | {"HSTCP": 100.0, "paced HSTCP": 60.0, "STCP": 250.0}
+    ranges = {v.label: (40.0, 60.0) for v in VARIANTS} | {"HSTCP": (63.3, 150.0), "STCP": (120.0, 280.0)}
+    text = "\n".join(_discussion(PLAN, runs, t2, ratios, ranges, f5))
+    assert "HSTCP 100.0 against about 140 (0.71x; our single runs 63.3 to 150.0)" in text
+    assert "paced HSTCP 60.0 against about 70 (0.86x; our single runs 40.0 to 60.0)" in text
+    # HSTCP's 140 lies within 63.3-150, paced HSTCP's 70 above 40-60, STCP's 322 above 120-280.
+    assert "The paper's value lies within the range of our single runs for 1 of 3." in text
