@@ -250,7 +250,8 @@ impl Link {
             self.stats.window_busy += finish - start;
             self.stats.window_bytes += bytes as u64;
             if start > now {
-                self.count_waiting(start - now, bytes);
+                self.add_waiting_time(start - now, bytes);
+                self.count_queue_max();
             }
         } else {
             self.stats.window_busy += window.overlap(start, finish);
@@ -258,9 +259,7 @@ impl Link {
                 self.stats.window_bytes += bytes as u64;
             }
             if start > now {
-                let waited = window.overlap(now, start);
-                self.stats.queue_packet_time += waited as u128;
-                self.stats.queue_byte_time += waited as u128 * bytes as u128;
+                self.add_waiting_time(window.overlap(now, start), bytes);
                 if in_window {
                     self.count_queue_max();
                 }
@@ -269,12 +268,11 @@ impl Link {
         Ok((arrival, marked))
     }
 
-    /// A packet that waits `waited` inside the window behind the transmitter.
+    /// A packet of `bytes` waits `waited` inside the window behind the transmitter.
     #[inline(always)]
-    fn count_waiting(&mut self, waited: Time, bytes: u32) {
+    fn add_waiting_time(&mut self, waited: Time, bytes: u32) {
         self.stats.queue_packet_time += waited as u128;
         self.stats.queue_byte_time += waited as u128 * bytes as u128;
-        self.count_queue_max();
     }
 
     #[inline(always)]
