@@ -332,8 +332,9 @@ impl HighSpeed {
         if !matches!(self.kind, ResponseKind::Table) || w <= self.config.low_window {
             return self.a_at(w);
         }
+        // A table has at least its Low_Window row, and `row_hint` is always one of its rows.
         let last = self.rows.len() - 1;
-        let hint = self.row_hint.min(last);
+        let hint = self.row_hint;
         // The row `params_at` picks: the first with rows[i].w >= w, or the last.
         let in_hint = (hint == last || w <= self.rows[hint].w) && (hint == 0 || self.rows[hint - 1].w < w);
         if !in_hint {
