@@ -50,6 +50,38 @@ impl Default for Clock {
     }
 }
 
+/// The latest time a socket loop has handed its endpoints. The kernel's arrival
+/// stamps of the datagrams read in one turn need not be in order, and an
+/// endpoint's time must never run backwards, so every time handed over is
+/// moved up to this one first.
+#[derive(Clone, Copy, Debug)]
+pub struct HandedTime {
+    latest: Time,
+}
+
+impl HandedTime {
+    pub fn new(start: Time) -> Self {
+        Self { latest: start }
+    }
+
+    /// `at`, or the latest time already handed over if that is later, without
+    /// handing it over (for a datagram that may yet be ignored).
+    pub fn no_earlier(&self, at: Time) -> Time {
+        at.max(self.latest)
+    }
+
+    /// [`Self::no_earlier`], handed over.
+    pub fn give(&mut self, at: Time) -> Time {
+        self.latest = self.no_earlier(at);
+        self.latest
+    }
+
+    /// The clock's now, handed over.
+    pub fn now(&mut self, clock: &Clock) -> Time {
+        self.give(clock.now())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,6 +94,16 @@ mod tests {
         let at = clock.arrival(Some(SystemTime::now() - Duration::from_millis(5)));
         let after = clock.now();
         assert!(at + 5_000_000 >= before && at + 5_000_000 <= after, "{before} {at} {after}");
+    }
+
+    #[test]
+    fn a_handed_time_never_goes_back() {
+        let mut handed = HandedTime::new(100);
+        assert_eq!(handed.no_earlier(50), 100);
+        assert_eq!(handed.give(300), 300);
+        assert_eq!(handed.no_earlier(200), 300, "not handed over, but the latest stays");
+        assert_eq!(handed.give(200), 300);
+        assert_eq!(handed.give(400), 400);
     }
 
     #[test]

@@ -18,7 +18,7 @@
 use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{self, Agreed, Listener, Verdict};
 use super::send::{config, DEFAULT_MSS, MAX_CONNECTIONS};
-use crate::clock::Clock;
+use crate::clock::{Clock, HandedTime};
 use crate::content::{output_error, Sink};
 use crate::driver::{
     self, open_socket, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
@@ -139,7 +139,7 @@ impl Receiving<'_> {
         let mut send_buf = Vec::with_capacity(2048);
         let mut out = Outbox::default();
         let mut next_publish = 0;
-        let mut handed = origin;
+        let mut handed = HandedTime::new(origin);
         loop {
             if self.shared.stopping() {
                 self.observe(&conns, origin);
@@ -149,8 +149,7 @@ impl Receiving<'_> {
                 driver::receive(&self.socket, &mut buf, &self.clock)?
             {
                 // As UDT's receiver: the arrival, never before a time an endpoint was given.
-                let now = at.max(handed);
-                handed = now;
+                let now = handed.give(at);
                 let Ok((datagram, payload)) = codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;
@@ -207,8 +206,7 @@ impl Receiving<'_> {
                 }
                 self.answer(&mut conns[i], &mut out, &mut send_buf)?;
             }
-            let now = self.clock.now();
-            handed = now;
+            let now = handed.now(&self.clock);
             for i in 0..conns.len() {
                 if conns[i].ended {
                     continue;

@@ -17,7 +17,7 @@
 
 use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{Agreed, Caller, CallerState};
-use crate::clock::Clock;
+use crate::clock::{Clock, HandedTime};
 use crate::content::{read_error, Content, Source};
 use crate::driver::{
     self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary,
@@ -320,8 +320,7 @@ impl<'a> Host<'a> {
         let deadline = self.spec.duration.map(|d| origin + d);
         let mut next_publish = origin;
         let mut failure: Option<TransferError> = None;
-        // The latest time the endpoints have been given: a datagram's arrival is never handed over before it.
-        let mut handed = origin;
+        let mut handed = HandedTime::new(origin);
         self.progress.connected = true;
         loop {
             let now = self.clock.now();
@@ -330,7 +329,7 @@ impl<'a> Host<'a> {
                 // A bounded transfer, or a stop request, closes every connection at once; an
                 // unbounded test's connections close as each delivers what it wrote.
                 self.close_all(&mut conns, now, origin)?;
-                handed = now;
+                handed.give(now);
                 if conns.iter().all(|c| c.done) {
                     break;
                 }
@@ -365,8 +364,7 @@ impl<'a> Host<'a> {
                 };
                 // When the ACK arrived, not when this loop got to it: RTT samples and the ACK clock
                 // then leave out the loop's scheduling.
-                let now = at.max(handed);
-                handed = now;
+                let now = handed.give(at);
                 match (&mut c.open, datagram.message) {
                     (None, _) => {
                         c.caller.on_datagram(&datagram);
@@ -458,8 +456,7 @@ impl<'a> Host<'a> {
                 break;
             }
             // Later than any time the endpoints were given in this turn.
-            let now = self.clock.now();
-            handed = now;
+            let now = handed.now(&self.clock);
             if now >= next_publish {
                 self.observe(&conns, origin);
                 next_publish = now + TURN;

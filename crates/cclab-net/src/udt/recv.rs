@@ -14,7 +14,7 @@
 
 use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
 use super::{encode_into, Tuning};
-use crate::clock::Clock;
+use crate::clock::{Clock, HandedTime};
 use crate::content::{output_error, Sink};
 use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN};
 use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
@@ -143,7 +143,7 @@ impl Receiving<'_> {
         let mut send_buf = Vec::with_capacity(2048);
         let mut out = Outbox::default();
         let mut next_publish = 0;
-        let mut handed: Time = 0;
+        let mut handed = HandedTime::new(0);
         loop {
             if self.shared.stopping() {
                 if let Some(c) = &conn {
@@ -157,8 +157,7 @@ impl Receiving<'_> {
                 // When the datagram arrived, not when this loop got to it: the receiver's arrival
                 // speed and packet-pair capacity are gaps between arrivals, which a busy loop would
                 // compress or stretch. Never before a time the endpoint has already been given.
-                let now = at.max(handed);
-                handed = now;
+                let now = handed.give(at);
                 let Ok((header, payload)) = cclab_wire::udt_codec::decode(&buf[..n]) else {
                     self.progress.malformed += 1;
                     continue;
@@ -222,8 +221,7 @@ impl Receiving<'_> {
                     _ => self.progress.unexpected += 1,
                 }
             }
-            let now = self.clock.now();
-            handed = now;
+            let now = handed.now(&self.clock);
             let Some(c) = conn.as_mut() else {
                 self.shared.publish(&self.progress);
                 driver::wait(&self.socket, &self.clock, now + TURN)?;

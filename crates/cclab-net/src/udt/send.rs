@@ -10,7 +10,7 @@
 
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
-use crate::clock::Clock;
+use crate::clock::{Clock, HandedTime};
 use crate::content::{read_error, Content, Source};
 use crate::driver::{
     self, invalid, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
@@ -207,8 +207,7 @@ impl<'a> Sending<'a> {
         let mut receiver_closed = false;
         let mut last_heard = start;
         let mut next_publish = start;
-        // The latest time the endpoint has been given: a datagram's arrival is never handed over before it.
-        let mut handed = start;
+        let mut handed = HandedTime::new(start);
         self.progress.connected = true;
         loop {
             let now = self.clock.now();
@@ -219,7 +218,7 @@ impl<'a> Sending<'a> {
                     break;
                 }
                 let _ = sender.on_control(now, Control::AppClose, &mut self.out);
-                handed = now;
+                handed.give(now);
             }
             let first_sends = stream.first_sends();
             if !bounded && !closing && written < first_sends * payload + ahead {
@@ -227,13 +226,13 @@ impl<'a> Sending<'a> {
                 let more = more - more % payload;
                 written += more;
                 let _ = sender.on_control(now, Control::AppWrite { bytes: more }, &mut self.out);
-                handed = now;
+                handed.give(now);
             }
             while let Some((header, n, at)) = self.receive_from_peer()? {
                 // When the ACK arrived, not when this loop got to it: UDT's rate control acts on a
                 // full ACK only if a SYN has passed since the last one it acted on, so a late read
                 // that shortens the gap between two ACKs would skip an increase.
-                let at = at.max(handed);
+                let at = handed.no_earlier(at);
                 last_heard = at;
                 match header {
                     UdtHeader::Control { dst_socket, body, .. } if dst_socket == my_socket => {
@@ -245,13 +244,12 @@ impl<'a> Sending<'a> {
                         }
                         let packet = Packet::new(Header::Udt(header), IP_UDP_BYTES + n as u32);
                         sender.on_packet(at, &packet, &mut self.out);
-                        handed = at;
+                        handed.give(at);
                     }
                     _ => self.progress.unexpected += 1,
                 }
             }
-            let now = self.clock.now();
-            handed = now;
+            let now = handed.now(&self.clock);
             let due = sender.next_wakeup();
             if now >= due {
                 sender.on_timer(now, &mut self.out);
