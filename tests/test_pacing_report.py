@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
-from cclab.studies.pacing import KINDS, VARIANTS, Plan, _discussion
+from cclab.studies.pacing import KINDS, VARIANTS, Plan, _discussion, _equal_rtt_fairness
 
 TOP = "2.5Gbps"
 PLAN = Plan([TOP], TOP, ["40ms", "240ms"], ["100%bdp"], "200s", "100s")
@@ -48,3 +48,35 @@ def test_the_rtt_fairness_paragraph_says_whether_the_papers_ratio_lies_within_ou
     assert "paced HSTCP 60.0 against about 70 (0.86x; our single runs 40.0 to 60.0)" in text
     # HSTCP's 140 lies within 63.3-150, paced HSTCP's 70 above 40-60, STCP's 322 above 120-280.
     assert "The paper's value lies within the range of our single runs for 1 of 3." in text
+
+
+def _fig4_runs(goodputs: dict[str, list[tuple[float, float]]]) -> pl.DataFrame:
+    rows = [
+        {"variant": label, "rtt2": rtt, "overhead_s": "0", "hs1_mbps": hs1, "hs2_mbps": hs2}
+        for label, pairs in goodputs.items()
+        for rtt in PLAN.rtts
+        for hs1, hs2 in pairs
+    ]
+    return pl.DataFrame(rows)
+
+
+def test_the_equal_rtt_paragraph_counts_the_runs_one_flow_dominated() -> None:
+    goodputs = {v.label: [(1100.0, 1000.0), (1000.0, 1200.0)] for v in VARIANTS}
+    goodputs["paced STCP"] = [(2200.0, 20.0), (60.0, 2140.0), (1200.0, 1000.0)]
+    text = _equal_rtt_fairness(PLAN, _fig4_runs(goodputs))
+    assert text is not None
+    assert "HSTCP 53 %" in text  # the median of 52.4 % and 54.5 %
+    assert "paced STCP 97 %" in text  # the median of 99.1 %, 97.3 % and 54.5 %
+    assert "One flow took more than 90 % of the pair in 2 of 3 runs of paced STCP." in text
+    assert "MIMD" in text
+
+
+def test_the_equal_rtt_paragraph_says_when_no_flow_dominated_and_does_not_explain_other_algorithms() -> None:
+    goodputs = {v.label: [(1100.0, 1000.0)] for v in VARIANTS}
+    assert "In no run did one flow take more than 90 % of the pair." in str(
+        _equal_rtt_fairness(PLAN, _fig4_runs(goodputs))
+    )
+    goodputs["paced HSTCP"] = [(2200.0, 20.0)]
+    text = str(_equal_rtt_fairness(PLAN, _fig4_runs(goodputs)))
+    assert "1 of 1 runs of paced HSTCP" in text
+    assert "MIMD" not in text and "We have not established why." in text

@@ -409,6 +409,7 @@ class PacingStudy(Study):
             + ".",
             "\n".join(fig4),
             *[f"![Fig. 4 ({BUFFERS[b]})]({figures[f'fig4{BUFFERS[b]}']})" for b in plan.buffers],
+            *filter(None, [_equal_rtt_fairness(plan, fig4_runs)]),
             "### Phase effects",
             PHASE.format(overhead=overhead(plan.top), top=plan.top),
             f"![Fig. 4 with send overhead]({figures['fig4_overhead']})",
@@ -517,6 +518,43 @@ def _discussion(
         "list above."
     )
     return paragraphs
+
+
+#: A run in which one high-speed flow took more than this share of the pair's throughput.
+DOMINANT_SHARE = 0.9
+
+
+def _equal_rtt_fairness(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
+    """How two high-speed flows of one algorithm and one RTT shared the link, run by run: a ratio of
+    means near 1 can hide runs in which either flow took nearly everything."""
+    import polars as pl
+
+    pair = pl.col("hs1_mbps") + pl.col("hs2_mbps")
+    equal = fig4_runs.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("overhead_s") == "0") & (pair > 0))
+    equal = equal.with_columns(larger_share=pl.max_horizontal("hs1_mbps", "hs2_mbps") / pair)
+    by_variant = [(v, rows) for v in VARIANTS if (rows := equal.filter(pl.col("variant") == v.label)).height]
+    if not by_variant:
+        return None
+    medians = ", ".join(f"{v.label} {rows['larger_share'].median() * 100:.0f} %" for v, rows in by_variant)
+    text = (f"**Equal RTTs.** With both high-speed flows at {plan.rtts[0]}, the larger flow's share of the "
+            f"pair's throughput in the median run (all buffers): {medians}.")  # fmt: skip
+    dominated = [(v, n, rows.height) for v, rows in by_variant
+                 if (n := int((rows["larger_share"] > DOMINANT_SHARE).sum())) > 0]  # fmt: skip
+    if not dominated:
+        return text + f" In no run did one flow take more than {DOMINANT_SHARE * 100:.0f} % of the pair."
+    text += (f" One flow took more than {DOMINANT_SHARE * 100:.0f} % of the pair in "
+             + ", ".join(f"{n} of {m} runs of {v.label}" for v, n, m in dominated) + ".")  # fmt: skip
+    if all(v.cc == "scalable" for v, _, _ in dominated):
+        text += (
+            " STCP increases and decreases its window multiplicatively (MIMD), which has no force pulling two "
+            "flows' rates together (Chiu and Jain, 1989): their ratio moves only with how the losses fall "
+            "between them. Where one flow keeps the link, it is usually the one that started first. Why "
+            "pacing changes how the losses fall is not established here; a per-flow loss trace of one such "
+            "run would show it."
+        )
+    else:
+        text += " We have not established why."
+    return text
 
 
 def _rows(frame: pl.DataFrame, label: str, speeds: list[str]) -> list[dict[str, Any]]:
