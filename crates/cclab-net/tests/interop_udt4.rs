@@ -15,6 +15,8 @@
 //! [`STALL`], when one end outlives the other by [`GRACE`], or after
 //! [`TIMEOUT`]. The cases run one at a time.
 
+mod common;
+
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
@@ -29,7 +31,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Each case must finish within this; a hung child is killed, a hung transfer of ours stopped.
@@ -286,12 +288,6 @@ fn compare(path: &Path, data: &[u8]) -> Result<(), String> {
     Err(format!("the copy differs: {} bytes of {}, first difference at byte {first}", got.len(), data.len()))
 }
 
-/// One case at a time: both ends, the emulator and the background load share two cores.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// One direction of a case, as its failures name the two ends.
 struct Case<'a> {
     tag: &'a str,
@@ -342,7 +338,7 @@ impl Case<'_> {
 /// The reference sender (caller) sends the file to our receiver (listener).
 fn reference_to_ours(tag: &str, emulated: bool) {
     let programs = programs();
-    let _one = serial();
+    let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
     let input_path = input.clone();
     let receiver = recv::start(RecvSpec {
@@ -372,7 +368,7 @@ fn reference_to_ours(tag: &str, emulated: bool) {
 /// Our sender (caller) sends the file to the reference receiver (listener).
 fn ours_to_reference(tag: &str, emulated: bool) {
     let programs = programs();
-    let _one = serial();
+    let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
     let input_path = input.clone();
     let child = Child::spawn("udt4_recv", &programs.recv, &["0".into(), output.display().to_string()]);
