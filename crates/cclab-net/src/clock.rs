@@ -32,8 +32,12 @@ impl Clock {
     /// ([`crate::sys::recv_stamped`]): now, less how long it waited in the
     /// socket. Without a stamp, or with one in the future or older than
     /// [`OLDEST_STAMP`], now.
+    ///
+    /// The wall clock is read first: the time between the two reads then
+    /// makes the result late, never early (read the other way round, the
+    /// emulator delivered a datagram 5 µs before its delay had passed).
     pub fn arrival(&self, stamp: Option<SystemTime>) -> Time {
-        let (now, wall_now) = (self.now(), SystemTime::now());
+        let (wall_now, now) = (SystemTime::now(), self.now());
         let waited = stamp.and_then(|s| wall_now.duration_since(s).ok()).filter(|w| *w <= OLDEST_STAMP);
         waited.map_or(now, |w| now.saturating_sub(w.as_nanos() as Time))
     }
