@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import polars as pl
-from cclab.studies.pacing import KINDS, VARIANTS, Plan, _discussion, _equal_rtt_fairness
+from cclab.studies.pacing import KINDS, VARIANTS, Plan, _discussion, _equal_rtt_fairness, _phase_effect, overhead
 
 TOP = "2.5Gbps"
 PLAN = Plan([TOP], TOP, ["40ms", "240ms"], ["100%bdp"], "200s", "100s")
@@ -80,3 +80,38 @@ def test_the_equal_rtt_paragraph_says_when_no_flow_dominated_and_does_not_explai
     text = str(_equal_rtt_fairness(PLAN, _fig4_runs(goodputs)))
     assert "1 of 1 runs of paced HSTCP" in text
     assert "MIMD" not in text and "We have not established why." in text
+
+
+def _overhead_runs(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> pl.DataFrame:
+    """Fig. 4 runs at the first buffer: (variant, send overhead) -> each run's two throughputs, at every RTT."""
+    rows = [
+        {"variant": label, "rtt2": rtt, "buffer": PLAN.buffers[0], "overhead_s": o, "hs1_mbps": hs1,
+         "hs2_mbps": hs2, "ratio": hs1 / hs2}
+        for (label, o), runs in pairs.items()
+        for rtt in PLAN.rtts
+        for hs1, hs2 in runs
+    ]  # fmt: skip
+    return pl.DataFrame(rows)
+
+
+def test_the_phase_paragraph_counts_ratios_within_the_runs_without_overhead() -> None:
+    runs = _overhead_runs(
+        {("HSTCP", "0"): [(100.0, 10.0), (100.0, 20.0)], ("HSTCP", overhead(PLAN.top)): [(70.0, 10.0)]}
+    )
+    text = _phase_effect(PLAN, runs)
+    assert text is not None
+    # 7.0 with the overhead, within the single runs' 5.0 to 10.0 without it, at every RTT.
+    n = len(PLAN.rtts)
+    assert f"of the {n} points run both ways, the ratio of means with the overhead lies within the range of the " \
+           f"single runs without it at {n}. The overhead moved no ratio" in text  # fmt: skip
+
+
+def test_the_phase_paragraph_names_the_points_outside_the_spread_and_skips_points_run_one_way() -> None:
+    runs = _overhead_runs({("STCP", "0"): [(300.0, 1.0), (200.0, 1.0)], ("STCP", overhead(PLAN.top)): [(100.0, 1.0)],
+                           ("CUBIC", "0"): [(2.0, 1.0)]})  # fmt: skip
+    text = str(_phase_effect(PLAN, runs))
+    assert f"of the {len(PLAN.rtts)} points run both ways" in text and "without it at 0. Outside it: " in text
+    assert f"STCP at RTT {PLAN.rtts[0]} (250.0 without, single runs 200.0 to 300.0; 100.0 with)" in text
+    assert "With 1 or more runs per point that range is narrow" in text
+    assert "CUBIC" not in text and "moved no ratio" not in text
+    assert _phase_effect(PLAN, _overhead_runs({("CUBIC", "0"): [(2.0, 1.0)]})) is None
