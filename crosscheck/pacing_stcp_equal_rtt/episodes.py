@@ -3,6 +3,11 @@
 
     python crosscheck/pacing_stcp_equal_rtt/episodes.py > crosscheck/pacing_stcp_equal_rtt/result.txt
 
+and, to see why the other algorithms even out under the same conditions, with
+another of the study's congestion controls (its study parameters):
+
+    cd crosscheck/pacing_stcp_equal_rtt && python episodes.py highspeed > result-highspeed.txt
+
 The pacing study's Fig. 4 point (RTTs 40/40 ms, buffer 100 % of the BDP,
 2.5 Gbit/s, the whole background) is run for 60 s with STCP, unpaced and
 paced, with the study's replications 1 and 3 (their seeds), observing both
@@ -15,11 +20,12 @@ ratio of the two windows every 10 s.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import cclab
 import polars as pl
-from cclab.studies.pacing import STUDY
+from cclab.studies.pacing import CC_PARAMS, STUDY
 from cclab.sweep import derive_seed
 
 DURATION = "60s"
@@ -28,11 +34,11 @@ SHARED_WITHIN_S = 0.1
 REPLICATIONS = (1, 3)
 
 
-def run(pacing: str, replication: int) -> pl.DataFrame:
+def run(cc: str, pacing: str, replication: int) -> pl.DataFrame:
     data: dict[str, Any] = STUDY.scenario("pacing.toml").to_dict()
     data["run"] |= {"duration": DURATION, "warmup": "0s"}
     for flow in data["flows"][:2]:
-        flow |= {"cc": "scalable", "cc_params": {}, "pacing": pacing}
+        flow |= {"cc": cc, "cc_params": CC_PARAMS[cc], "pacing": pacing}
     data["observe"] = [
         {"flows": ["hs1", "hs2"], "metrics": ["cwnd", "recovery.in_recovery"], "every": "10ms", "on_change": True}
     ]
@@ -58,11 +64,14 @@ def cwnd_at(frame: pl.DataFrame, flow: str, t: float) -> float:
 
 
 def main() -> None:
-    print(f"cclab {cclab.__version__}, build {cclab._core.build_id()[:12]}; STCP, RTTs 40/40 ms, 100 % BDP, "
-          f"2.5 Gbit/s, {DURATION}, observed every 10 ms")  # fmt: skip
+    cc = sys.argv[1] if len(sys.argv) > 1 else "scalable"
+    if cc not in CC_PARAMS:
+        sys.exit(f"episodes.py: unknown congestion control {cc!r}; the study's are {', '.join(CC_PARAMS)}")
+    print(f"cclab {cclab.__version__}, build {cclab._core.build_id()[:12]}; {cc} {CC_PARAMS[cc]}, RTTs 40/40 ms, "
+          f"100 % BDP, 2.5 Gbit/s, {DURATION}, observed every 10 ms")  # fmt: skip
     for replication in REPLICATIONS:
         for pacing in ("none", "rtt"):
-            frame = run(pacing, replication)
+            frame = run(cc, pacing, replication)
             print(f"\nreplication {replication}, pacing {pacing!r}:")
             episodes = {f: entries(frame, f) for f in ("hs1", "hs2")}
             for flow, other in (("hs1", "hs2"), ("hs2", "hs1")):

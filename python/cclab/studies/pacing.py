@@ -553,7 +553,10 @@ def _equal_rtt_fairness(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
             "with tens of segments against the other's tens of thousands; paced, every one of its loss "
             "episodes came with one of the other flow's, so the ratio stayed; unpaced, most of the big flow's "
             "episodes were its own, and the small flow caught up. Pacing synchronises the flows' losses, as "
-            "Aggarwal, Savage and Anderson found for paced TCP (INFOCOM 2000)."
+            "Aggarwal, Savage and Anderson found for paced TCP (INFOCOM 2000). The same cross-check finds "
+            "paced HSTCP's and BI-TCP's losses as synchronised, yet their smaller flow gains at every shared "
+            "episode: HSTCP's increase per round trip is a smaller fraction of a larger window (a(w)/w falls "
+            "as w grows), and BI-TCP's is additive, at most Smax segments whatever the window (AIMD)."
         )
     else:
         text += " We have not established why."
