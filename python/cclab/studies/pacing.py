@@ -232,7 +232,7 @@ class PacingStudy(Study):
         for buffer in plan.buffers:
             letter = BUFFERS[buffer]
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
-            figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, plan, buffer, "0"), name)
+            figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, "0"), name)
         figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, plan), "fig4_overhead")
         ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, f5, figures, top_reps))
 
@@ -260,19 +260,28 @@ class PacingStudy(Study):
         ax.grid(True, alpha=0.3)
         return fig
 
-    def _ratio_figure(self, f4: pl.DataFrame, plan: Plan, buffer: str, overhead_s: str) -> Figure:
+    def _ratio_figure(self, f4: pl.DataFrame, fig4_runs: pl.DataFrame, plan: Plan, buffer: str,
+                      overhead_s: str) -> Figure:  # fmt: skip
         import polars as pl
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(7.5, 4.4), layout="constrained")
         ax = fig.add_subplot()
-        rows = f4.filter((pl.col("buffer") == buffer) & (pl.col("overhead_s") == overhead_s))
-        xs = [float(r.removesuffix("ms")) / 40 for r in plan.rtts]
+        point = (pl.col("buffer") == buffer) & (pl.col("overhead_s") == overhead_s)
+        rows, runs = f4.filter(point), fig4_runs.filter(point)
+        xs = [_seconds(r) / _seconds(plan.rtts[0]) for r in plan.rtts]
         for i, v in enumerate(VARIANTS):
             vals = rows.filter(pl.col("variant") == v.label)
             ys = [vals.filter(pl.col("rtt2") == r)["ratio_of_means"].to_list() for r in plan.rtts]
-            ax.plot(xs, [y[0] if y else math.nan for y in ys], marker="os^v<>dp"[i],
-                    linestyle="-" if v.pacing == "none" else "--", label=v.label)  # fmt: skip
+            (line,) = ax.plot(xs, [y[0] if y else math.nan for y in ys], marker="os^v<>dp"[i],
+                              linestyle="-" if v.pacing == "none" else "--", label=v.label)  # fmt: skip
+            # Each run's own ratio, faint and shifted a little per variant: the spread the means hide.
+            shift = (i - (len(VARIANTS) - 1) / 2) * 0.05
+            for x, r in zip(xs, plan.rtts, strict=True):
+                single = [y for y in runs.filter((pl.col("variant") == v.label) & (pl.col("rtt2") == r))["ratio"]
+                          if math.isfinite(y) and y > 0]  # fmt: skip
+                ax.plot([x + shift] * len(single), single, marker="os^v<>dp"[i], markersize=3, linestyle="none",
+                        color=line.get_color(), alpha=0.35)  # fmt: skip
         marks = [(6, PAPER_FIG4["HSTCP"], "paper HSTCP"), (6, PAPER_FIG4["paced HSTCP"], "paper paced HSTCP"),
                  (6, PAPER_FIG4["STCP"], "paper STCP")]  # fmt: skip
         if buffer == "100%bdp":
@@ -282,7 +291,7 @@ class PacingStudy(Study):
         ax.set_yscale("log")
         ax.set_xticks(xs, [f"{x:g}" for x in xs])
         ax.set_xlabel("RTT ratio (flow 2 / flow 1; flow 1 at 40 ms)")
-        ax.set_ylabel("throughput ratio, flow 1 / flow 2 (mean over replications)")
+        ax.set_ylabel("throughput ratio, flow 1 / flow 2\n(line: ratio of means; dots: single runs)")
         letter = BUFFERS[buffer]
         ax.set_title(f"Fig. 4 ({letter}): two high-speed flows at {plan.top}, buffer {buffer.replace('bdp', ' BDP')}")
         ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
