@@ -233,7 +233,7 @@ class PacingStudy(Study):
             letter = BUFFERS[buffer]
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
             figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, "0"), name)
-        figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, plan), "fig4_overhead")
+        figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, fig4, plan), "fig4_overhead")
         ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, f5, figures, top_reps))
 
     # Figures -----------------------------------------------------------------------------------
@@ -298,14 +298,15 @@ class PacingStudy(Study):
         ax.grid(True, which="both", alpha=0.3)
         return fig
 
-    def _overhead_figure(self, f4: pl.DataFrame, plan: Plan) -> Figure:
+    def _overhead_figure(self, f4: pl.DataFrame, fig4_runs: pl.DataFrame, plan: Plan) -> Figure:
         import polars as pl
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(7.5, 4.4), layout="constrained")
         ax = fig.add_subplot()
         buffer, rtt = plan.buffers[0], plan.rtts[-1]
-        rows = f4.filter((pl.col("buffer") == buffer) & (pl.col("rtt2") == rtt))
+        point = (pl.col("buffer") == buffer) & (pl.col("rtt2") == rtt)
+        rows, runs = f4.filter(point), fig4_runs.filter(point)
         labels = [v.label for v in VARIANTS]
         width = 0.4
         for j, overhead_s in enumerate(["0", overhead(plan.top)]):
@@ -314,12 +315,18 @@ class PacingStudy(Study):
                 r = rows.filter((pl.col("variant") == label) & (pl.col("overhead_s") == overhead_s))
                 ys.append(r["ratio_of_means"][0] if r.height else math.nan)
             name = "no send overhead" if overhead_s == "0" else f"send overhead U(0, {overhead_s})"
-            ax.bar([i + (j - 0.5) * width for i in range(len(labels))], ys, width, label=name)
+            xs = [i + (j - 0.5) * width for i in range(len(labels))]
+            ax.bar(xs, ys, width, label=name)
+            for x, label in zip(xs, labels, strict=True):
+                single = [y for y in runs.filter((pl.col("variant") == label) & (pl.col("overhead_s") == overhead_s))
+                          ["ratio"] if math.isfinite(y) and y > 0]  # fmt: skip
+                ax.plot([x] * len(single), single, marker="o", markersize=3, linestyle="none", color="black",
+                        alpha=0.5, label="single runs" if j == 0 and x == xs[0] else None)  # fmt: skip
         ax.set_yscale("log")
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        ax.set_ylabel("throughput ratio, 40 ms flow / other")
+        ax.set_ylabel("throughput ratio, 40 ms flow / other\n(bars: ratio of means)")
         ax.set_title(f"Fig. 4 (a) at RTT {rtt}: with and without ns-2's random send overhead")
-        ax.legend(fontsize="small")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.grid(True, axis="y", which="both", alpha=0.3)
         return fig
 
