@@ -19,15 +19,8 @@ fn path(rate_bps: Option<u64>, delay_ms: u64, loss: f64, queue: QueueLimit) -> P
 fn setup(forward: PathSpec, reverse: PathSpec) -> (UdpSocket, Emulator) {
     let server = UdpSocket::bind("127.0.0.1:0").unwrap();
     server.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
-    let spec = EmulatorSpec {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        forward: server.local_addr().unwrap(),
-        forward_path: forward,
-        reverse_path: reverse,
-        seed: 7,
-        max_clients: 4,
-    };
-    (server, Emulator::start(spec).unwrap())
+    let emulator = common::emulator(server.local_addr().unwrap(), forward, reverse, 7);
+    (server, emulator)
 }
 
 fn client(emulator: &Emulator) -> UdpSocket {
