@@ -15,6 +15,7 @@ from cclab.studies.pacing import (
     _phase_effect,
     _rtt_context,
     overhead,
+    rank_sum_p,
 )
 
 TOP = "2.5Gbps"
@@ -56,9 +57,9 @@ def test_without_timeouts_there_is_no_timeout_paragraph() -> None:
 def test_the_rtt_fairness_paragraph_says_whether_the_papers_ratio_lies_within_our_runs() -> None:
     runs, t2, f5 = _frames({v.label: [(100.0, 0)] for v in VARIANTS})
     ratios = {v.label: 50.0 for v in VARIANTS} | {"HSTCP": 100.0, "paced HSTCP": 60.0, "STCP": 250.0}
-    ranges = {v.label: (40.0, 60.0) for v in VARIANTS} | {"HSTCP": (63.3, 150.0), "STCP": (120.0, 280.0)}
+    singles = {v.label: [40.0, 60.0] for v in VARIANTS} | {"HSTCP": [63.3, 150.0], "STCP": [120.0, 280.0]}
     medians = ratios | {"paced HSTCP": 120.0}
-    text = "\n".join(_discussion(PLAN, runs, t2, ratios, medians, ranges, f5))
+    text = "\n".join(_discussion(PLAN, runs, t2, ratios, medians, singles, f5))
     assert "HSTCP 100.0 against about 140 (0.71x; our single runs 63.3 to 150.0)" in text
     assert "paced HSTCP 60.0 against about 70 (0.86x; our single runs 40.0 to 60.0)" in text
     # HSTCP's 140 lies within 63.3-150, paced HSTCP's 70 above 40-60, STCP's 300 above 120-280.
@@ -69,6 +70,18 @@ def test_the_rtt_fairness_paragraph_says_whether_the_papers_ratio_lies_within_ou
         "advantage for 2 of 4 (HSTCP, STCP) algorithms by the ratio of means, and for 1 of 4 (STCP) by the median"
         in text
     )
+    # Two runs each: paced HSTCP's both below HSTCP's is one of the two most extreme of the 6 splits.
+    assert "gives p = 0.333 for HSTCP, p = 1.000 for BI-TCP, p = 0.333 for STCP, p = 1.000 for CUBIC; with these " \
+           "replications no p can be below 0.333." in text  # fmt: skip
+
+
+def test_the_rank_sum_test_gives_the_exact_two_sided_p() -> None:
+    # Mann-Whitney's tables for three runs a side: U = 0 gives 0.1, U = 1 gives 0.2.
+    assert rank_sum_p([1.0, 2.0, 3.0], [4.0, 5.0, 6.0]) == 0.1
+    assert rank_sum_p([1.0, 2.0, 4.0], [3.0, 5.0, 6.0]) == 0.2
+    assert rank_sum_p([6.0, 5.0, 4.0], [3.0, 2.0, 1.0]) == 0.1  # two-sided: the other direction alike
+    assert math.isclose(rank_sum_p([1.0, 2, 3, 4, 5], [6.0, 7, 8, 9, math.inf]), 2 / 252)
+    assert rank_sum_p([1.0, 1.0], [1.0, 1.0]) == 1.0  # all tied: no evidence either way
 
 
 def test_every_run_timing_out_still_reads() -> None:
