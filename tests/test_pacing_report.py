@@ -176,8 +176,13 @@ def test_the_rtt_context_gives_the_buffer_and_the_measured_rtt_ratio() -> None:
     ]  # fmt: skip
     text = str(_rtt_context(PLAN, pl.DataFrame(rows)))
     # 37 500 packets of 8000 bits at 2.5 Gbit/s: 120 ms, 3.0 times the 12 500 packets of 40 ms at that rate.
-    assert "the 100%bdp buffer is 37500 packets: the mean base RTT of all flows (120 ms)" in text
+    assert "with both high-speed flows at 40ms, the 100%bdp buffer is 37500 packets over the runs" in text
+    assert "the mean base RTT of all flows (120 ms; each run draws its background's RTTs) times the rate" in text
     assert "3.0 times the 40ms flows' own BDP" in text
+    frame = pl.DataFrame(rows)
+    ranged = str(_rtt_context(PLAN, pl.concat([frame, frame.with_columns(buffer_pkts=pl.lit(36250, dtype=pl.Int64))])))
+    assert "buffer is 36250 to 37500 packets over the runs: the mean base RTT of all flows (116 to 120 ms" in ranged
+    assert "times the rate, 2.9 to 3.0 times the 40ms flows' own BDP" in ranged
     assert "were 100 and 500 ms, an effective ratio of 5.0 against the nominal 6" in text
 
 
