@@ -73,6 +73,7 @@ def test_the_rtt_fairness_paragraph_says_whether_the_papers_ratio_lies_within_ou
     # Two runs each: paced HSTCP's both below HSTCP's is one of the two most extreme of the 6 splits.
     assert "gives p = 0.333 for HSTCP, p = 1.000 for BI-TCP, p = 0.333 for STCP, p = 1.000 for CUBIC; with these " \
            "replications no p can be below 0.333." in text  # fmt: skip
+    assert "`crosscheck/pacing_buffer_reading/` reran HSTCP" in text  # at the top speed the cross-check ran at
 
 
 def test_the_rank_sum_test_gives_the_exact_two_sided_p() -> None:

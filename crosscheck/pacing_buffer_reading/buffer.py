@@ -1,0 +1,96 @@
+"""Does our reading of the paper's buffer size explain the gap between our Fig. 4
+HSTCP ratios and the paper's? Run by hand, not in CI:
+
+    python crosscheck/pacing_buffer_reading/buffer.py > crosscheck/pacing_buffer_reading/result.txt
+
+The paper sizes the buffer at "100 % of the BDP, the link rate times the mean
+RTT of the flows" without saying which flows. The study averages the base RTTs
+of every flow instance, background included (`buffer = "1bdp"`). Read as the
+mean RTT of the two high-speed flows, the buffer at RTT ratio 6 (40 and 240 ms)
+would be 2.5 Gbit/s x 140 ms = 43 750 packets of 1000 bytes, against the
+study's 31 700 to 37 600. This reruns the Fig. 4 (a) point at RTT ratio 6 for
+HSTCP and paced HSTCP (the two the paper gives numbers for: about 140 and about
+70) with that buffer, with the study's seeds, and prints them beside the
+study's committed runs of the same point and seeds.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import cclab
+import polars as pl
+from cclab.studies.pacing import CC_PARAMS, PACKET_BYTES, PAPER_FIG4, SPEEDS, STUDY, TOP_REPLICATIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+COMMITTED = ROOT / "docs" / "studies" / "pacing" / "cache" / "fig4"
+RTTS_S = (0.040, 0.240)
+HIGH_SPEED_BUFFER = round(SPEEDS["2.5Gbps"] * statistics.mean(RTTS_S) / (PACKET_BYTES * 8))
+#: Where the runs are kept, so that an interrupted or repeated run of this script resumes.
+CACHE = Path("/tmp/cclab-crosscheck-buffer-reading")
+VARIANTS = {"HSTCP": ("hstcp", "none"), "paced HSTCP": ("paced-hstcp", "rtt")}
+
+
+def committed_seeds(slug: str) -> set[int]:
+    """The seeds of the study's runs of the point."""
+    seeds = set()
+    for meta_path in (COMMITTED / slug).glob("runs/*/meta.json"):
+        meta = json.loads(meta_path.read_text())
+        if (
+            meta["point"].get("flows[1].rtt") == "240ms"
+            and meta["point"].get("topology.bottleneck.buffer") == "100%bdp"
+        ):
+            seeds.add(meta["seed"])
+    return seeds
+
+
+def committed(slug: str) -> list[tuple[int, float, float, int]]:
+    """The study's runs of the point: (replication, 40 ms flow's and 240 ms flow's goodput in Mbit/s, buffer)."""
+    runs = []
+    for meta_path in sorted((COMMITTED / slug).glob("runs/*/meta.json")):
+        meta = json.loads(meta_path.read_text())
+        point = meta["point"]
+        if point.get("flows[1].rtt") != "240ms" or point.get("topology.bottleneck.buffer") != "100%bdp":
+            continue
+        summary = json.loads((meta_path.parent / "summary.json").read_text())
+        goodput = {f["name"]: f["goodput_bps"] / 1e6 for f in summary["flows"]}
+        runs.append((meta["replication"], goodput["hs1"], goodput["hs2"], summary["links"][0]["buffer_pkts"]))
+    return sorted(runs)
+
+
+def describe(label: str, runs: list[tuple[int, float, float, int]]) -> None:
+    ratios = [hs1 / hs2 if hs2 > 0 else float("inf") for _, hs1, hs2, _ in runs]
+    of_means = statistics.mean(r[1] for r in runs) / statistics.mean(r[2] for r in runs)
+    buffers = sorted({r[3] for r in runs})
+    print(f"  {label:34s} ratio of means {of_means:7.1f}  median {statistics.median(ratios):7.1f}  "
+          f"runs {', '.join(f'{r:.1f}' for r in ratios)}  buffer {buffers[0]}..{buffers[-1]} packets")  # fmt: skip
+
+
+def main() -> None:
+    base: Any = STUDY.scenario("pacing.toml")
+    print(f"cclab {cclab.__version__}, build {cclab._core.build_id()[:12]}; RTTs 40/240 ms at 2.5 Gbit/s, "
+          f"{TOP_REPLICATIONS} replications (the study's seeds)")  # fmt: skip
+    for label, (slug, pacing) in VARIANTS.items():
+        print(f"\n{label} (paper: about {PAPER_FIG4[label]:.0f})")
+        describe("the study (1bdp of all flows)", committed(slug))
+        settings: dict[str, Any] = {"topology.bottleneck.rate": "2.5Gbps", "flows[1].rtt": "240ms",
+                                    "topology.bottleneck.buffer": f"{HIGH_SPEED_BUFFER}pkts"}  # fmt: skip
+        for i in (0, 1):
+            settings |= {f"flows[{i}].cc": "highspeed", f"flows[{i}].cc_params": CC_PARAMS["highspeed"],
+                         f"flows[{i}].pacing": pacing}  # fmt: skip
+        result = cclab.sweep(base.with_(**settings), replications=TOP_REPLICATIONS, jobs=2, out=CACHE / slug)
+        flows = result.flows.filter(pl.col("name").is_in(["hs1", "hs2"]))
+        runs = []
+        for (replication,), rows in flows.group_by(["replication"], maintain_order=True):
+            goodput = {r["name"]: r["goodput_bps"] / 1e6 for r in rows.iter_rows(named=True)}
+            runs.append((int(replication), goodput["hs1"], goodput["hs2"], HIGH_SPEED_BUFFER))
+        describe("high-speed flows' mean RTT (140 ms)", sorted(runs))
+        same = set(flows["seed"].unique().to_list()) == committed_seeds(slug)
+        print(f"  the same seeds as the study's runs: {same}")
+
+
+if __name__ == "__main__":
+    main()
