@@ -603,14 +603,14 @@ def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
     sizes = (near_runs if near_runs.height else plain)["buffer_pkts"]
     low, high = int(sizes.min()), int(sizes.max())  # type: ignore[arg-type]
     packets = f"{low}" if low == high else f"{low} to {high}"
-    rtts = "/".join(f"{n * PACKET_BYTES * 8 / rate * 1e3:.0f}" for n in sorted({low, high}))
+    rtts = " to ".join(dict.fromkeys(f"{n * PACKET_BYTES * 8 / rate * 1e3:.0f}" for n in (low, high)))
     near_bdp = rate * _seconds(plan.rtts[0]) / (PACKET_BYTES * 8)
     near, other = float(far["hs1_rtt_ms"].mean()), float(far["hs2_rtt_ms"].mean())  # type: ignore[arg-type]
     nominal = _seconds(plan.rtts[-1]) / _seconds(plan.rtts[0])
     return (f"At {plan.top}, with both high-speed flows at {plan.rtts[0]}, the {plan.buffers[0]} buffer is "
-            f"{packets} packets over the runs: the mean base RTT of all flows ({rtts.replace('/', ' to ')} ms; "
-            f"each run draws its background's RTTs) times the rate, {low / near_bdp:.1f}"
-            + (f" to {high / near_bdp:.1f}" if high != low else "")
+            f"{packets} packets over the runs: the mean base RTT of all flows ({rtts} ms; "
+            f"each run draws its background's RTTs) times the rate, "
+            + " to ".join(dict.fromkeys(f"{n / near_bdp:.1f}" for n in (low, high)))
             + f" times the {plan.rtts[0]} flows' own BDP. The queue adds to every RTT: at RTT {plan.rtts[-1]} "
             f"the two flows' mean RTTs over the runs were {near:.0f} and {other:.0f} ms, an effective ratio of "
             f"{other / near:.1f} against the nominal {nominal:g}.")  # fmt: skip
