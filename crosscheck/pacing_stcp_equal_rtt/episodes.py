@@ -66,7 +66,10 @@ def cwnd_at(frame: pl.DataFrame, flow: str, t: float) -> float:
 def main() -> None:
     cc = sys.argv[1] if len(sys.argv) > 1 else "scalable"
     if cc not in CC_PARAMS:
-        sys.exit(f"episodes.py: unknown congestion control {cc!r}; the study's are {', '.join(CC_PARAMS)}")
+        print(
+            f"episodes.py: unknown congestion control {cc!r}; the study's are {', '.join(CC_PARAMS)}", file=sys.stderr
+        )
+        sys.exit(2)
     print(f"cclab {cclab.__version__}, build {cclab._core.build_id()[:12]}; {cc} {CC_PARAMS[cc]}, RTTs 40/40 ms, "
           f"100 % BDP, 2.5 Gbit/s, {DURATION}, observed every 10 ms")  # fmt: skip
     for replication in REPLICATIONS:
