@@ -34,22 +34,10 @@ CACHE = Path("/tmp/cclab-crosscheck-buffer-reading")
 VARIANTS = {"HSTCP": ("hstcp", "none"), "paced HSTCP": ("paced-hstcp", "rtt")}
 
 
-def committed_seeds(slug: str) -> set[int]:
-    """The seeds of the study's runs of the point."""
-    seeds = set()
-    for meta_path in (COMMITTED / slug).glob("runs/*/meta.json"):
-        meta = json.loads(meta_path.read_text())
-        if (
-            meta["point"].get("flows[1].rtt") == "240ms"
-            and meta["point"].get("topology.bottleneck.buffer") == "100%bdp"
-        ):
-            seeds.add(meta["seed"])
-    return seeds
-
-
-def committed(slug: str) -> list[tuple[int, float, float, int]]:
-    """The study's runs of the point: (replication, 40 ms flow's and 240 ms flow's goodput in Mbit/s, buffer)."""
-    runs = []
+def committed(slug: str) -> tuple[list[tuple[int, float, float, int]], set[int]]:
+    """The study's runs of the point, (replication, 40 ms flow's and 240 ms flow's goodput in
+    Mbit/s, buffer), and their seeds."""
+    runs, seeds = [], set()
     for meta_path in sorted((COMMITTED / slug).glob("runs/*/meta.json")):
         meta = json.loads(meta_path.read_text())
         point = meta["point"]
@@ -58,7 +46,8 @@ def committed(slug: str) -> list[tuple[int, float, float, int]]:
         summary = json.loads((meta_path.parent / "summary.json").read_text())
         goodput = {f["name"]: f["goodput_bps"] / 1e6 for f in summary["flows"]}
         runs.append((meta["replication"], goodput["hs1"], goodput["hs2"], summary["links"][0]["buffer_pkts"]))
-    return sorted(runs)
+        seeds.add(meta["seed"])
+    return sorted(runs), seeds
 
 
 def describe(label: str, runs: list[tuple[int, float, float, int]]) -> None:
@@ -75,7 +64,8 @@ def main() -> None:
           f"{TOP_REPLICATIONS} replications (the study's seeds)")  # fmt: skip
     for label, (slug, pacing) in VARIANTS.items():
         print(f"\n{label} (paper: about {PAPER_FIG4[label]:.0f})")
-        describe("the study (1bdp of all flows)", committed(slug))
+        study_runs, study_seeds = committed(slug)
+        describe("the study (1bdp of all flows)", study_runs)
         settings: dict[str, Any] = {"topology.bottleneck.rate": "2.5Gbps", "flows[1].rtt": "240ms",
                                     "topology.bottleneck.buffer": f"{HIGH_SPEED_BUFFER}pkts"}  # fmt: skip
         for i in (0, 1):
@@ -88,7 +78,7 @@ def main() -> None:
             goodput = {r["name"]: r["goodput_bps"] / 1e6 for r in rows.iter_rows(named=True)}
             runs.append((int(replication), goodput["hs1"], goodput["hs2"], HIGH_SPEED_BUFFER))
         describe("high-speed flows' mean RTT (140 ms)", sorted(runs))
-        same = set(flows["seed"].unique().to_list()) == committed_seeds(slug)
+        same = set(flows["seed"].unique().to_list()) == study_seeds
         print(f"  the same seeds as the study's runs: {same}")
 
 

@@ -90,11 +90,11 @@ def _positive(value: str) -> int:
 
 def _seconds(value: str) -> float:
     """--from, --to: a time in seconds, or with a unit (250ms, 1.5s)."""
-    from cclab.plot import _QUANTITY, _UNITS
+    from cclab.plot import quantity
 
-    match = _QUANTITY.fullmatch(value)
-    if match is not None and _UNITS.get(match[2], ("", 0.0))[0] == "duration":
-        return float(match[1]) * _UNITS[match[2]][1]
+    parsed = quantity(value)
+    if parsed is not None and parsed[1] == "duration":
+        return parsed[0]
     try:
         seconds = float(value)
     except ValueError:

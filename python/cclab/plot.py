@@ -174,19 +174,26 @@ def value_unit(metric: str, values: Iterable[float | None]) -> tuple[float, str]
     return (1.0, "")
 
 
+def quantity(text: Any) -> tuple[float, str] | None:
+    """A value written with a unit ("20Mbps", "10ms", "1bdp") as its number in the base
+    unit (bit/s, s, B, packets, BDP) and its kind ("rate", "duration", ...), or None."""
+    match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
+    if match is None or match[2] not in _UNITS:
+        return None
+    kind, factor = _UNITS[match[2]]
+    return float(match[1]) * factor, kind
+
+
 def quantities(values: Sequence[Any]) -> tuple[list[float], str] | None:
-    """Grid values written with a unit ("20Mbps", "10ms", "1bdp") as numbers in one
-    display unit, or None unless every value is a quantity of the same kind."""
+    """Grid values written with a unit as numbers in one display unit, or None unless
+    every value is a quantity of the same kind."""
     kind, base = None, []
     for value in values:
-        match = _QUANTITY.fullmatch(value) if isinstance(value, str) else None
-        if match is None or match[2] not in _UNITS:
+        parsed = quantity(value)
+        if parsed is None or kind not in (None, parsed[1]):
             return None
-        k, factor = _UNITS[match[2]]
-        if kind not in (None, k):
-            return None
-        kind = k
-        base.append(float(match[1]) * factor)
+        kind = parsed[1]
+        base.append(parsed[0])
     if kind is None:
         return None
     peak = max(base)

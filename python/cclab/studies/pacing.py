@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cclab.plot import quantity
 from cclab.result import link_shares
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext, mean_ci
@@ -618,7 +619,10 @@ def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
 
 def _seconds(duration: str) -> float:
     """A duration of the plan ("40ms", "5s") in seconds."""
-    return float(duration[:-2]) / 1e3 if duration.endswith("ms") else float(duration.removesuffix("s"))
+    parsed = quantity(duration)
+    if parsed is None or parsed[1] != "duration":
+        raise ValueError(f"not a duration: {duration!r}")
+    return parsed[0]
 
 
 def _quotient(a: float, b: float) -> str:
