@@ -7,10 +7,12 @@ import math
 import polars as pl
 from cclab.studies.pacing import (
     KINDS,
+    NO_OVERHEAD,
     VARIANTS,
     Plan,
     _discussion,
     _equal_rtt_fairness,
+    _friendliness_against_paper,
     _pacing_by_buffer,
     _phase_effect,
     _rtt_context,
@@ -94,7 +96,7 @@ def test_every_run_timing_out_still_reads() -> None:
 
 def _fig4_runs(goodputs: dict[str, list[tuple[float, float]]]) -> pl.DataFrame:
     rows = [
-        {"variant": label, "rtt2": rtt, "overhead_s": "0", "hs1_mbps": hs1, "hs2_mbps": hs2}
+        {"variant": label, "rtt2": rtt, "send_overhead": NO_OVERHEAD, "hs1_mbps": hs1, "hs2_mbps": hs2}
         for label, pairs in goodputs.items()
         for rtt in PLAN.rtts
         for hs1, hs2 in pairs
@@ -127,7 +129,7 @@ def test_the_equal_rtt_paragraph_says_when_no_flow_dominated_and_does_not_explai
 def _overhead_runs(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> pl.DataFrame:
     """Fig. 4 runs at the first buffer: (variant, send overhead) -> each run's two throughputs, at every RTT."""
     rows = [
-        {"variant": label, "rtt2": rtt, "buffer": PLAN.buffers[0], "overhead_s": o, "hs1_mbps": hs1,
+        {"variant": label, "rtt2": rtt, "buffer": PLAN.buffers[0], "send_overhead": o, "hs1_mbps": hs1,
          "hs2_mbps": hs2, "ratio": hs1 / hs2}
         for (label, o), runs in pairs.items()
         for rtt in PLAN.rtts
@@ -138,7 +140,7 @@ def _overhead_runs(pairs: dict[tuple[str, str], list[tuple[float, float]]]) -> p
 
 def test_the_phase_paragraph_counts_ratios_within_the_runs_without_overhead() -> None:
     runs = _overhead_runs(
-        {("HSTCP", "0"): [(100.0, 10.0), (100.0, 20.0)], ("HSTCP", overhead(PLAN.top)): [(70.0, 10.0)]}
+        {("HSTCP", NO_OVERHEAD): [(100.0, 10.0), (100.0, 20.0)], ("HSTCP", overhead(PLAN.top)): [(70.0, 10.0)]}
     )
     text = _phase_effect(PLAN, runs)
     assert text is not None
@@ -150,16 +152,17 @@ def test_the_phase_paragraph_counts_ratios_within_the_runs_without_overhead() ->
 
 
 def test_the_phase_paragraph_names_the_points_outside_the_spread_and_skips_points_run_one_way() -> None:
-    runs = _overhead_runs({("STCP", "0"): [(300.0, 1.0), (200.0, 1.0)], ("STCP", overhead(PLAN.top)): [(100.0, 1.0)],
-                           ("CUBIC", "0"): [(2.0, 1.0)]})  # fmt: skip
+    runs = _overhead_runs({("STCP", NO_OVERHEAD): [(300.0, 1.0), (200.0, 1.0)],
+                           ("STCP", overhead(PLAN.top)): [(100.0, 1.0)],
+                           ("CUBIC", NO_OVERHEAD): [(2.0, 1.0)]})  # fmt: skip
     text = str(_phase_effect(PLAN, runs))
     assert (
         f"of the {len(PLAN.rtts)} points run both ways" in text and "without it at 0. That is a coarse test (1 " in text
     )
-    assert f"STCP at RTT {PLAN.rtts[0]} (250.0 without, single runs 200.0 to 300.0; 100.0 with)" in text
+    assert f"STCP at RTT {PLAN.rtts[0]} (250.00 without, single runs 200.00 to 300.00; 100.00 with)" in text
     assert ". Outside the range: " in text
     assert "CUBIC" not in text and "changed no ratio" not in text
-    assert _phase_effect(PLAN, _overhead_runs({("CUBIC", "0"): [(2.0, 1.0)]})) is None
+    assert _phase_effect(PLAN, _overhead_runs({("CUBIC", NO_OVERHEAD): [(2.0, 1.0)]})) is None
 
 
 def test_the_equal_rtt_explanation_is_given_only_when_paced_stcp_is_the_one_dominated() -> None:
@@ -171,7 +174,7 @@ def test_the_equal_rtt_explanation_is_given_only_when_paced_stcp_is_the_one_domi
 
 def test_the_rtt_context_gives_the_buffer_and_the_measured_rtt_ratio() -> None:
     rows = [
-        {"variant": "HSTCP", "buffer": "100%bdp", "overhead_s": "0", "rtt2": rtt, "buffer_pkts": 37500,
+        {"variant": "HSTCP", "buffer": "100%bdp", "send_overhead": NO_OVERHEAD, "rtt2": rtt, "buffer_pkts": 37500,
          "hs1_rtt_ms": 100.0, "hs2_rtt_ms": 100.0 + 2 * (int(rtt[:-2]) - 40)}
         for rtt in PLAN.rtts
     ]  # fmt: skip
@@ -189,8 +192,8 @@ def test_the_rtt_context_gives_the_buffer_and_the_measured_rtt_ratio() -> None:
 
 def test_pacing_by_buffer_divides_paced_by_unpaced_and_skips_infinite_ratios() -> None:
     rows = [
-        {"variant": label, "buffer": "100%bdp", "overhead_s": "0", "rtt2": PLAN.rtts[-1], "ratio_of_means": means,
-         "ratio_median": median}
+        {"variant": label, "buffer": "100%bdp", "send_overhead": NO_OVERHEAD, "rtt2": PLAN.rtts[-1],
+         "ratio_of_means": means, "ratio_median": median}
         for label, means, median in [("HSTCP", 100.0, 80.0), ("paced HSTCP", 50.0, 120.0), ("STCP", 300.0,
                                      math.inf), ("paced STCP", 900.0, 10.0)]
     ]  # fmt: skip
@@ -208,3 +211,37 @@ def test_the_background_paragraph_infers_a_lighter_background_only_from_a_narrow
     runs, t2, f5 = _frames({v.label: [(100.0 - i, 0)] for i, v in enumerate(VARIANTS)})
     text = "\n".join(_discussion(PLAN, runs, t2, {}, {}, {}, f5))
     assert "against the paper's 0.05." in text and "lighter background" not in text
+
+
+def test_a_ratio_just_outside_the_spread_gets_the_decimals_that_tell_it_from_the_bound() -> None:
+    runs = _overhead_runs(
+        {("STCP", NO_OVERHEAD): [(1.207, 1.0), (0.841, 1.0)], ("STCP", overhead(PLAN.top)): [(1.209, 1.0)]}
+    )
+    assert f"STCP at RTT {PLAN.rtts[0]} (1.024 without, single runs 0.841 to 1.207; 1.209 with)" in str(
+        _phase_effect(PLAN, runs)
+    )
+
+
+def _shares(speed: str, standard: dict[str, float]) -> pl.DataFrame:
+    """Fig. 5 rows at one speed: each variant's share left to standard TCP, all of it as small TCP."""
+    return pl.DataFrame(
+        [{"variant": v.label, "speed": speed, "long-lived TCP_mean": 0.0, "small TCP_mean": standard.get(v.label, 0.0),
+          "web_mean": 0.0, "high-speed_mean": 0.0} for v in VARIANTS]
+    )  # fmt: skip
+
+
+def test_the_friendliness_order_is_checked_against_each_statement_of_the_paper() -> None:
+    papers = {"paced HSTCP": 0.5, "HSTCP": 0.4, "paced BI-TCP": 0.3, "BI-TCP": 0.2, "STCP": 0.1}
+    plan = Plan(["100Mbps"], "100Mbps", PLAN.rtts, PLAN.buffers, "200s", "100s")
+    assert "agrees on the full order at 100Mbps." in _friendliness_against_paper(plan, _shares("100Mbps", papers))
+    swapped = papers | {"HSTCP": 0.25}
+    text = _friendliness_against_paper(plan, _shares("100Mbps", swapped))
+    assert "agrees on none of its statements, and differs on the full order at 100Mbps." in text
+    # At 2.5 Gbit/s the paper names the most friendly variant and says HSTCP is less friendly than BI-TCP.
+    top = _friendliness_against_paper(PLAN, _shares(TOP, {"paced BI-TCP": 0.5, "HSTCP": 0.4, "BI-TCP": 0.3}))
+    assert top == (f"Against the paper's ordering: ours agrees on paced BI-TCP the most friendly at {TOP}, and "
+                   f"differs on HSTCP less friendly than BI-TCP at {TOP}.")  # fmt: skip
+    low = Plan(["20Mbps"], TOP, PLAN.rtts, PLAN.buffers, "200s", "100s")
+    assert "agrees on BI-TCP the least friendly at 20Mbps." in _friendliness_against_paper(
+        low, _shares("20Mbps", {v.label: 0.5 for v in VARIANTS} | {"BI-TCP": 0.1})
+    )

@@ -261,7 +261,9 @@ class BuffersStudy(Study):
                                   "uncapped_mbps": row["aggregate_mbps"], "uncapped_jain": row["jain"]}
                                  for (n, policy), r in zip(keys_free, free_runs, strict=True)
                                  for row in [self._ext_row(r, warmup)]])  # fmt: skip
-        ext = aggregate(ext_reps, ["flows", "policy"], metrics).join(uncapped, on=["flows", "policy"])
+        ext = aggregate(ext_reps, ["flows", "policy"], metrics).join(
+            uncapped, on=["flows", "policy"], maintain_order="left"
+        )
         ctx.table(ext, "extension")
         figures["extension"] = ctx.figure(self._ext_figure(ext), "extension_many_flows")
 

@@ -81,6 +81,10 @@ PAPER_TABLE2 = {
 }
 #: What the paper's text says of Fig. 4 (its plots did not survive): at RTT ratio 6, 100 % BDP.
 PAPER_FIG4 = {"HSTCP": 140.0, "paced HSTCP": 70.0, "STCP": 300.0}
+#: The paper's Fig. 5 ordering, most friendly first, where its text gives a full one (§V).
+PAPER_FRIENDLINESS_ORDER = {
+    s: ["paced HSTCP", "HSTCP", "paced BI-TCP", "BI-TCP", "STCP"] for s in ("100Mbps", "500Mbps")
+}
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,10 @@ def forward_only(scenario: Scenario, long_lived: int) -> Scenario:
         if group["name"] in KINDS["long-lived TCP"]:
             group["count"] = long_lived
     return Scenario.from_dict(data, scenario.name)
+
+
+#: The Fig. 4 runs' `send_overhead` without ns-2's send overhead (else the overhead's bound, "3.2us").
+NO_OVERHEAD = "none"
 
 
 def overhead(speed: str) -> str:
@@ -164,6 +172,7 @@ class PacingStudy(Study):
     )
     replications = 20
     quick_replications = 1
+    replayed_in_ci = True  # 1480 runs, about 30 hours of run time (2026-11-24)
 
     def run(self, ctx: StudyContext) -> None:
         import polars as pl
@@ -200,7 +209,7 @@ class PacingStudy(Study):
             fig4 = ctx.sweep(f"fig4/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers},
                              replications=reps(plan.top))  # fmt: skip
             fig4_rows = per_run(fig4, v, fig4_columns)
-            fig4_runs.append(fig4_rows.with_columns(overhead_s=pl.lit("0")))
+            fig4_runs.append(fig4_rows.with_columns(send_overhead=pl.lit(NO_OVERHEAD)))
             # Table 2 at the top speed is Fig. 4's point with equal RTTs and a one-BDP buffer: the same runs.
             same = fig4_rows.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("buffer") == plan.buffers[0]))
             table2_runs.append(same.drop("rtt2", "buffer").with_columns(speed=pl.lit(plan.top)))
@@ -208,20 +217,21 @@ class PacingStudy(Study):
             top = variant_scenario(v, base).with_(**{RATE_KEY: plan.top, OVERHEAD_KEY: overhead(plan.top)})
             remedied = ctx.sweep(f"fig4-overhead/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers[:1]},
                                  replications=reps(plan.top))  # fmt: skip
-            fig4_runs.append(per_run(remedied, v, fig4_columns).with_columns(overhead_s=pl.lit(overhead(plan.top))))
+            fig4_runs.append(per_run(remedied, v, fig4_columns).with_columns(send_overhead=pl.lit(overhead(plan.top))))
 
         table2 = pl.concat(table2_runs)
         fig5 = pl.concat(fig5_runs)
         fig4 = pl.concat(fig4_runs)
         t2 = aggregate(table2, ["variant", "speed"], METRICS)
         f5 = aggregate(fig5, ["variant", "speed"], METRICS)
-        f4 = aggregate(fig4, ["variant", "overhead_s", "buffer", "rtt2"], METRICS)
+        f4 = aggregate(fig4, ["variant", "send_overhead", "buffer", "rtt2"], METRICS)
         f4 = f4.join(
-            fig4.group_by(["variant", "overhead_s", "buffer", "rtt2"]).agg(
+            fig4.group_by(["variant", "send_overhead", "buffer", "rtt2"]).agg(
                 (pl.col("hs1_mbps").mean() / pl.col("hs2_mbps").mean()).alias("ratio_of_means"),
                 pl.col("ratio").median().alias("ratio_median"),
             ),
-            on=["variant", "overhead_s", "buffer", "rtt2"],
+            on=["variant", "send_overhead", "buffer", "rtt2"],
+            maintain_order="left",  # the same rows in the same order every time (a join may reorder them)
         )
         for frame, name in ((table2, "table2_runs"), (t2, "table2"), (fig5, "fig5_runs"), (f5, "fig5"),
                             (fig4, "fig4_runs"), (f4, "fig4")):  # fmt: skip
@@ -233,7 +243,7 @@ class PacingStudy(Study):
         for buffer in plan.buffers:
             letter = BUFFERS[buffer]
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
-            figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, "0"), name)
+            figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, NO_OVERHEAD), name)
         figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, fig4, plan), "fig4_overhead")
         ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, f5, figures, top_reps))
 
@@ -262,13 +272,13 @@ class PacingStudy(Study):
         return fig
 
     def _ratio_figure(self, f4: pl.DataFrame, fig4_runs: pl.DataFrame, plan: Plan, buffer: str,
-                      overhead_s: str) -> Figure:  # fmt: skip
+                      send_overhead: str) -> Figure:  # fmt: skip
         import polars as pl
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(7.5, 4.4), layout="constrained")
         ax = fig.add_subplot()
-        point = (pl.col("buffer") == buffer) & (pl.col("overhead_s") == overhead_s)
+        point = (pl.col("buffer") == buffer) & (pl.col("send_overhead") == send_overhead)
         rows, runs = f4.filter(point), fig4_runs.filter(point)
         xs = [_seconds(r) / _seconds(plan.rtts[0]) for r in plan.rtts]
         for i, v in enumerate(VARIANTS):
@@ -310,17 +320,17 @@ class PacingStudy(Study):
         rows, runs = f4.filter(point), fig4_runs.filter(point)
         labels = [v.label for v in VARIANTS]
         width = 0.4
-        for j, overhead_s in enumerate(["0", overhead(plan.top)]):
+        for j, send_overhead in enumerate([NO_OVERHEAD, overhead(plan.top)]):
             ys = []
             for label in labels:
-                r = rows.filter((pl.col("variant") == label) & (pl.col("overhead_s") == overhead_s))
+                r = rows.filter((pl.col("variant") == label) & (pl.col("send_overhead") == send_overhead))
                 ys.append(r["ratio_of_means"][0] if r.height else math.nan)
-            name = "no send overhead" if overhead_s == "0" else f"send overhead U(0, {overhead_s})"
+            name = "no send overhead" if send_overhead == NO_OVERHEAD else f"send overhead U(0, {send_overhead})"
             xs = [i + (j - 0.5) * width for i in range(len(labels))]
             ax.bar(xs, ys, width, label=name)
             for x, label in zip(xs, labels, strict=True):
-                single = [y for y in runs.filter((pl.col("variant") == label) & (pl.col("overhead_s") == overhead_s))
-                          ["ratio"] if math.isfinite(y) and y > 0]  # fmt: skip
+                point = runs.filter((pl.col("variant") == label) & (pl.col("send_overhead") == send_overhead))
+                single = [y for y in point["ratio"] if math.isfinite(y) and y > 0]
                 ax.plot([x] * len(single), single, marker="o", markersize=3, linestyle="none", color="black",
                         alpha=0.5, label="single runs" if j == 0 and x == xs[0] else None)  # fmt: skip
         ax.set_yscale("log")
@@ -372,16 +382,16 @@ class PacingStudy(Study):
         fig4 = ["| variant | buffer | send overhead | " + " | ".join(f"RTT {r}: of means (median)" for r in plan.rtts)
                 + " |",
                 "|---|---|---|" + "---|" * len(plan.rtts)]  # fmt: skip
-        cases = [(v.label, b, o) for v in VARIANTS for b in plan.buffers for o in ("0", overhead(plan.top))]
-        present = set(f4.select("variant", "buffer", "overhead_s").iter_rows())
-        for label, buffer, overhead_s in (c for c in cases if c in present):
+        cases = [(v.label, b, o) for v in VARIANTS for b in plan.buffers for o in (NO_OVERHEAD, overhead(plan.top))]
+        present = set(f4.select("variant", "buffer", "send_overhead").iter_rows())
+        for label, buffer, send_overhead in (c for c in cases if c in present):
             sel = f4.filter((pl.col("variant") == label) & (pl.col("buffer") == buffer)
-                            & (pl.col("overhead_s") == overhead_s))  # fmt: skip
+                            & (pl.col("send_overhead") == send_overhead))  # fmt: skip
             cells = []
             for r in plan.rtts:
                 hit = sel.filter(pl.col("rtt2") == r)
                 cells.append(f"{hit['ratio_of_means'][0]:.2f} ({hit['ratio_median'][0]:.2f})" if hit.height else "–")
-            fig4.append(f"| {label} | {buffer} | {overhead_s if overhead_s != '0' else 'none'} | "
+            fig4.append(f"| {label} | {buffer} | {send_overhead} | "
                         + " | ".join(cells) + " |")  # fmt: skip
 
         fig5 = ["| variant | speed | " + " | ".join(SHARES) + " |", "|---|---|" + "---|" * len(SHARES)]
@@ -389,18 +399,12 @@ class PacingStudy(Study):
             for r, s in zip(_rows(f5, v.label, plan.speeds), plan.speeds, strict=True):
                 fig5.append(f"| {v.label} | {s} | " + " | ".join(f"{r[f'{k}_mean'] * 100:.1f}" for k in SHARES) + " |")
 
-        def friendliness(speed: str) -> str:
-            rows = [_rows(f5, v.label, [speed])[0] for v in VARIANTS if v.label in PAPER_TABLE2[TOP]]
-            rows.sort(key=lambda r: -sum(r[f"{k}_mean"] for k in ("long-lived TCP", "small TCP", "web")))
-            return " > ".join(r["variant"] for r in rows)
-
         ratio6 = plan.rtts[-1]
-        at6 = {r["variant"]: r for r in f4.filter((pl.col("buffer") == plan.buffers[0]) & (pl.col("overhead_s") == "0")
-                                                    & (pl.col("rtt2") == ratio6)).iter_rows(named=True)}  # fmt: skip
+        plain = (pl.col("buffer") == plan.buffers[0]) & (pl.col("send_overhead") == NO_OVERHEAD)
+        at6 = {r["variant"]: r for r in f4.filter(plain & (pl.col("rtt2") == ratio6)).iter_rows(named=True)}
         top_ratio = {v.label: at6[v.label]["ratio_of_means"] for v in VARIANTS if v.label in at6}
         top_median = {v.label: at6[v.label]["ratio_median"] for v in VARIANTS if v.label in at6}
-        at_ratio6 = fig4_runs.filter((pl.col("buffer") == plan.buffers[0]) & (pl.col("overhead_s") == "0")
-                                     & (pl.col("rtt2") == ratio6))  # fmt: skip
+        at_ratio6 = fig4_runs.filter(plain & (pl.col("rtt2") == ratio6))
         top_single = {
             v.label: rows["ratio"].to_list()
             for v in VARIANTS
@@ -409,7 +413,7 @@ class PacingStudy(Study):
         sections = [
             f"# Reproduction: {self.title}",
             f"Paper: {self.paper}.",
-            f"Generated by `{ctx.command}`; {ctx.replications} replications per point below {plan.top}, "
+            f"Generated by `{ctx.command}` with {ctx.replications} replications per point below {plan.top} and "
             f"{top_reps} at {plan.top}; ± is the 95 % confidence half-width (Student's t). "
             f"Runs last {plan.duration}, measured over [{plan.warmup}, {plan.duration}). Tables in `tables/`: "
             "`table2.csv`, `fig4.csv`, `fig5.csv` (aggregates) and `*_runs.csv` (one row per run).",
@@ -450,7 +454,7 @@ class PacingStudy(Study):
             f"![Fig. 5]({figures['fig5']})",
             "Ordering by the share left to standard TCP (long-lived + small + web), most friendly first, beside "
             "the paper's (only the variants the paper ran):",
-            "\n".join(f"- {s}: ours {friendliness(s)}" for s in plan.speeds),
+            "\n".join(f"- {s}: ours {' > '.join(_friendliness_order(f5, s))}" for s in plan.speeds),
             "- paper: at 20 Mbit/s BI-TCP the least friendly and the others alike; at 100 and 500 Mbit/s paced "
             "HSTCP > HSTCP > paced BI-TCP > BI-TCP > STCP. At 2.5 Gbit/s its text first gives that order too, "
             "then says that HSTCP is less friendly than BI-TCP there, paced HSTCP about as friendly as BI-TCP "
@@ -575,17 +579,49 @@ def _discussion(
         )  # fmt: skip
     friendlier = []
     for s in plan.speeds:
-        rows = {v.label: _rows(f5, v.label, [s])[0] for v in VARIANTS}
-        share = {k: sum(r[f"{kind}_mean"] for kind in ("long-lived TCP", "small TCP", "web")) for k, r in rows.items()}
+        share = {v.label: _standard_tcp_share(_rows(f5, v.label, [s])[0]) for v in VARIANTS}
         pairs = list(zip(VARIANTS[::2], VARIANTS[1::2], strict=True))
-        friendlier.append((s, sum(share[p.label] > share[v.label] for v, p in pairs), len(pairs)))
+        not_helped = [v.label for v, p in pairs if share[p.label] <= share[v.label]]
+        friendlier.append(f"{len(pairs) - len(not_helped)} of {len(pairs)} algorithms at {s}"
+                          + (f" (not {', '.join(not_helped)})" if not_helped else ""))  # fmt: skip
     paragraphs.append(
         "**TCP friendliness.** Pacing leaves more of the link to standard TCP in "
-        + ", ".join(f"{n} of {m} algorithms at {s}" for s, n, m in friendlier)
-        + "; the paper's main claim is that it always does. Its ordering is checked speed by speed in the "
-        "list above."
+        + ", ".join(friendlier)
+        + "; the paper's main claim is that it always does. "
+        + _friendliness_against_paper(plan, f5)
     )
     return paragraphs
+
+
+def _standard_tcp_share(row: dict[str, Any]) -> float:
+    """What a Fig. 5 row leaves to standard TCP: the long-lived, small and web flows' shares."""
+    return float(sum(row[f"{kind}_mean"] for kind in ("long-lived TCP", "small TCP", "web")))
+
+
+def _friendliness_order(f5: pl.DataFrame, speed: str) -> list[str]:
+    """The variants the paper ran, most friendly to standard TCP first."""
+    rows = [_rows(f5, v.label, [speed])[0] for v in VARIANTS if v.label in PAPER_TABLE2[TOP]]
+    rows.sort(key=lambda r: -_standard_tcp_share(r))
+    return [r["variant"] for r in rows]
+
+
+def _friendliness_against_paper(plan: Plan, f5: pl.DataFrame) -> str:
+    """Our Fig. 5 ordering against each statement the paper makes about it."""
+    agree, differ = [], []
+    for s in plan.speeds:
+        order = _friendliness_order(f5, s)
+        if s in PAPER_FRIENDLINESS_ORDER:
+            (agree if order == PAPER_FRIENDLINESS_ORDER[s] else differ).append(f"the full order at {s}")
+        elif s == "20Mbps":
+            (agree if order[-1] == "BI-TCP" else differ).append(f"BI-TCP the least friendly at {s}")
+        elif s == TOP:
+            (agree if order[0] == "paced BI-TCP" else differ).append(f"paced BI-TCP the most friendly at {s}")
+            first = order.index("HSTCP") < order.index("BI-TCP")
+            (differ if first else agree).append(f"HSTCP less friendly than BI-TCP at {s}")
+    if not agree and not differ:
+        return ""
+    return ("Against the paper's ordering: ours agrees on " + ("; ".join(agree) or "none of its statements")
+            + (", and differs on " + "; ".join(differ) if differ else "") + ".")  # fmt: skip
 
 
 def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
@@ -593,7 +629,7 @@ def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
     the largest RTT ratio actually had: the queue adds to both, so their ratio is not the nominal one."""
     import polars as pl
 
-    plain = fig4_runs.filter((pl.col("buffer") == plan.buffers[0]) & (pl.col("overhead_s") == "0"))
+    plain = fig4_runs.filter((pl.col("buffer") == plan.buffers[0]) & (pl.col("send_overhead") == NO_OVERHEAD))
     far = plain.filter(pl.col("rtt2") == plan.rtts[-1])
     if not far.height:
         return None
@@ -636,7 +672,7 @@ def _pacing_by_buffer(plan: Plan, f4: pl.DataFrame) -> str | None:
     roughly halves it at every buffer size."""
     import polars as pl
 
-    at = f4.filter((pl.col("overhead_s") == "0") & (pl.col("rtt2") == plan.rtts[-1]))
+    at = f4.filter((pl.col("send_overhead") == NO_OVERHEAD) & (pl.col("rtt2") == plan.rtts[-1]))
     cells = {(r["variant"], r["buffer"]): r for r in at.iter_rows(named=True)}
     parts = []
     for v, p in zip(VARIANTS[::2], VARIANTS[1::2], strict=True):
@@ -686,7 +722,7 @@ def _equal_rtt_fairness(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
     import polars as pl
 
     pair = pl.col("hs1_mbps") + pl.col("hs2_mbps")
-    equal = fig4_runs.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("overhead_s") == "0") & (pair > 0))
+    equal = fig4_runs.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("send_overhead") == NO_OVERHEAD) & (pair > 0))
     equal = equal.with_columns(larger_share=pl.max_horizontal("hs1_mbps", "hs2_mbps") / pair)
     by_variant = [(v, rows) for v in VARIANTS if (rows := equal.filter(pl.col("variant") == v.label)).height]
     if not by_variant:
@@ -733,8 +769,8 @@ def _phase_effect(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
     for v in VARIANTS:
         for rtt in plan.rtts:
             point = runs.filter((pl.col("variant") == v.label) & (pl.col("rtt2") == rtt))
-            plain = point.filter(pl.col("overhead_s") == "0")
-            remedied = point.filter(pl.col("overhead_s") == with_overhead)
+            plain = point.filter(pl.col("send_overhead") == NO_OVERHEAD)
+            remedied = point.filter(pl.col("send_overhead") == with_overhead)
             if not (plain.height and remedied.height):
                 continue  # not run both ways
             means = [float(frame[c].mean()) for frame in (plain, remedied) for c in ("hs1_mbps", "hs2_mbps")]  # type: ignore[arg-type]
@@ -744,11 +780,14 @@ def _phase_effect(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
             low, high = plain["ratio"].min(), plain["ratio"].max()
             compared += 1
             if not low <= after <= high:
-                outside.append(f"{v.label} at RTT {rtt} ({before:.1f} without, single runs {low:.1f} to {high:.1f}; "
-                               f"{after:.1f} with)")  # fmt: skip
+                # Enough decimals that the value with the overhead does not print as the bound it passed.
+                bound = low if after < low else high
+                d = next((d for d in range(2, 6) if f"{after:.{d}f}" != f"{bound:.{d}f}"), 6)
+                outside.append(f"{v.label} at RTT {rtt} ({before:.{d}f} without, single runs {low:.{d}f} to "
+                               f"{high:.{d}f}; {after:.{d}f} with)")  # fmt: skip
     if not compared:
         return None
-    fewest = int(runs.filter(pl.col("overhead_s") == "0").group_by("variant", "rtt2").len()["len"].min())  # type: ignore[arg-type]
+    fewest = int(runs.filter(pl.col("send_overhead") == NO_OVERHEAD).group_by("variant", "rtt2").len()["len"].min())  # type: ignore[arg-type]
     text = (f"**What the overhead changed.** At {plan.buffers[0]}, of the {compared} points run both ways, the "
             f"ratio of means with the overhead lies within the range of the single runs without it at "
             f"{compared - len(outside)}. That is a coarse test ({fewest} or more runs per point, one "
