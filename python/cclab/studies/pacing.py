@@ -841,6 +841,8 @@ flow instances, so the background's RTT range (ours, below) sets the buffer, to 
   two high-speed flows. The paper gives no directions here (it does for Table 2 and Fig. 4); we run them
   forward only, so Fig. 5's runs have no reverse traffic and none of the ACK compression that the paper
   gives as a reason to pace.
+- **Fig. 4's buffers:** (b) 50 % and (c) 25 % of the BDP, as the paper's captions label them; its §V
+  text names (b) and (c) the other way round, 25 % and 50 %.
 - **Send overhead (phase effects):** off in the main runs (the paper randomised RTTs and start times
   instead); the Fig. 4 (a) runs are repeated with ns-2's `overhead_` of up to one packet time at the
   bottleneck ({overhead} at {top}).
