@@ -85,6 +85,21 @@ def test_the_rank_sum_test_gives_the_exact_two_sided_p() -> None:
     assert rank_sum_p([6.0, 5.0, 4.0], [3.0, 2.0, 1.0]) == 0.1  # two-sided: the other direction alike
     assert math.isclose(rank_sum_p([1.0, 2, 3, 4, 5], [6.0, 7, 8, 9, math.inf]), 2 / 252)
     assert rank_sum_p([1.0, 1.0], [1.0, 1.0]) == 1.0  # all tied: no evidence either way
+    # Twenty runs a side, every one of a above every one of b: only the two extreme splits of C(40, 20).
+    assert rank_sum_p([float(x) for x in range(20, 40)], [float(x) for x in range(20)]) == 2 / math.comb(40, 20)
+
+
+def test_the_rank_sum_test_counts_the_same_splits_as_listing_them() -> None:
+    from itertools import combinations
+
+    a, b = [3.0, 1.0, 4.0, 1.0, 5.0, math.inf], [9.0, 2.0, 6.0, 5.0, 3.0]  # ties, and an infinite ratio
+    pooled = sorted(a + b)
+    rank = {x: sum(i + 1 for i, y in enumerate(pooled) if y == x) / pooled.count(x) for x in pooled}
+    mean = len(a) * (len(pooled) + 1) / 2
+    observed = abs(sum(rank[x] for x in a) - mean)
+    splits = list(combinations(pooled, len(a)))
+    listed = sum(abs(sum(rank[x] for x in split) - mean) >= observed - 1e-9 for split in splits) / len(splits)
+    assert math.isclose(rank_sum_p(a, b), listed)
 
 
 def test_every_run_timing_out_still_reads() -> None:
