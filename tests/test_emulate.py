@@ -9,6 +9,7 @@ import sys
 import time
 
 import pytest
+from conftest import ctrl_c_as_on_a_terminal
 
 
 def _start(*options: str) -> tuple[subprocess.Popen[str], tuple[str, int]]:
@@ -17,6 +18,7 @@ def _start(*options: str) -> tuple[subprocess.Popen[str], tuple[str, int]]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_on_a_terminal,
     )
     assert proc.stderr is not None
     first = proc.stderr.readline()  # "emulating 127.0.0.1:PORT -> ..."

@@ -22,7 +22,7 @@ import cclab
 import polars as pl
 import pytest
 from cclab.executors import Executor, LocalExecutor, Task
-from conftest import EXAMPLES
+from conftest import EXAMPLES, ctrl_c_as_on_a_terminal
 from conftest import cclab as cclab_command
 
 TABLES = ("flows.parquet", "links.parquet", "transfers.parquet", "summary.csv")
@@ -44,7 +44,7 @@ def scenario_file(tmp_path: Path, duration: str, warmup: str = "1s") -> Path:
 def running(argv: Sequence[str], cwd: Path | None = None) -> Iterator[subprocess.Popen[str]]:
     """A process in its own session (so a signal to its group reaches nothing else); killed if a test fails."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
-                            start_new_session=True)  # fmt: skip
+                            start_new_session=True, preexec_fn=ctrl_c_as_on_a_terminal)  # fmt: skip
     try:
         yield proc
     finally:

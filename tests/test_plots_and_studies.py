@@ -9,7 +9,7 @@ import matplotlib
 import polars as pl
 import pytest
 from cclab import plot
-from conftest import EXAMPLES
+from conftest import EXAMPLES, ctrl_c_as_on_a_terminal
 from conftest import cclab as cli
 
 matplotlib.use("Agg")
@@ -330,7 +330,8 @@ def test_reproduce_udt_real_stops_at_ctrl_c_and_resumes(tmp_path: Path) -> None:
 
     out = tmp_path / "udt-real"
     args = [sys.executable, "-m", "cclab", "reproduce", "udt-real", "--quick", "--replications", "2", "--out", str(out)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=ctrl_c_as_on_a_terminal)  # fmt: skip
     real = out / "cache" / "real"
     deadline = time.monotonic() + 120
     while not list(real.glob("*.json")) and time.monotonic() < deadline and proc.poll() is None:

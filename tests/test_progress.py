@@ -13,6 +13,7 @@ from pathlib import Path
 
 import cclab
 from cclab.progress import Progress
+from conftest import ctrl_c_as_on_a_terminal
 from test_lifecycle import scenario_file, wait_until
 
 #: The progress line: a bar, then "T of END simulated s".
@@ -35,11 +36,9 @@ def read_all(fd: int, quiet_s: float = 10) -> str:
 def test_a_long_run_on_a_terminal_shows_the_simulated_time_reached(tmp_path: Path) -> None:
     primary, secondary = pty.openpty()
     # A day of simulated time: far more than the 3 s of CPU the test waits for, however fast the run.
-    # Ctrl-C as on a user's terminal: a shell that started the tests in the background passes SIGINT
-    # on ignored, and Python then installs no handler (seen: the run went on to its end).
     proc = subprocess.Popen([sys.executable, "-m", "cclab", "run", str(scenario_file(tmp_path, "24h"))],
                             stdin=secondary, stdout=secondary, stderr=secondary, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+                            preexec_fn=ctrl_c_as_on_a_terminal)  # fmt: skip
     os.close(secondary)
     seen = bytearray()
 

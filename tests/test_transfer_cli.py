@@ -10,11 +10,16 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import ctrl_c_as_on_a_terminal
 
 
 def _cclab(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "cclab", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "cclab", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=ctrl_c_as_on_a_terminal,
     )
 
 
