@@ -22,8 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import cclab
-import polars as pl
-from cclab.studies.pacing import CC_PARAMS, PACKET_BYTES, PAPER_FIG4, SPEEDS, STUDY, TOP_REPLICATIONS
+from cclab.studies.pacing import (
+    BUFFER_KEY,
+    PACKET_BYTES,
+    PAPER_FIG4,
+    RATE_KEY,
+    RTT2_KEY,
+    SPEEDS,
+    STUDY,
+    TOP_REPLICATIONS,
+    VARIANTS,
+    per_run,
+    with_variant,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "studies" / "pacing" / "cache" / "fig4"
@@ -31,7 +42,7 @@ RTTS_S = (0.040, 0.240)
 HIGH_SPEED_BUFFER = round(SPEEDS["2.5Gbps"] * statistics.mean(RTTS_S) / (PACKET_BYTES * 8))
 #: Where the runs are kept, so that an interrupted or repeated run of this script resumes.
 CACHE = Path("/tmp/cclab-crosscheck-buffer-reading")
-VARIANTS = {"HSTCP": ("hstcp", "none"), "paced HSTCP": ("paced-hstcp", "rtt")}
+LABELS = ("HSTCP", "paced HSTCP")
 
 
 def committed(slug: str) -> tuple[list[tuple[int, float, float, int]], set[int]]:
@@ -62,23 +73,17 @@ def main() -> None:
     base: Any = STUDY.scenario("pacing.toml")
     print(f"cclab {cclab.__version__}, build {cclab._core.build_id()[:12]}; RTTs 40/240 ms at 2.5 Gbit/s, "
           f"{TOP_REPLICATIONS} replications (the study's seeds)")  # fmt: skip
-    for label, (slug, pacing) in VARIANTS.items():
-        print(f"\n{label} (paper: about {PAPER_FIG4[label]:.0f})")
-        study_runs, study_seeds = committed(slug)
+    for variant in (v for v in VARIANTS if v.label in LABELS):
+        print(f"\n{variant.label} (paper: about {PAPER_FIG4[variant.label]:.0f})")
+        study_runs, study_seeds = committed(variant.slug)
         describe("the study (1bdp of all flows)", study_runs)
-        settings: dict[str, Any] = {"topology.bottleneck.rate": "2.5Gbps", "flows[1].rtt": "240ms",
-                                    "topology.bottleneck.buffer": f"{HIGH_SPEED_BUFFER}pkts"}  # fmt: skip
-        for i in (0, 1):
-            settings |= {f"flows[{i}].cc": "highspeed", f"flows[{i}].cc_params": CC_PARAMS["highspeed"],
-                         f"flows[{i}].pacing": pacing}  # fmt: skip
-        result = cclab.sweep(base.with_(**settings), replications=TOP_REPLICATIONS, jobs=2, out=CACHE / slug)
-        flows = result.flows.filter(pl.col("name").is_in(["hs1", "hs2"]))
-        runs = []
-        for (replication,), rows in flows.group_by(["replication"], maintain_order=True):
-            goodput = {r["name"]: r["goodput_bps"] / 1e6 for r in rows.iter_rows(named=True)}
-            runs.append((int(replication), goodput["hs1"], goodput["hs2"], HIGH_SPEED_BUFFER))
-        describe("high-speed flows' mean RTT (140 ms)", sorted(runs))
-        same = set(flows["seed"].unique().to_list()) == study_seeds
+        scenario = with_variant(base, variant).with_(**{RATE_KEY: "2.5Gbps", RTT2_KEY: "240ms",
+                                                        BUFFER_KEY: f"{HIGH_SPEED_BUFFER}pkts"})  # fmt: skip
+        result = cclab.sweep(scenario, replications=TOP_REPLICATIONS, jobs=2, out=CACHE / variant.slug)
+        runs = per_run(result, variant, {}).sort("replication")
+        describe("high-speed flows' mean RTT (140 ms)",
+                 list(runs.select("replication", "hs1_mbps", "hs2_mbps", "buffer_pkts").iter_rows()))  # fmt: skip
+        same = set(result.flows["seed"].unique().to_list()) == study_seeds
         print(f"  the same seeds as the study's runs: {same}")
 
 

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any
 
 import cclab
 import polars as pl
 from cclab.studies.pacing import (
     BUFFER_KEY,
-    CC_PARAMS,
     NO_OVERHEAD,
     PAPER_FIG4,
     RATE_KEY,
@@ -32,7 +30,9 @@ from cclab.studies.pacing import (
     TOP,
     TOP_REPLICATIONS,
     VARIANTS,
+    per_run,
     rank_sum_p,
+    with_variant,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,18 +49,12 @@ PAIRS = (("HSTCP", "paced HSTCP"), ("STCP", "paced STCP"))
 def runs_of(label: str) -> list[tuple[int, float, float]]:
     """(replication, 40 ms flow's and 240 ms flow's goodput in Mbit/s) of each of the point's runs."""
     variant = next(v for v in VARIANTS if v.label == label)
-    settings: dict[str, Any] = {RATE_KEY: TOP, RTT2_KEY: RTTS[-1], BUFFER_KEY: BUFFER}
-    for i in (0, 1):
-        settings |= {f"flows[{i}].cc": variant.cc, f"flows[{i}].cc_params": CC_PARAMS[variant.cc],
-                     f"flows[{i}].pacing": variant.pacing}  # fmt: skip
-    result = cclab.sweep(STUDY.scenario("pacing.toml").with_(**settings), replications=REPLICATIONS, jobs=2,
-                         out=CACHE / variant.slug)  # fmt: skip
-    flows = result.flows.filter(pl.col("name").is_in(["hs1", "hs2"]))
-    runs = []
-    for (replication,), rows in flows.group_by(["replication"], maintain_order=True):
-        goodput = {r["name"]: r["goodput_bps"] / 1e6 for r in rows.iter_rows(named=True)}
-        runs.append((int(replication), goodput["hs1"], goodput["hs2"]))
-    return sorted(runs)
+    scenario = with_variant(STUDY.scenario("pacing.toml"), variant).with_(
+        **{RATE_KEY: TOP, RTT2_KEY: RTTS[-1], BUFFER_KEY: BUFFER}
+    )
+    result = cclab.sweep(scenario, replications=REPLICATIONS, jobs=2, out=CACHE / variant.slug)
+    runs = per_run(result, variant, {}).sort("replication")
+    return list(runs.select("replication", "hs1_mbps", "hs2_mbps").iter_rows())
 
 
 def summary(runs: list[tuple[int, float, float]]) -> tuple[float, float, list[float]]:

@@ -127,6 +127,16 @@ def overhead(speed: str) -> str:
     return f"{PACKET_BYTES * 8 / SPEEDS[speed] * 1e6:g}us"
 
 
+def with_variant(scenario: Scenario, variant: Variant) -> Scenario:
+    """`scenario` with both high-speed flows running `variant`: its algorithm, the seed's
+    parameters for it, and its pacing."""
+    settings: dict[str, Any] = {}
+    for i in range(len(HIGH_SPEED)):
+        settings |= {f"flows[{i}].cc": variant.cc, f"flows[{i}].pacing": variant.pacing,
+                     f"flows[{i}].cc_params": CC_PARAMS[variant.cc]}  # fmt: skip
+    return scenario.with_(**settings)
+
+
 def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> pl.DataFrame:
     """One row per run: efficiency, the two high-speed flows, their ratio, and how the forward
     bottleneck's capacity was spent (:func:`cclab.result.link_shares`: each kind's goodput, the
@@ -184,13 +194,6 @@ class PacingStudy(Study):
         def reps(speed: str) -> int:
             return top_reps if speed == plan.top else ctx.replications
 
-        def variant_scenario(v: Variant, scenario: Scenario) -> Scenario:
-            settings: dict[str, Any] = {}
-            for i in range(len(HIGH_SPEED)):
-                settings |= {f"flows[{i}].cc": v.cc, f"flows[{i}].pacing": v.pacing,
-                             f"flows[{i}].cc_params": CC_PARAMS[v.cc]}  # fmt: skip
-            return scenario.with_(**settings)
-
         table2_runs, fig5_runs, fig4_runs = [], [], []
         fig5_base = forward_only(base, long_lived=FIG5_LONG_LIVED)
         fig4_columns = {RTT2_KEY: "rtt2", BUFFER_KEY: "buffer"}
@@ -198,14 +201,14 @@ class PacingStudy(Study):
         for speed in plan.speeds:
             for v in VARIANTS:
                 if speed != plan.top:
-                    scenario = variant_scenario(v, base).with_(**{RATE_KEY: speed})
+                    scenario = with_variant(base, v).with_(**{RATE_KEY: speed})
                     sweep = ctx.sweep(f"table2/{v.slug}/{speed}", scenario, {}, replications=reps(speed))
                     table2_runs.append(per_run(sweep, v, {}).with_columns(speed=pl.lit(speed)))
-                fig5 = ctx.sweep(f"fig5/{v.slug}/{speed}", variant_scenario(v, fig5_base).with_(**{RATE_KEY: speed}),
+                fig5 = ctx.sweep(f"fig5/{v.slug}/{speed}", with_variant(fig5_base, v).with_(**{RATE_KEY: speed}),
                                  {}, replications=reps(speed))  # fmt: skip
                 fig5_runs.append(per_run(fig5, v, {}).with_columns(speed=pl.lit(speed)))
         for v in VARIANTS:
-            top = variant_scenario(v, base).with_(**{RATE_KEY: plan.top})
+            top = with_variant(base, v).with_(**{RATE_KEY: plan.top})
             fig4 = ctx.sweep(f"fig4/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers},
                              replications=reps(plan.top))  # fmt: skip
             fig4_rows = per_run(fig4, v, fig4_columns)
@@ -214,7 +217,7 @@ class PacingStudy(Study):
             same = fig4_rows.filter((pl.col("rtt2") == plan.rtts[0]) & (pl.col("buffer") == plan.buffers[0]))
             table2_runs.append(same.drop("rtt2", "buffer").with_columns(speed=pl.lit(plan.top)))
         for v in VARIANTS:
-            top = variant_scenario(v, base).with_(**{RATE_KEY: plan.top, OVERHEAD_KEY: overhead(plan.top)})
+            top = with_variant(base, v).with_(**{RATE_KEY: plan.top, OVERHEAD_KEY: overhead(plan.top)})
             remedied = ctx.sweep(f"fig4-overhead/{v.slug}", top, {RTT2_KEY: plan.rtts, BUFFER_KEY: plan.buffers[:1]},
                                  replications=reps(plan.top))  # fmt: skip
             fig4_runs.append(per_run(remedied, v, fig4_columns).with_columns(send_overhead=pl.lit(overhead(plan.top))))
@@ -575,8 +578,8 @@ def _discussion(
                "read as the two high-speed flows' mean RTT (43 750 packets, 16-38 % more than ours): their "
                "ratios of means fell to 53.5 and 34.3, further from the paper's, so that reading of the "
                "paper's buffer does not close the gap (a smaller buffer raises the ratio: see Fig. 4 (b) and "
-               "(c))." if plan.top == TOP else "")
-            + (" `crosscheck/pacing_replications/` reran this point with the paper's 20 replications for HSTCP "
+               "(c))."
+               " `crosscheck/pacing_replications/` reran this point with the paper's 20 replications for HSTCP "
                "and STCP, paced and not (the first 5 reproduce the study's runs exactly). Over 20 runs STCP's "
                "median ratio is 301.8 (ratio of means 249.6), the paper's about 300; HSTCP's ratio of means "
                "is 60.5 and paced HSTCP's 39.8, 0.66 of it, but the paced runs spread from 5.5 to 1105.5 "
