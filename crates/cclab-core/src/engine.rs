@@ -1,8 +1,11 @@
 //! The event loop, the connections it drives and the host agents that open them.
 //!
-//! Events are `(time, seq, target)` in a binary heap; `seq` is a global insertion
-//! counter, so ties in time resolve in insertion order and a run is a pure
-//! function of its inputs. Targets are links (the packet at the head of a
+//! Events are `(time, seq, target)` in a binary heap. `seq` names who made
+//! the event and how many it had made before ([`Seq`]), not when the engine
+//! happened to make it: ties in time resolve by maker, then in each maker's
+//! own order. A run is a pure function of its inputs, and it stays the same
+//! run when the engine does a maker's work early (packets handed to an
+//! endpoint ahead of their arrival event, see [`Engine::cut_into_endpoint`]). Targets are links (the packet at the head of a
 //! link's delay line arrives at the far end), endpoints and agents (their timer
 //! fires) and the engine's own bookkeeping (window start, time-series samples).
 //!
@@ -21,7 +24,7 @@
 //! one, so the report stays the size of the scenario, not of the traffic.
 
 use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
-use crate::events::EventQueue;
+use crate::events::{EventQueue, Seq};
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool, PacketRef};
 use crate::stats::{
@@ -87,6 +90,8 @@ struct Slot {
     armed: Time,
     /// Its connection was opened by an agent and is reclaimed when done.
     reclaimable: bool,
+    /// Events this slot's endpoints made, kept across reuse (see [`Seq`]).
+    made: u64,
 }
 
 /// What a new connection is: its two endpoints, where they live, and where its
@@ -241,6 +246,14 @@ pub trait Agent {
     /// route that can use it is known (see [`Engine::forward`]), so one agent
     /// that cannot say makes every packet go hop by hop.
     fn connection_nodes(&self) -> Option<Vec<(NodeId, NodeId)>>;
+    /// The nodes whose connections, other than those it opened, the agent
+    /// reads or controls during the run, or `None` if it cannot say. An
+    /// endpoint is handed packets ahead of their arrival only where no agent
+    /// looks (see [`Engine::endpoint_cuts`]), so an agent that cannot say
+    /// makes every endpoint wait for its packets' arrival events.
+    fn watched_nodes(&self) -> Option<Vec<NodeId>> {
+        None
+    }
 }
 
 struct AgentSlot {
@@ -268,7 +281,11 @@ pub struct RunTotals {
 
 pub struct Engine {
     now: Time,
-    next_seq: u64,
+    /// Events the engine's own bookkeeping made (see [`Seq`]).
+    made: u64,
+    /// Per link, events made at its far end: packets moved on to a link
+    /// this one does not feed alone (see [`Seq`]).
+    made_by_link: Vec<u64>,
     heap: EventQueue<Target>,
     pub net: Network,
     pool: PacketPool,
@@ -297,19 +314,80 @@ pub struct Engine {
     /// Per link, whether it is some link's `cut_feeder`: a packet admitted to
     /// any other link waits for its arrival event without a route lookup.
     cuts_into: Vec<bool>,
+    /// Per link, the endpoint packets cut through into from it (see
+    /// [`Engine::endpoint_cuts`]), or `NO_ENDPOINT`.
+    ends_in: Vec<EndpointId>,
+    /// The measurement window's start was snapshotted.
+    window_started: bool,
     /// Connections agents opened between nodes they had not declared
     /// ([`Agent::connection_nodes`]); the run reports them as failures.
     undeclared: Vec<(AgentId, NodeId, NodeId)>,
 }
 
+/// Where a packet handed to [`Engine::forward`] comes from.
+#[derive(Clone, Copy)]
+enum Origin {
+    /// The arrival of link `.0`'s head, whose event had sequence number `.1`.
+    Link(LinkId, Seq),
+    /// Endpoint `.0` sent it.
+    Endpoint(EndpointId),
+}
+
+/// The `id` of an event's [`Seq`]: its maker in the top 24 bits, the maker's
+/// count of events made so far in the low 40. The makers are the engine's
+/// bookkeeping, each link's far end (a packet moved on from it), each agent
+/// and each endpoint slot. Events of the same time go in the order they were
+/// made in simulated time, as in ns-2 and ns-3; those made at the same time
+/// go by maker, then in each maker's own order. Each maker does its work in
+/// the same order however the engine interleaves makers, so the order does
+/// not depend on that interleaving. A timer entry counts as made at time
+/// zero and takes its maker's last number instead of a count: an endpoint
+/// re-arms on stale entries (see the lazy timers above) at times, and a
+/// number of times, that depend on the interleaving; entries with equal
+/// time, `Seq` and target are the same entry. 2^40
+/// events of one maker and 2^24 makers are far beyond any run that fits in memory.
+struct Maker;
+
+impl Maker {
+    const COUNT_BITS: u32 = 40;
+    const TIMER: u64 = (1 << Self::COUNT_BITS) - 1;
+    const ENGINE: u64 = 0;
+
+    fn link(l: LinkId) -> u64 {
+        1 + l as u64
+    }
+
+    fn agent(links: usize, a: AgentId) -> u64 {
+        1 + links as u64 + a as u64
+    }
+
+    fn endpoint(links: usize, agents: usize, e: EndpointId) -> u64 {
+        1 + links as u64 + agents as u64 + e as u64
+    }
+
+    /// The next event of `maker`, which has made `count` events so far, made at `now`.
+    #[inline(always)]
+    fn made(maker: u64, count: &mut u64, now: Time) -> Seq {
+        let id = maker << Self::COUNT_BITS | (*count & (Self::TIMER - 1));
+        *count += 1;
+        Seq { made_at: now, id }
+    }
+
+    fn timer(maker: u64) -> Seq {
+        Seq { made_at: 0, id: maker << Self::COUNT_BITS | Self::TIMER }
+    }
+}
+
 const NO_FEEDER: LinkId = LinkId::MAX;
+const NO_ENDPOINT: EndpointId = EndpointId::MAX;
 
 impl Engine {
     /// `net` must already have its routes computed.
     pub fn new(net: Network, window: MeasurementWindow) -> Self {
         Self {
             now: 0,
-            next_seq: 0,
+            made: 0,
+            made_by_link: Vec::new(),
             heap: EventQueue::new(),
             net,
             pool: PacketPool::default(),
@@ -329,6 +407,8 @@ impl Engine {
             feeder: Vec::new(),
             cut_feeder: Vec::new(),
             cuts_into: Vec::new(),
+            ends_in: Vec::new(),
+            window_started: false,
             undeclared: Vec::new(),
         }
     }
@@ -390,7 +470,8 @@ impl Engine {
     fn take_slot(&mut self, slot: Slot) -> EndpointId {
         match self.free_slots.pop() {
             Some(id) => {
-                self.slots[id as usize] = slot;
+                let made = self.slots[id as usize].made;
+                self.slots[id as usize] = Slot { made, ..slot };
                 id
             }
             None => {
@@ -416,6 +497,7 @@ impl Engine {
             flow,
             armed: NEVER,
             reclaimable,
+            made: 0,
         };
         let s = self.take_slot(slot(sender, from, to, 0));
         let r = self.take_slot(slot(receiver, to, from, s));
@@ -515,9 +597,9 @@ impl Engine {
         self.net.links.iter().map(|l| l.in_flight()).sum()
     }
 
-    fn push(&mut self, time: Time, target: Target) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
+    /// Schedules the engine's own bookkeeping.
+    fn push_own(&mut self, time: Time, target: Target) {
+        let seq = Maker::made(Maker::ENGINE, &mut self.made, self.now);
         self.heap.push(Event { time, seq, target });
     }
 
@@ -537,9 +619,10 @@ impl Engine {
     }
 
     fn run_until_done_or(&mut self, cancel: Option<&CancelToken>) -> Result<RunTotals, Cancelled> {
-        self.push(self.window.start, Target::WindowStart);
+        self.made_by_link = vec![0; self.net.links.len()];
+        self.push_own(self.window.start, Target::WindowStart);
         for o in 0..self.observations.len() as u32 {
-            self.push(0, Target::Sample(o));
+            self.push_own(0, Target::Sample(o));
         }
         for id in 0..self.slots.len() as EndpointId {
             self.rearm(id);
@@ -558,6 +641,7 @@ impl Engine {
         for &feeder in self.cut_feeder.iter().filter(|&&f| f != NO_FEEDER) {
             self.cuts_into[feeder as usize] = true;
         }
+        self.ends_in = self.endpoint_cuts(recording);
         if recording {
             self.event_loop::<true>(cancel)?;
         } else {
@@ -622,21 +706,27 @@ impl Engine {
         for (bucket, totals) in self.buckets.iter_mut().zip(totals) {
             bucket.at_window_start = Some(totals);
         }
+        self.window_started = true;
     }
 
-    fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId, seq_of_head: u64) {
+    fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId, seq_of_head: Seq) {
         let link = &mut self.net.links[l as usize];
+        if link.head_key() != Some((self.now, seq_of_head)) {
+            // The packet this event was for was handed to its endpoint ahead
+            // of time (`cut_into_endpoint`).
+            self.heap.pop();
+            return;
+        }
         let Some((packet, survived, next)) = link.pop_arrival(self.now, &self.window) else {
             self.heap.pop();
             return;
         };
         let at = link.spec.to;
         // The next packet to arrive here is delivered then if this is its last
-        // hop: its contents are needed then, and are far out of the cache now.
+        // hop, or if it cuts through into its endpoint from here: its contents
+        // are needed then, and are far out of the cache now.
         if let Some(head) = link.head() {
-            if head.dst == at {
-                self.pool.prefetch(head.id);
-            }
+            self.pool.prefetch(head.id);
         }
         if RECORDING {
             self.record_departure(l, packet.id, survived);
@@ -649,7 +739,7 @@ impl Engine {
         }
         self.totals.packet_hops += 1;
         if survived {
-            self.forward::<RECORDING>(packet, at, Some((l, seq_of_head)));
+            self.forward::<RECORDING>(packet, at, Origin::Link(l, seq_of_head));
         } else {
             self.pool.release(packet.id);
         }
@@ -682,35 +772,110 @@ impl Engine {
         }
     }
 
+    /// Whether endpoint `e` has nothing due up to `time` (an entry of its in
+    /// the heap may be earlier, left from a wake-up since moved later).
+    #[inline(always)]
+    fn wakes_after(&self, e: EndpointId, time: Time) -> bool {
+        let slot = &self.slots[e as usize];
+        slot.armed > time || slot.endpoint.as_ref().is_some_and(|ep| ep.next_wakeup() > time)
+    }
+
+    /// Hands `p`, just admitted to link `l`, to endpoint `e` at `arrival`,
+    /// the time it gets to the far end, if `e` has nothing due before then.
+    /// The packets still on the link (held back while `e` had something due)
+    /// go first, each at its own arrival time, as many as `e` can take; false
+    /// if `p` must wait on the link behind them. An event in the heap for a
+    /// packet taken early then finds a different head, or none, and is
+    /// dropped ([`Engine::link_arrival`]).
+    #[inline(always)]
+    fn cut_into_endpoint<const RECORDING: bool>(
+        &mut self,
+        l: LinkId,
+        e: EndpointId,
+        arrival: Time,
+        p: PacketRef,
+    ) -> bool {
+        let engine_now = self.now;
+        let mut took_held = false;
+        while let Some((held_arrival, _)) = self.net.links[l as usize].head_key() {
+            if !self.wakes_after(e, held_arrival) {
+                break;
+            }
+            let Some((_, held)) = self.net.links[l as usize].take_head() else { break };
+            self.take_into_endpoint::<RECORDING>(l, held_arrival, held.id, p.dst);
+            took_held = true;
+        }
+        let took = match self.net.links[l as usize].head_key() {
+            None if self.wakes_after(e, arrival) => {
+                self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
+                true
+            }
+            None => false,
+            Some((time, seq)) => {
+                if took_held {
+                    self.heap.push(Event { time, seq, target: Target::Link(l) });
+                }
+                false
+            }
+        };
+        self.now = engine_now;
+        took
+    }
+
+    #[inline(always)]
+    fn take_into_endpoint<const RECORDING: bool>(
+        &mut self,
+        l: LinkId,
+        arrival: Time,
+        id: PacketId,
+        at: NodeId,
+    ) {
+        self.totals.packet_hops += 1;
+        if self.net.links[l as usize].pass_through(arrival, &self.window) {
+            self.now = arrival;
+            self.deliver::<RECORDING>(id, at);
+        } else {
+            self.pool.release(id);
+        }
+    }
+
+    /// Hands packet `id`, arrived at node `at`, to its endpoint and routes
+    /// what the endpoint sends in answer; a packet whose connection was
+    /// reclaimed is dropped as an orphan.
+    #[inline(always)]
+    fn deliver<const RECORDING: bool>(&mut self, id: PacketId, at: NodeId) {
+        let packet = self.pool.get(id);
+        let to = packet.to_endpoint;
+        let slot = &mut self.slots[to as usize];
+        match slot.endpoint.as_mut() {
+            Some(endpoint) if slot.flow == packet.flow => {
+                self.totals.packets_received += 1;
+                endpoint.on_packet(self.now, packet, &mut self.outbox);
+                if RECORDING {
+                    self.record_event(TraceEvent::Deliver, None, at, id);
+                }
+                self.pool.release(id);
+                self.flush::<RECORDING>(to);
+            }
+            _ => {
+                self.totals.orphaned += 1;
+                if RECORDING {
+                    self.record_event(TraceEvent::Drop(DropCause::Orphan), None, at, id);
+                }
+                self.pool.release(id);
+            }
+        }
+    }
+
     /// Moves a packet that is at node `at` one step on: into its endpoint if it
     /// has arrived, otherwise onto the next link of its route. Inlined into
     /// its two callers, the event loop and `flush`: as a call it cost 6 % more
     /// instructions per event (cachegrind, Table 2 scenario at 2.5 Gbit/s).
     #[inline(always)]
-    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Option<(LinkId, u64)>) {
+    fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Origin) {
         let id = p.id;
         if at == p.dst {
-            let packet = self.pool.get(id);
-            let to = packet.to_endpoint;
-            let slot = &mut self.slots[to as usize];
-            match slot.endpoint.as_mut() {
-                Some(endpoint) if slot.flow == packet.flow => {
-                    self.totals.packets_received += 1;
-                    endpoint.on_packet(self.now, packet, &mut self.outbox);
-                    if RECORDING {
-                        self.record_event(TraceEvent::Deliver, None, at, id);
-                    }
-                    self.pool.release(id);
-                    self.flush::<RECORDING>(to);
-                }
-                _ => {
-                    self.totals.orphaned += 1;
-                    if RECORDING {
-                        self.record_event(TraceEvent::Drop(DropCause::Orphan), None, at, id);
-                    }
-                    self.pool.release(id);
-                }
-            }
+            self.deliver::<RECORDING>(id, at);
             return;
         }
         let Some(mut l) = self.net.next_link(at, p.dst) else {
@@ -722,10 +887,13 @@ impl Engine {
         // number it had on `from`: its events then have the same keys whether
         // or not it cuts through, so traced and untraced runs are the same run.
         let seq = match from {
-            Some((feeder, seq)) if self.feeder[l as usize] == feeder => seq,
-            _ => {
-                self.next_seq += 1;
-                self.next_seq - 1
+            Origin::Link(feeder, seq) if self.feeder[l as usize] == feeder => seq,
+            Origin::Link(feeder, _) => {
+                Maker::made(Maker::link(feeder), &mut self.made_by_link[feeder as usize], self.now)
+            }
+            Origin::Endpoint(id) => {
+                let maker = Maker::endpoint(self.net.links.len(), self.agents.len(), id);
+                Maker::made(maker, &mut self.slots[id as usize].made, self.now)
             }
         };
         let mut now = self.now;
@@ -765,6 +933,20 @@ impl Engine {
                         l = next;
                         continue;
                     }
+                }
+            }
+            // Cut through into the endpoint: the link delivers to one endpoint
+            // that nothing else reads or feeds (see `Engine::endpoint_cuts`)
+            // and that has nothing due before the packet gets there, so it
+            // can take the packet now, at the time it arrives.
+            if !RECORDING && matches!(from, Origin::Link(..)) {
+                let e = self.ends_in[l as usize];
+                if e != NO_ENDPOINT
+                    && arrival < self.window.end
+                    && (self.window_started || arrival < self.window.start)
+                    && self.cut_into_endpoint::<RECORDING>(l, e, arrival, p)
+                {
+                    return;
                 }
             }
             if let Some((time, head_seq)) = self.net.links[l as usize].push_admitted(arrival, seq, p) {
@@ -815,6 +997,88 @@ impl Engine {
             }
         }
         feeder
+    }
+
+    /// For each link, the endpoint a packet may be handed to as it enters
+    /// the link, at the time it will reach the far end: the only endpoint
+    /// ever at that node, of a connection opened before the run, whose
+    /// packets leave over a link nothing else feeds, and that nothing reads
+    /// while the run goes on (no observation of it or of those two links, no
+    /// agent at its node). Its inputs then all
+    /// come in order over links that are FIFO, and what it sends enters a
+    /// link of its own, so taking a packet early (when nothing of its own is
+    /// due before the packet's arrival) changes nothing but the number of events.
+    fn endpoint_cuts(&self, recording: bool) -> Vec<EndpointId> {
+        let n = self.net.links.len();
+        let mut ends_in = vec![NO_ENDPOINT; n];
+        if recording {
+            return ends_in;
+        }
+        let mut watched_endpoint = vec![false; self.slots.len()];
+        let mut watched_link = vec![false; n];
+        for watch in self.observations.iter().flat_map(|o| &o.watches) {
+            let seen = match watch.source {
+                Source::Endpoint(e) => watched_endpoint.get_mut(e as usize),
+                Source::Link(l) => watched_link.get_mut(l as usize),
+            };
+            if let Some(seen) = seen {
+                *seen = true;
+            }
+        }
+        // Endpoints per node; a node where an agent may open connections, or
+        // whose connections it reads, counts as having several.
+        let mut at_node = vec![0u32; self.net.nodes.len()];
+        let mut pairs: Vec<(NodeId, NodeId)> = Vec::new();
+        for slot in self.slots.iter().filter(|s| s.endpoint.is_some()) {
+            at_node[slot.node as usize] += 1;
+            pairs.push((slot.node, slot.peer_node));
+        }
+        for slot in &self.agents {
+            let (Some(declared), Some(watched)) = (&slot.declared, slot.agent.watched_nodes()) else {
+                return ends_in;
+            };
+            for &(a, b) in declared {
+                pairs.extend([(a, b), (b, a)]);
+                at_node[a as usize] += 2;
+                at_node[b as usize] += 2;
+            }
+            for node in watched {
+                at_node[node as usize] += 2;
+            }
+        }
+        // Links entered other than as the first hop of the only endpoint at
+        // a node, and nodes packets pass through.
+        let mut fed_by_others = vec![false; n];
+        let mut passed = vec![false; self.net.nodes.len()];
+        for &(src, dst) in &pairs {
+            let Some(path) = self.net.path(src, dst) else { return ends_in };
+            for (i, &l) in path.iter().enumerate() {
+                if i > 0 || at_node[src as usize] != 1 {
+                    fed_by_others[l as usize] = true;
+                }
+                if i > 0 {
+                    passed[self.net.links[l as usize].spec.from as usize] = true;
+                }
+            }
+        }
+        for (id, slot) in self.slots.iter().enumerate() {
+            let node = slot.node as usize;
+            if slot.endpoint.is_none() || slot.reclaimable || at_node[node] != 1 || passed[node] {
+                continue;
+            }
+            let (Some(out), Some(into)) =
+                (self.net.path(slot.node, slot.peer_node), self.net.path(slot.peer_node, slot.node))
+            else {
+                continue;
+            };
+            let (Some(&first), Some(&last)) = (out.first(), into.last()) else { continue };
+            // A sample would see the endpoint, or a packet it sent, ahead of time.
+            let watched = watched_endpoint[id] || watched_link[first as usize] || watched_link[last as usize];
+            if !fed_by_others[first as usize] && !watched {
+                ends_in[last as usize] = id as EndpointId;
+            }
+        }
+        ends_in
     }
 
     /// The feeders packets cut through from: none while anything records
@@ -871,7 +1135,7 @@ impl Engine {
             packet.flow = flow;
             self.totals.packets_sent += 1;
             let p = self.pool.insert(packet);
-            self.forward::<RECORDING>(p, node, None);
+            self.forward::<RECORDING>(p, node, Origin::Endpoint(id));
         }
         packets.clear();
         self.outbox.packets = packets;
@@ -889,7 +1153,8 @@ impl Engine {
         let wake = endpoint.next_wakeup().max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
-            self.push(wake, Target::Endpoint(id));
+            let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id));
+            self.heap.push(Event { time: wake, seq, target: Target::Endpoint(id) });
         }
     }
 
@@ -982,7 +1247,8 @@ impl Engine {
         let wake = slot.agent.next_wakeup().max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
-            self.push(wake, Target::Agent(id));
+            let seq = Maker::timer(Maker::agent(self.net.links.len(), id));
+            self.heap.push(Event { time: wake, seq, target: Target::Agent(id) });
         }
     }
 
@@ -1048,7 +1314,7 @@ impl Engine {
             }
         }
         let every = *every;
-        self.push(now + every, Target::Sample(o));
+        self.push_own(now + every, Target::Sample(o));
     }
 
     /// Adds an observation (before the run): its sources are sampled at time 0

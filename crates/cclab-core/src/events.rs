@@ -10,19 +10,28 @@
 
 use cclab_wire::Time;
 
+/// The order of events of the same time: the one made earlier first, then by
+/// `id`, which names the event's maker and its count (see the engine's
+/// `Maker`). Neither depends on the order in which the engine does work that
+/// happens at one simulated time, and `id` makes keys unique.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Seq {
+    pub made_at: Time,
+    pub id: u64,
+}
+
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Event<T> {
     pub time: Time,
-    /// Insertion order among events of the same time.
-    pub seq: u64,
+    pub seq: Seq,
     pub target: T,
 }
 
 impl<T> Event<T> {
-    /// `(time, seq)` as one integer: one branch-free comparison in the sift.
+    /// `(time, made_at)` as one integer, then `id`: two comparisons in the sift.
     #[inline(always)]
-    fn key(&self) -> u128 {
-        (self.time as u128) << 64 | self.seq as u128
+    fn key(&self) -> (u128, u64) {
+        ((self.time as u128) << 64 | self.seq.made_at as u128, self.seq.id)
     }
 }
 
@@ -103,7 +112,9 @@ mod tests {
     use super::*;
     use cclab_wire::random::SplitMix64;
 
-    /// Pops the same sequence as std's BinaryHeap under random pushes, pops and top replacements.
+    /// Pops the same sequence as std's BinaryHeap under random pushes, pops
+    /// and top replacements, with many events of one time (ordered by when
+    /// they were made, then by id).
     #[test]
     fn pops_in_key_order_like_the_std_heap() {
         use std::cmp::Reverse;
@@ -111,14 +122,17 @@ mod tests {
         let mut rng = SplitMix64::new(7);
         let mut q = EventQueue::new();
         let mut reference = BinaryHeap::new();
-        for seq in 0..200_000u64 {
+        for id in 0..200_000u64 {
             let r = rng.next_u64();
             let now = reference.peek().map_or(0, |Reverse((t, _, _))| *t);
-            let time = now + r % 1000;
+            let time = now + r % 50;
+            // Made at a time before `time`, often the same as other events'.
+            let seq = Seq { made_at: time.saturating_sub((r >> 20) % 4), id: id ^ (r >> 40) << 20 };
+            let event = Event { time, seq, target: id };
             match r % 7 {
                 0..=2 => {
-                    q.push(Event { time, seq, target: seq });
-                    reference.push(Reverse((time, seq, seq)));
+                    q.push(event);
+                    reference.push(Reverse((time, seq, id)));
                 }
                 3 | 4 => {
                     q.pop();
@@ -126,8 +140,8 @@ mod tests {
                 }
                 _ => {
                     if reference.pop().is_some() {
-                        reference.push(Reverse((time, seq, seq)));
-                        q.replace_top(Event { time, seq, target: seq });
+                        reference.push(Reverse((time, seq, id)));
+                        q.replace_top(event);
                     }
                 }
             }
@@ -140,5 +154,20 @@ mod tests {
             q.pop();
         }
         assert!(q.peek().is_none());
+    }
+
+    #[test]
+    fn of_events_at_one_time_the_one_made_first_goes_first_then_the_smaller_id() {
+        let mut q = EventQueue::new();
+        for (made_at, id) in [(5, 1), (3, 9), (5, 0), (3, 2)] {
+            q.push(Event { time: 10, seq: Seq { made_at, id }, target: (made_at, id) });
+        }
+        q.push(Event { time: 9, seq: Seq { made_at: 9, id: 99 }, target: (9, 99) });
+        let mut order = Vec::new();
+        while let Some(e) = q.peek() {
+            order.push(e.target);
+            q.pop();
+        }
+        assert_eq!(order, [(9, 99), (3, 2), (3, 9), (5, 0), (5, 1)]);
     }
 }

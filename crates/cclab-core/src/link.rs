@@ -9,6 +9,7 @@
 //! (A packet whose next link this one alone feeds skips even that event: the
 //! engine offers it to the next link at admission, see `Engine::forward`.)
 
+use crate::events::Seq;
 use crate::loss::{LossModel, LossProcess};
 use crate::pool::PacketRef;
 use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
@@ -37,7 +38,7 @@ pub struct LinkSpec {
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
     arrival: Time,
-    seq: u64,
+    seq: Seq,
     packet: PacketRef,
 }
 
@@ -116,7 +117,7 @@ impl Discipline {
 }
 
 /// The event key `(arrival, seq)` of the packet at the head of a link's delay line.
-pub type HeadKey = (Time, u64);
+pub type HeadKey = (Time, Seq);
 
 impl Link {
     pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss: Option<LossProcess>) -> Self {
@@ -158,16 +159,11 @@ impl Link {
     }
 
     /// Offers `packet` at `now` and puts it into the delay line if admitted;
-    /// `seq` is its event sequence number. (The engine calls the two halves
+    /// `id` is its event's id (see [`Seq`]). (The engine calls the two halves
     /// itself, since it may pass the packet through instead.)
     #[cfg(test)]
-    pub fn enqueue(
-        &mut self,
-        now: Time,
-        packet: PacketRef,
-        seq: u64,
-        window: &MeasurementWindow,
-    ) -> Enqueued {
+    pub fn enqueue(&mut self, now: Time, packet: PacketRef, id: u64, window: &MeasurementWindow) -> Enqueued {
+        let seq = Seq { made_at: now, id };
         match self.admit(now, &packet, window) {
             Err(cause) => Enqueued::Dropped(cause),
             Ok((arrival, marked)) => {
@@ -178,7 +174,7 @@ impl Link {
 
     /// Puts an admitted packet into the delay line; returns the new head key if the line was empty.
     #[inline]
-    pub fn push_admitted(&mut self, arrival: Time, seq: u64, packet: PacketRef) -> Option<HeadKey> {
+    pub fn push_admitted(&mut self, arrival: Time, seq: Seq, packet: PacketRef) -> Option<HeadKey> {
         let was_empty = self.delay_line.is_empty();
         self.delay_line.push_back(InFlight { arrival, seq, packet });
         was_empty.then_some((arrival, seq))
@@ -327,6 +323,19 @@ impl Link {
         !lost
     }
 
+    /// Removes the packet at the head of the delay line without its arrival
+    /// event, which the caller takes care of: its arrival time and the packet.
+    #[inline(always)]
+    pub fn take_head(&mut self) -> Option<(Time, PacketRef)> {
+        self.delay_line.pop_front().map(|f| (f.arrival, f.packet))
+    }
+
+    /// The event key of the packet at the head of the delay line.
+    #[inline(always)]
+    pub fn head_key(&self) -> Option<HeadKey> {
+        self.delay_line.front().map(|f| (f.arrival, f.seq))
+    }
+
     /// The packet at the head of the delay line (the next to arrive).
     #[inline]
     pub fn head(&self) -> Option<PacketRef> {
@@ -417,7 +426,10 @@ mod tests {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
             l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL),
-            Enqueued::Admitted { head: Some((micros(1000) + millis(1), 1)), marked: false }
+            Enqueued::Admitted {
+                head: Some((micros(1000) + millis(1), Seq { made_at: 0, id: 1 })),
+                marked: false
+            }
         );
         assert_eq!(
             l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL),
@@ -425,7 +437,7 @@ mod tests {
         );
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
         assert!(ok);
-        assert_eq!(next, Some((micros(2000) + millis(1), 2)));
+        assert_eq!(next, Some((micros(2000) + millis(1), Seq { made_at: 0, id: 2 })));
     }
 
     #[test]

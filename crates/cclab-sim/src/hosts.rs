@@ -37,6 +37,11 @@ impl Agent for SendBufferHost {
         Some(Vec::new())
     }
 
+    /// It reads and controls the connections sending from its node.
+    fn watched_nodes(&self) -> Option<Vec<NodeId>> {
+        Some(vec![self.node])
+    }
+
     fn next_wakeup(&self) -> Time {
         self.schedule.next()
     }

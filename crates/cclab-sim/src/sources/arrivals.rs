@@ -99,6 +99,11 @@ impl Agent for ArrivalSource {
         self.opener.connection_nodes()
     }
 
+    /// It controls only the connections it opened.
+    fn watched_nodes(&self) -> Option<Vec<NodeId>> {
+        Some(Vec::new())
+    }
+
     fn next_wakeup(&self) -> Time {
         if self.opener.failed() {
             NEVER

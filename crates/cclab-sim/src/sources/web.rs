@@ -432,6 +432,11 @@ impl Agent for WebSource {
         self.opener.connection_nodes()
     }
 
+    /// It controls only the connections it opened.
+    fn watched_nodes(&self) -> Option<Vec<NodeId>> {
+        Some(Vec::new())
+    }
+
     fn next_wakeup(&self) -> Time {
         if self.opener.failed() {
             return NEVER;
