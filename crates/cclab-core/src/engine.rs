@@ -88,6 +88,8 @@ struct Slot {
     flow: FlowId,
     /// Time of this endpoint's entry in the heap, or NEVER.
     armed: Time,
+    /// The wake-up the endpoint last asked for, and since when (see [`WakeUp`]).
+    wake_up: WakeUp,
     /// Its connection was opened by an agent and is reclaimed when done.
     reclaimable: bool,
     /// Events this slot's endpoints made, kept across reuse (see [`Seq`]).
@@ -259,6 +261,7 @@ pub trait Agent {
 struct AgentSlot {
     agent: Box<dyn Agent>,
     armed: Time,
+    wake_up: WakeUp,
     /// What the agent declared it connects ([`Agent::connection_nodes`]), asked once.
     declared: Option<Vec<(NodeId, NodeId)>>,
 }
@@ -338,13 +341,13 @@ enum Origin {
 /// bookkeeping, each link's far end (a packet moved on from it), each agent
 /// and each endpoint slot. Events of the same time go in the order they were
 /// made in simulated time, as in ns-2 and ns-3; those made at the same time
-/// go by maker, then in each maker's own order. Each maker does its work in
+/// go in the order of their scrambled ids. Each maker does its work in
 /// the same order however the engine interleaves makers, so the order does
-/// not depend on that interleaving. A timer entry counts as made at time
-/// zero and takes its maker's last number instead of a count: an endpoint
-/// re-arms on stale entries (see the lazy timers above) at times, and a
-/// number of times, that depend on the interleaving; entries with equal
-/// time, `Seq` and target are the same entry. 2^40
+/// not depend on that interleaving. A timer entry counts as made when its
+/// owner asked for that wake-up ([`WakeUp`]) and takes its maker's last
+/// number instead of a count: an endpoint re-arms on stale entries (see the
+/// lazy timers above) at times, and a number of times, that depend on the
+/// interleaving; entries with equal time, `Seq` and target are the same entry. 2^40
 /// events of one maker and 2^24 makers are far beyond any run that fits in memory.
 struct Maker;
 
@@ -368,13 +371,48 @@ impl Maker {
     /// The next event of `maker`, which has made `count` events so far, made at `now`.
     #[inline(always)]
     fn made(maker: u64, count: &mut u64, now: Time) -> Seq {
-        let id = maker << Self::COUNT_BITS | (*count & (Self::TIMER - 1));
+        let id = Self::scrambled(maker << Self::COUNT_BITS | (*count & (Self::TIMER - 1)));
         *count += 1;
         Seq { made_at: now, id }
     }
 
-    fn timer(maker: u64) -> Seq {
-        Seq { made_at: 0, id: maker << Self::COUNT_BITS | Self::TIMER }
+    fn timer(maker: u64, made_at: Time) -> Seq {
+        Seq { made_at, id: Self::scrambled(maker << Self::COUNT_BITS | Self::TIMER) }
+    }
+
+    /// A bijection of the 64-bit integers (MurmurHash3's finaliser): ids stay
+    /// unique, and events made in the same nanosecond by different makers go
+    /// in an order that favours no maker. By maker number, the lower-numbered
+    /// of two synchronised flows would win every tie for the last place in a
+    /// queue.
+    #[inline(always)]
+    fn scrambled(mut x: u64) -> u64 {
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        x ^ x >> 33
+    }
+}
+
+/// The wake-up an endpoint or agent last asked for and when it first asked
+/// for it: the time its timer counts as made. Both change only when the owner
+/// does something, so they do not depend on when the engine looks, while the
+/// heap entry that fires may have been pushed when a stale entry fired.
+#[derive(Clone, Copy, Default)]
+struct WakeUp {
+    wanted: Time,
+    since: Time,
+}
+
+impl WakeUp {
+    /// Notes that `wanted` is asked for at `now`; when it was first asked for.
+    #[inline(always)]
+    fn asked(&mut self, wanted: Time, now: Time) -> Time {
+        if wanted != self.wanted {
+            *self = WakeUp { wanted, since: now };
+        }
+        self.since
     }
 }
 
@@ -437,7 +475,7 @@ impl Engine {
 
     pub fn add_agent(&mut self, agent: Box<dyn Agent>) -> AgentId {
         let declared = agent.connection_nodes();
-        self.agents.push(AgentSlot { agent, armed: NEVER, declared });
+        self.agents.push(AgentSlot { agent, armed: NEVER, wake_up: WakeUp::default(), declared });
         (self.agents.len() - 1) as AgentId
     }
 
@@ -496,6 +534,7 @@ impl Engine {
             peer,
             flow,
             armed: NEVER,
+            wake_up: WakeUp::default(),
             reclaimable,
             made: 0,
         };
@@ -789,6 +828,27 @@ impl Engine {
     /// dropped ([`Engine::link_arrival`]).
     #[inline(always)]
     fn cut_into_endpoint<const RECORDING: bool>(
+        &mut self,
+        l: LinkId,
+        e: EndpointId,
+        arrival: Time,
+        p: PacketRef,
+    ) -> bool {
+        if self.net.links[l as usize].in_flight() > 0 {
+            return self.cut_into_endpoint_behind_held::<RECORDING>(l, e, arrival, p);
+        }
+        if !self.wakes_after(e, arrival) {
+            return false;
+        }
+        let engine_now = self.now;
+        self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
+        self.now = engine_now;
+        true
+    }
+
+    /// [`Engine::cut_into_endpoint`] when packets wait on the link.
+    #[inline(never)]
+    fn cut_into_endpoint_behind_held<const RECORDING: bool>(
         &mut self,
         l: LinkId,
         e: EndpointId,
@@ -1149,11 +1209,13 @@ impl Engine {
     fn rearm(&mut self, id: EndpointId) {
         let slot = &mut self.slots[id as usize];
         let Some(endpoint) = slot.endpoint.as_ref() else { return };
+        let wanted = endpoint.next_wakeup();
+        let made_at = slot.wake_up.asked(wanted, self.now);
         // Time never runs backwards, whatever an endpoint asks for.
-        let wake = endpoint.next_wakeup().max(self.now);
+        let wake = wanted.max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
-            let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id));
+            let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id), made_at);
             self.heap.push(Event { time: wake, seq, target: Target::Endpoint(id) });
         }
     }
@@ -1244,10 +1306,12 @@ impl Engine {
 
     fn rearm_agent(&mut self, id: AgentId) {
         let slot = &mut self.agents[id as usize];
-        let wake = slot.agent.next_wakeup().max(self.now);
+        let wanted = slot.agent.next_wakeup();
+        let made_at = slot.wake_up.asked(wanted, self.now);
+        let wake = wanted.max(self.now);
         if wake < slot.armed {
             slot.armed = wake;
-            let seq = Maker::timer(Maker::agent(self.net.links.len(), id));
+            let seq = Maker::timer(Maker::agent(self.net.links.len(), id), made_at);
             self.heap.push(Event { time: wake, seq, target: Target::Agent(id) });
         }
     }

@@ -28,10 +28,16 @@ pub(crate) struct Event<T> {
 }
 
 impl<T> Event<T> {
-    /// `(time, made_at)` as one integer, then `id`: two comparisons in the sift.
+    /// Whether this event goes before `other`. Events of one time are rare,
+    /// so the time alone decides almost every comparison, on a branch the
+    /// processor predicts.
     #[inline(always)]
-    fn key(&self) -> (u128, u64) {
-        ((self.time as u128) << 64 | self.seq.made_at as u128, self.seq.id)
+    fn before(&self, other: &Self) -> bool {
+        if self.time != other.time {
+            self.time < other.time
+        } else {
+            self.seq < other.seq
+        }
     }
 }
 
@@ -52,10 +58,9 @@ impl<T: Copy> EventQueue<T> {
     pub fn push(&mut self, event: Event<T>) {
         let mut pos = self.heap.len();
         self.heap.push(event);
-        let key = event.key();
         while pos > 0 {
             let parent = (pos - 1) / 2;
-            if self.heap[parent].key() <= key {
+            if !event.before(&self.heap[parent]) {
                 break;
             }
             self.heap[pos] = self.heap[parent];
@@ -84,9 +89,8 @@ impl<T: Copy> EventQueue<T> {
     }
 
     /// Puts `event` at the root's place and moves it down to where it belongs.
-    #[inline]
+    #[inline(always)]
     fn sift_down_from_top(&mut self, event: Event<T>) {
-        let key = event.key();
         let n = self.heap.len();
         let mut pos = 0;
         loop {
@@ -94,10 +98,10 @@ impl<T: Copy> EventQueue<T> {
             if child >= n {
                 break;
             }
-            if child + 1 < n && self.heap[child + 1].key() < self.heap[child].key() {
+            if child + 1 < n && self.heap[child + 1].before(&self.heap[child]) {
                 child += 1;
             }
-            if key <= self.heap[child].key() {
+            if !self.heap[child].before(&event) {
                 break;
             }
             self.heap[pos] = self.heap[child];
