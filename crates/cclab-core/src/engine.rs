@@ -636,9 +636,11 @@ impl Engine {
         self.net.links.iter().map(|l| l.in_flight()).sum()
     }
 
-    /// Schedules the engine's own bookkeeping.
+    /// Schedules the engine's own bookkeeping. It counts as made at time
+    /// zero, so it goes before everything else of its time: the window's
+    /// snapshot and a sample at `t` see the state before anything at `t` happens.
     fn push_own(&mut self, time: Time, target: Target) {
-        let seq = Maker::made(Maker::ENGINE, &mut self.made, self.now);
+        let seq = Maker::made(Maker::ENGINE, &mut self.made, 0);
         self.heap.push(Event { time, seq, target });
     }
 
@@ -840,9 +842,7 @@ impl Engine {
         if !self.wakes_after(e, arrival) {
             return false;
         }
-        let engine_now = self.now;
         self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
-        self.now = engine_now;
         true
     }
 
@@ -855,7 +855,6 @@ impl Engine {
         arrival: Time,
         p: PacketRef,
     ) -> bool {
-        let engine_now = self.now;
         let mut took_held = false;
         while let Some((held_arrival, _)) = self.net.links[l as usize].head_key() {
             if !self.wakes_after(e, held_arrival) {
@@ -865,7 +864,7 @@ impl Engine {
             self.take_into_endpoint::<RECORDING>(l, held_arrival, held.id, p.dst);
             took_held = true;
         }
-        let took = match self.net.links[l as usize].head_key() {
+        match self.net.links[l as usize].head_key() {
             None if self.wakes_after(e, arrival) => {
                 self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
                 true
@@ -877,11 +876,11 @@ impl Engine {
                 }
                 false
             }
-        };
-        self.now = engine_now;
-        took
+        }
     }
 
+    /// Packet `id`, admitted to link `l`, reaches the far end at `arrival`
+    /// ahead of its time: it is counted, drawn for loss and delivered then.
     #[inline(always)]
     fn take_into_endpoint<const RECORDING: bool>(
         &mut self,
@@ -892,8 +891,11 @@ impl Engine {
     ) {
         self.totals.packet_hops += 1;
         if self.net.links[l as usize].pass_through(arrival, &self.window) {
+            // The endpoint and what it sends live at the packet's arrival time.
+            let engine_now = self.now;
             self.now = arrival;
             self.deliver::<RECORDING>(id, at);
+            self.now = engine_now;
         } else {
             self.pool.release(id);
         }

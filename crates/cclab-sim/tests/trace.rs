@@ -103,6 +103,49 @@ start = "0s..0.5s"
     }
 }
 
+/// The same for the other kinds of endpoint: UDT (timers every SYN, so
+/// packets are often held back), UDP sources and sinks beside TCP, and web
+/// traffic (an agent's short connections, which are never taken early, with
+/// long-lived flows that are) over a lossy bottleneck in both directions.
+#[test]
+fn tracing_changes_no_result_of_udt_udp_and_web_traffic() {
+    let path = r#"
+[run]
+duration = "8s"
+warmup = "2s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps" }
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+loss = 0.005
+reverse_loss = 0.005
+"#;
+    let udt = "[[flows]]\ncount = 2\nprotocol = \"udt\"\nrtt = \"30ms..60ms\"\nstart = \"0s..1s\"\n";
+    let udp = "[[flows]]\nname = \"cbr\"\nprotocol = \"udp\"\nrtt = \"40ms\"\n\
+               app = { kind = \"cbr\", rate = \"2Mbps\", size = \"1000B\", on = \"1s\", off = \"1s\" }\n\
+               [[flows]]\nname = \"tcp\"\ncount = 2\nrtt = \"20ms..80ms\"\nstart = \"0s..1s\"\n";
+    let web = "[[flows]]\nname = \"web\"\nrecovery = \"sack\"\nrtt = \"20ms..200ms\"\n\
+               app = { kind = \"web\", load = 0.3 }\n\
+               [[flows]]\nname = \"long\"\ncount = 2\nrecovery = \"sack1\"\nrtt = \"20ms..200ms\"\n\
+               start = \"0s..1s\"\n";
+    for (name, flows) in [("udt", udt), ("udp", udp), ("web", web)] {
+        let text = format!("{path}{flows}");
+        let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"0.5s\"\n");
+        for seed in 1..=3u64 {
+            let plain = cclab_sim::run_toml(&text, "t", Some(seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let traced = cclab_sim::run_toml(&traced_text, "t", Some(seed)).expect("runs");
+            assert_eq!(traced.flows, plain.flows, "{name} seed {seed}");
+            assert_eq!(traced.links, plain.links, "{name} seed {seed}");
+            assert_eq!(traced.transfers, plain.transfers, "{name} seed {seed}");
+            assert_eq!(traced.packet_hops, plain.packet_hops, "{name} seed {seed}");
+            assert!(plain.events < traced.events, "{name} seed {seed}");
+        }
+    }
+}
+
 #[test]
 fn tracing_changes_no_result() {
     let traced = cclab_sim::run_toml(&example(), "t", None).expect("runs");
