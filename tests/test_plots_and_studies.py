@@ -221,6 +221,9 @@ def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     assert capped["converge_s"].is_not_null().all()
     ext = pl.read_csv(out / "tables" / "extension_runs.csv")
     assert ext.height == 2 * 3  # the quick plan's 8 and 32 flows, three policies, one replication
+    # A connection can hold more than its allocation right after the host cuts it (what is in
+    # flight stays until acknowledged); a sample goes before the host's reallocation at the
+    # same instant, so each sample finds the connection a sampling period (many RTTs) after the cut.
     assert (ext["allocated_kb"] <= 512.0 + 1e-6).all() and (ext["used_kb"] <= ext["allocated_kb"] + 1e-6).all()
     assert ((ext["jain"] > 0) & (ext["jain"] <= 1)).all()
     assert "Where we differ from the paper" in report
