@@ -90,6 +90,9 @@ struct Slot {
     armed: Time,
     /// The wake-up the endpoint last asked for, and since when (see [`WakeUp`]).
     wake_up: WakeUp,
+    /// When the endpoint last did something (it may be ahead of the engine's
+    /// time after taking a packet early); its timer never fires before that.
+    acted_at: Time,
     /// Its connection was opened by an agent and is reclaimed when done.
     reclaimable: bool,
     /// Events this slot's endpoints made, kept across reuse (see [`Seq`]).
@@ -371,13 +374,23 @@ impl Maker {
     /// The next event of `maker`, which has made `count` events so far, made at `now`.
     #[inline(always)]
     fn made(maker: u64, count: &mut u64, now: Time) -> Seq {
-        let id = Self::scrambled(maker << Self::COUNT_BITS | (*count & (Self::TIMER - 1)));
+        let id = Self::scrambled((maker << Self::COUNT_BITS) | (*count % Self::TIMER));
         *count += 1;
-        Seq { made_at: now, id }
+        Seq { made_at: Self::after_own(now), id }
     }
 
     fn timer(maker: u64, made_at: Time) -> Seq {
-        Seq { made_at, id: Self::scrambled(maker << Self::COUNT_BITS | Self::TIMER) }
+        Seq {
+            made_at: Self::after_own(made_at),
+            id: Self::scrambled(maker << Self::COUNT_BITS | Self::TIMER),
+        }
+    }
+
+    /// The engine's own events (`made_at` 0, see [`Engine::push_own`]) go
+    /// before every other event of their time, even one made at time zero.
+    #[inline(always)]
+    fn after_own(made_at: Time) -> Time {
+        made_at.saturating_add(1)
     }
 
     /// A bijection of the 64-bit integers (MurmurHash3's finaliser): ids stay
@@ -535,6 +548,7 @@ impl Engine {
             flow,
             armed: NEVER,
             wake_up: WakeUp::default(),
+            acted_at: 0,
             reclaimable,
             made: 0,
         };
@@ -640,7 +654,9 @@ impl Engine {
     /// zero, so it goes before everything else of its time: the window's
     /// snapshot and a sample at `t` see the state before anything at `t` happens.
     fn push_own(&mut self, time: Time, target: Target) {
-        let seq = Maker::made(Maker::ENGINE, &mut self.made, 0);
+        let id = (Maker::ENGINE << Maker::COUNT_BITS) | (self.made % Maker::TIMER);
+        self.made += 1;
+        let seq = Seq { made_at: 0, id };
         self.heap.push(Event { time, seq, target });
     }
 
@@ -725,7 +741,7 @@ impl Engine {
             match target {
                 // Leaves the event at the top of the heap for link_arrival to replace.
                 Target::Link(l) => self.link_arrival::<RECORDING>(l, event.seq),
-                Target::Endpoint(e) => self.endpoint_timer::<RECORDING>(e, time),
+                Target::Endpoint(e) => self.endpoint_timer::<RECORDING>(e, time, event.seq),
                 Target::Agent(a) => self.agent_timer::<RECORDING>(a, time),
                 Target::WindowStart => self.snapshot_window_start(),
                 Target::Sample(o) => self.sample(o),
@@ -1079,12 +1095,21 @@ impl Engine {
         let mut watched_endpoint = vec![false; self.slots.len()];
         let mut watched_link = vec![false; n];
         for watch in self.observations.iter().flat_map(|o| &o.watches) {
-            let seen = match watch.source {
-                Source::Endpoint(e) => watched_endpoint.get_mut(e as usize),
-                Source::Link(l) => watched_link.get_mut(l as usize),
-            };
-            if let Some(seen) = seen {
-                *seen = true;
+            match watch.source {
+                Source::Endpoint(e) => {
+                    // A sender's sample reads its peer's bytes delivered too.
+                    let peer = self.slots.get(e as usize).map(|s| s.peer);
+                    for id in [Some(e), peer].into_iter().flatten() {
+                        if let Some(seen) = watched_endpoint.get_mut(id as usize) {
+                            *seen = true;
+                        }
+                    }
+                }
+                Source::Link(l) => {
+                    if let Some(seen) = watched_link.get_mut(l as usize) {
+                        *seen = true;
+                    }
+                }
             }
         }
         // Endpoints per node; a node where an agent may open connections, or
@@ -1168,14 +1193,19 @@ impl Engine {
             .collect()
     }
 
-    fn endpoint_timer<const RECORDING: bool>(&mut self, id: EndpointId, time: Time) {
+    fn endpoint_timer<const RECORDING: bool>(&mut self, id: EndpointId, time: Time, seq: Seq) {
         let slot = &mut self.slots[id as usize];
         if slot.armed != time {
             return; // superseded by an earlier entry that already fired
         }
         slot.armed = NEVER;
+        // An entry from an earlier request for the same time, or one older
+        // than what the endpoint already did (it took a packet ahead of
+        // time), is stale: the one re-armed below has the key the run would
+        // have had without taking packets early.
+        let current = seq.made_at == Maker::after_own(slot.wake_up.since) && time >= slot.acted_at;
         let Some(endpoint) = slot.endpoint.as_mut() else { return };
-        if endpoint.next_wakeup() <= time {
+        if current && endpoint.next_wakeup() <= time {
             endpoint.on_timer(time, &mut self.outbox);
             self.flush::<RECORDING>(id);
         } else {
@@ -1187,7 +1217,8 @@ impl Engine {
     /// reclaims its connection if both ends are done.
     fn flush<const RECORDING: bool>(&mut self, id: EndpointId) {
         let mut packets = std::mem::take(&mut self.outbox.packets);
-        let slot = &self.slots[id as usize];
+        let slot = &mut self.slots[id as usize];
+        slot.acted_at = self.now;
         let (node, peer_node, peer, flow) = (slot.node, slot.peer_node, slot.peer, slot.flow);
         // Stamped in place and copied once, into the pool: a packet is 144 bytes.
         for packet in packets.iter_mut() {
@@ -1213,8 +1244,9 @@ impl Engine {
         let Some(endpoint) = slot.endpoint.as_ref() else { return };
         let wanted = endpoint.next_wakeup();
         let made_at = slot.wake_up.asked(wanted, self.now);
-        // Time never runs backwards, whatever an endpoint asks for.
-        let wake = wanted.max(self.now);
+        // Time never runs backwards, whatever an endpoint asks for, nor
+        // before what the endpoint already did.
+        let wake = wanted.max(self.now).max(slot.acted_at);
         if wake < slot.armed {
             slot.armed = wake;
             let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id), made_at);

@@ -146,6 +146,56 @@ reverse_loss = 0.005
     }
 }
 
+/// Observations read endpoints during the run: an observed sender (whose
+/// `bytes_delivered` is read from its receiver) and its receiver are never
+/// handed packets early, and samples of one period keep their order (their
+/// ids are unique). Found by review: the receiver was taken early and the
+/// sample read bytes delivered ahead of time; two samples shared an id.
+#[test]
+fn tracing_changes_no_sample_of_observed_flows_and_links() {
+    let text = r#"
+[run]
+duration = "3s"
+warmup = "1s"
+[topology]
+kind = "dumbbell"
+access = { rate = "100Mbps" }
+[topology.bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "50pkts"
+[[flows]]
+name = "f"
+count = 2
+rtt = "40ms"
+start = "0s..0.5s"
+[[observe]]
+flows = ["f"]
+metrics = ["bytes_delivered"]
+every = "1ms"
+[[observe]]
+flows = ["f"]
+metrics = ["cwnd"]
+every = "10ms"
+[[observe]]
+links = ["left->right"]
+metrics = ["queue_packets"]
+every = "10ms"
+[[observe]]
+links = ["right->left"]
+metrics = ["arrivals"]
+every = "10ms"
+"#;
+    let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"0.1s\"\n");
+    for seed in 1..=3u64 {
+        let plain = cclab_sim::run_toml(text, "t", Some(seed)).expect("runs");
+        let traced = cclab_sim::run_toml(&traced_text, "t", Some(seed)).expect("runs");
+        assert_eq!(traced.timeseries, plain.timeseries, "seed {seed}");
+        assert_eq!(traced.flows, plain.flows, "seed {seed}");
+        assert_eq!(traced.links, plain.links, "seed {seed}");
+    }
+}
+
 #[test]
 fn tracing_changes_no_result() {
     let traced = cclab_sim::run_toml(&example(), "t", None).expect("runs");

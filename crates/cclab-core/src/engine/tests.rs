@@ -716,3 +716,106 @@ fn an_agent_opening_a_connection_it_did_not_declare_fails_the_run() {
         assert!(e.agent_failures().is_empty());
     }
 }
+
+/// A receiver that asks for a wake-up in its own past after its second
+/// packet (the engine clamps it to now).
+struct AsksForThePast {
+    wanted: Time,
+    packets: u64,
+    log: Rc<RefCell<Vec<(&'static str, Time)>>>,
+}
+
+impl Endpoint for AsksForThePast {
+    fn on_packet(&mut self, now: Time, _p: &Packet, _out: &mut Outbox) {
+        self.log.borrow_mut().push(("packet", now));
+        self.packets += 1;
+        self.wanted = if self.packets == 1 { millis(100) } else { now - micros(300) };
+    }
+    fn on_timer(&mut self, now: Time, _out: &mut Outbox) {
+        self.log.borrow_mut().push(("timer", now));
+        self.wanted = NEVER;
+    }
+    fn next_wakeup(&self) -> Time {
+        self.wanted
+    }
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
+}
+
+/// A receiver whose wake-ups follow a script, one per packet received.
+struct Scripted {
+    wanted: Time,
+    script: Vec<Time>,
+    log: Rc<RefCell<Vec<(&'static str, Time)>>>,
+}
+
+impl Endpoint for Scripted {
+    fn on_packet(&mut self, now: Time, _p: &Packet, _out: &mut Outbox) {
+        self.log.borrow_mut().push(("packet", now));
+        self.wanted = if self.script.is_empty() { NEVER } else { self.script.remove(0) };
+    }
+    fn on_timer(&mut self, now: Time, _out: &mut Outbox) {
+        self.log.borrow_mut().push(("timer", now));
+        self.wanted = NEVER;
+    }
+    fn next_wakeup(&self) -> Time {
+        self.wanted
+    }
+    fn counters(&self) -> Counters {
+        Counters::default()
+    }
+}
+
+/// What `receiver` saw (packets and timers with their times) when `Burst`
+/// sends it `packets` 500 us apart over the star's lossy a -> r, and the run's
+/// events; hop by hop if a link counts its departures.
+fn receiver_log(
+    receiver: impl FnOnce(Rc<RefCell<Vec<(&'static str, Time)>>>) -> Box<dyn Endpoint>,
+    packets: u64,
+    hop_by_hop: bool,
+) -> (Vec<(&'static str, Time)>, u64) {
+    let mut e = Engine::new(star(true, 1000), MeasurementWindow { start: 0, end: millis(20) });
+    let bucket = e.add_bucket();
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let receiver = receiver(log.clone());
+    let sender = Box::new(Burst::new(0, packets, micros(500), false));
+    e.connect(0, Open { sender, receiver, from: 0, to: 1, bucket, size: None, start: 0 });
+    if hop_by_hop {
+        e.net.links[0].count_departures(0);
+    }
+    e.run();
+    let got = log.borrow().clone();
+    (got, e.totals().events)
+}
+
+/// Found by review. The receiver takes its second packet early (its stale
+/// timer entry at 2.7 ms is still in the heap) and then asks for a time in
+/// its past: the stale entry must not fire its timer before the packet's
+/// arrival, as it would never do hop by hop.
+#[test]
+fn an_endpoint_that_took_a_packet_early_never_acts_in_its_past() {
+    let receiver =
+        |log| Box::new(AsksForThePast { wanted: micros(2700), packets: 0, log }) as Box<dyn Endpoint>;
+    let (cut, hop) = (receiver_log(receiver, 2, false), receiver_log(receiver, 2, true));
+    assert_eq!(cut.0, hop.0);
+    assert!(cut.0.iter().any(|&(what, _)| what == "timer"), "{:?}", cut.0);
+    assert!(cut.1 < hop.1, "packets were taken early: {} against {} events", cut.1, hop.1);
+}
+
+/// Found by review. The receiver asks for 4.48 ms, later for 100 ms, then for
+/// 4.48 ms again, and its fifth packet arrives at exactly 4.48 ms: the timer
+/// and the packet keep the order they have hop by hop, although the entry
+/// from the first request is pushed only in the hop-by-hop run.
+#[test]
+fn a_timer_asked_for_twice_keeps_its_order_against_a_packet_of_its_time() {
+    let t = micros(4480);
+    let receiver = move |log| {
+        let script = vec![millis(100), t, millis(100), t];
+        Box::new(Scripted { wanted: micros(2900), script, log }) as Box<dyn Endpoint>
+    };
+    let (cut, hop) = (receiver_log(receiver, 5, false), receiver_log(receiver, 5, true));
+    assert_eq!(cut.0, hop.0);
+    assert!(cut.0.contains(&("packet", t)), "{:?}", cut.0);
+    assert!(cut.1 < hop.1, "packets were taken early: {} against {} events", cut.1, hop.1);
+}
