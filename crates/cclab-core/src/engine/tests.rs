@@ -717,32 +717,6 @@ fn an_agent_opening_a_connection_it_did_not_declare_fails_the_run() {
     }
 }
 
-/// A receiver that asks for a wake-up in its own past after its second
-/// packet (the engine clamps it to now).
-struct AsksForThePast {
-    wanted: Time,
-    packets: u64,
-    log: Rc<RefCell<Vec<(&'static str, Time)>>>,
-}
-
-impl Endpoint for AsksForThePast {
-    fn on_packet(&mut self, now: Time, _p: &Packet, _out: &mut Outbox) {
-        self.log.borrow_mut().push(("packet", now));
-        self.packets += 1;
-        self.wanted = if self.packets == 1 { millis(100) } else { now - micros(300) };
-    }
-    fn on_timer(&mut self, now: Time, _out: &mut Outbox) {
-        self.log.borrow_mut().push(("timer", now));
-        self.wanted = NEVER;
-    }
-    fn next_wakeup(&self) -> Time {
-        self.wanted
-    }
-    fn counters(&self) -> Counters {
-        Counters::default()
-    }
-}
-
 /// A receiver whose wake-ups follow a script, one per packet received.
 struct Scripted {
     wanted: Time,
@@ -789,14 +763,16 @@ fn receiver_log(
     (got, e.totals().events)
 }
 
-/// Found by review. The receiver takes its second packet early (its stale
-/// timer entry at 2.7 ms is still in the heap) and then asks for a time in
-/// its past: the stale entry must not fire its timer before the packet's
-/// arrival, as it would never do hop by hop.
+/// Found by review. The receiver takes its second packet (arriving at 2.98
+/// ms) early, while its stale timer entry at 2.7 ms is still in the heap,
+/// and then asks for 2.68 ms, a time in its past: the stale entry must not
+/// fire its timer before the packet's arrival, as it would never do hop by hop.
 #[test]
 fn an_endpoint_that_took_a_packet_early_never_acts_in_its_past() {
-    let receiver =
-        |log| Box::new(AsksForThePast { wanted: micros(2700), packets: 0, log }) as Box<dyn Endpoint>;
+    let receiver = |log| {
+        let script = vec![millis(100), micros(2680)];
+        Box::new(Scripted { wanted: micros(2700), script, log }) as Box<dyn Endpoint>
+    };
     let (cut, hop) = (receiver_log(receiver, 2, false), receiver_log(receiver, 2, true));
     assert_eq!(cut.0, hop.0);
     assert!(cut.0.iter().any(|&(what, _)| what == "timer"), "{:?}", cut.0);
