@@ -768,13 +768,12 @@ impl Engine {
 
     fn link_arrival<const RECORDING: bool>(&mut self, l: LinkId, seq_of_head: Seq) {
         let link = &mut self.net.links[l as usize];
-        if link.head_key() != Some((self.now, seq_of_head)) {
-            // The packet this event was for was handed to its endpoint ahead
-            // of time (`cut_into_endpoint`).
-            self.heap.pop();
-            return;
-        }
-        let Some((packet, survived, next)) = link.pop_arrival(self.now, &self.window) else {
+        // A head with another key: the packet this event was for was handed
+        // to its endpoint ahead of time (`cut_into_endpoint`).
+        let current = link.head_key() == Some((self.now, seq_of_head));
+        let Some((packet, survived, next)) =
+            current.then(|| link.pop_arrival(self.now, &self.window)).flatten()
+        else {
             self.heap.pop();
             return;
         };

@@ -299,7 +299,7 @@ impl Link {
         window: &MeasurementWindow,
     ) -> Option<(PacketRef, bool, Option<HeadKey>)> {
         let head = self.delay_line.pop_front()?;
-        let next = self.delay_line.front().map(|f| (f.arrival, f.seq));
+        let next = self.head_key();
         let survived = self.pass_through(now, window);
         Some((head.packet, survived, next))
     }

@@ -53,6 +53,14 @@ fn a_huge_trace_is_refused_before_the_run_naming_its_entry() {
     assert!(e.message.contains("packet events"), "{e}");
 }
 
+/// Scenario `text` run at `seed` as it is and with a short trace of the
+/// bottleneck, which makes every packet go hop by hop.
+fn plain_and_traced(text: &str, seed: u64) -> (cclab_sim::RunResult, cclab_sim::RunResult) {
+    let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"0.1s\"\n");
+    let run = |text: &str| cclab_sim::run_toml(text, "t", Some(seed)).unwrap_or_else(|e| panic!("{e}"));
+    (run(text), run(&traced_text))
+}
+
 /// Endpoints are handed packets ahead of their arrival events, which a
 /// trace turns off. Paced senders (BBR) have timers due between a packet's
 /// admission and its arrival, so their ACKs are held back and taken later in
@@ -85,10 +93,8 @@ cc = "bbr"
 recovery = "sack"
 start = "0s..0.5s"
 "#;
-    let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"1s\"\n");
     for seed in 1..=8u64 {
-        let plain = cclab_sim::run_toml(text, "t", Some(seed)).expect("runs");
-        let traced = cclab_sim::run_toml(&traced_text, "t", Some(seed)).expect("runs");
+        let (plain, traced) = plain_and_traced(text, seed);
         assert_eq!(traced.flows, plain.flows, "seed {seed}");
         assert_eq!(traced.links, plain.links, "seed {seed}");
         assert_eq!(traced.packet_hops, plain.packet_hops, "seed {seed}");
@@ -133,10 +139,8 @@ reverse_loss = 0.005
                start = \"0s..1s\"\n";
     for (name, flows) in [("udt", udt), ("udp", udp), ("web", web)] {
         let text = format!("{path}{flows}");
-        let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"0.5s\"\n");
         for seed in 1..=3u64 {
-            let plain = cclab_sim::run_toml(&text, "t", Some(seed)).unwrap_or_else(|e| panic!("{name}: {e}"));
-            let traced = cclab_sim::run_toml(&traced_text, "t", Some(seed)).expect("runs");
+            let (plain, traced) = plain_and_traced(&text, seed);
             assert_eq!(traced.flows, plain.flows, "{name} seed {seed}");
             assert_eq!(traced.links, plain.links, "{name} seed {seed}");
             assert_eq!(traced.transfers, plain.transfers, "{name} seed {seed}");
@@ -186,10 +190,8 @@ links = ["right->left"]
 metrics = ["arrivals"]
 every = "10ms"
 "#;
-    let traced_text = format!("{text}[[trace]]\nlinks = [\"left->right\"]\nto = \"0.1s\"\n");
     for seed in 1..=3u64 {
-        let plain = cclab_sim::run_toml(text, "t", Some(seed)).expect("runs");
-        let traced = cclab_sim::run_toml(&traced_text, "t", Some(seed)).expect("runs");
+        let (plain, traced) = plain_and_traced(text, seed);
         assert_eq!(traced.timeseries, plain.timeseries, "seed {seed}");
         assert_eq!(traced.flows, plain.flows, "seed {seed}");
         assert_eq!(traced.links, plain.links, "seed {seed}");
