@@ -811,11 +811,13 @@ impl Engine {
         link.count_departure(packet);
         if let Some(tracer) = self.tracer.as_mut() {
             let from = link.spec.from;
+            let route = self.pool.route(id);
             // Its last bit left the transmitter one propagation delay ago.
             let departed = self.now - link.spec.delay;
-            tracer.record(departed, TraceEvent::Depart, Some(l), from, packet);
+            tracer.record(departed, TraceEvent::Depart, Some(l), from, packet, route);
             if !survived {
-                tracer.record(self.now, TraceEvent::Drop(DropCause::RandomLoss), Some(l), from, packet);
+                let lost = TraceEvent::Drop(DropCause::RandomLoss);
+                tracer.record(self.now, lost, Some(l), from, packet, route);
             }
         }
     }
@@ -824,7 +826,7 @@ impl Engine {
     #[inline(never)]
     fn record_event(&mut self, event: TraceEvent, l: Option<LinkId>, at: NodeId, id: PacketId) {
         if let Some(tracer) = self.tracer.as_mut() {
-            tracer.record(self.now, event, l, at, self.pool.get(id));
+            tracer.record(self.now, event, l, at, self.pool.get(id), self.pool.route(id));
         }
     }
 
@@ -1219,14 +1221,15 @@ impl Engine {
         let slot = &mut self.slots[id as usize];
         slot.acted_at = self.now;
         let (node, peer_node, peer, flow) = (slot.node, slot.peer_node, slot.peer, slot.flow);
-        // Stamped in place and copied once, into the pool: a packet is 144 bytes.
+        // Stamped in place and copied once, into the pool.
         for packet in packets.iter_mut() {
-            packet.src = node;
-            packet.dst = peer_node;
             packet.to_endpoint = peer;
             packet.flow = flow;
             self.totals.packets_sent += 1;
-            let p = self.pool.insert(packet);
+            let p = self.pool.insert(packet, peer_node);
+            if RECORDING {
+                self.pool.set_route(p.id, node, peer_node);
+            }
             self.forward::<RECORDING>(p, node, Origin::Endpoint(id));
         }
         packets.clear();

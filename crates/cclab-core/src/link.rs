@@ -425,14 +425,14 @@ mod tests {
     fn back_to_back_packets_serialise_then_propagate() {
         let mut l = link(BufferLimit::Unlimited);
         assert_eq!(
-            l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL),
+            l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 1, &ALL),
             Enqueued::Admitted {
                 head: Some((micros(1000) + millis(1), Seq { made_at: 0, id: 1 })),
                 marked: false
             }
         );
         assert_eq!(
-            l.enqueue(0, PacketRef::new(1, &pkt(1000)), 2, &ALL),
+            l.enqueue(0, PacketRef::new(1, 0, &pkt(1000)), 2, &ALL),
             Enqueued::Admitted { head: None, marked: false }
         );
         let (_, ok, next) = l.pop_arrival(millis(2), &ALL).unwrap();
@@ -443,14 +443,14 @@ mod tests {
     #[test]
     fn droptail_limit_counts_waiting_packets_only() {
         let mut l = link(BufferLimit::Packets(1));
-        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &ALL); // in transmission
-        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 2, &ALL); // waiting
-        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 3, &ALL); // dropped
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 1, &ALL); // in transmission
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 2, &ALL); // waiting
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 3, &ALL); // dropped
         assert_eq!(l.stats.drops, 1);
         assert_eq!(l.in_flight(), 2);
         // Once the first finishes, the second is in service and there is room again.
         assert_eq!(l.waiting_at(micros(1000)).packets, 0);
-        l.enqueue(micros(1000), PacketRef::new(0, &pkt(1000)), 4, &ALL);
+        l.enqueue(micros(1000), PacketRef::new(0, 0, &pkt(1000)), 4, &ALL);
         assert_eq!(l.stats.drops, 1);
     }
 
@@ -458,7 +458,7 @@ mod tests {
     fn queue_integral_is_total_waiting_time() {
         let mut l = link(BufferLimit::Unlimited);
         for seq in 0..3 {
-            l.enqueue(0, PacketRef::new(0, &pkt(1000)), seq, &ALL);
+            l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), seq, &ALL);
         }
         // Waits: 0, 1000 us, 2000 us.
         assert_eq!(l.stats.queue_packet_time, micros(3000) as u128);
@@ -487,7 +487,8 @@ mod tests {
                 now += rng.next_u64() % micros(1500);
                 let size = [40, 1000, 1500][(rng.next_u64() % 3) as usize];
                 let begin = l.busy_until.max(now);
-                let Enqueued::Admitted { .. } = l.enqueue(now, PacketRef::new(0, &pkt(size)), seq, &w) else {
+                let Enqueued::Admitted { .. } = l.enqueue(now, PacketRef::new(0, 0, &pkt(size)), seq, &w)
+                else {
                     panic!("an unlimited buffer drops nothing");
                 };
                 let finish = begin + serialization_time(size, 8_000_000);
@@ -518,8 +519,8 @@ mod tests {
     fn utilization_clips_busy_time_to_window() {
         let mut l = link(BufferLimit::Unlimited);
         let w = MeasurementWindow { start: micros(500), end: micros(2500) };
-        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 1, &w);
-        l.enqueue(0, PacketRef::new(0, &pkt(1000)), 2, &w);
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 1, &w);
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(1000)), 2, &w);
         // Busy [0, 2000) us; inside the window [500, 2000) = 1500 of 2000 us.
         assert!((l.utilization(&w) - 0.75).abs() < 1e-12);
     }
@@ -537,7 +538,7 @@ mod tests {
         };
         let loss = LossProcess::new(spec.loss, RngStream::new(1, "x"));
         let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(loss));
-        l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(100)), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
         assert_eq!((l.stats.arrivals, l.stats.losses, l.stats.delivered), (1, 1, 0));
@@ -566,7 +567,7 @@ mod tests {
         let mut admitted = Vec::new();
         for (seq, p) in packets.iter().cycle().take(40).enumerate() {
             offered += p.wire_bytes as u64;
-            match l.enqueue(0, PacketRef::new(0, p), seq as u64, &ALL) {
+            match l.enqueue(0, PacketRef::new(0, 0, p), seq as u64, &ALL) {
                 Enqueued::Dropped(_) => dropped += p.wire_bytes as u64,
                 Enqueued::Admitted { .. } => {
                     in_link.push_back(p.wire_bytes as u64);
@@ -616,10 +617,10 @@ mod tests {
         let mut ect = pkt(1000);
         ect.ect = true;
         let marked = |e: Enqueued| matches!(e, Enqueued::Admitted { marked: true, .. });
-        assert!(!marked(l.enqueue(0, PacketRef::new(0, &ect), 1, &ALL)));
-        assert!(!marked(l.enqueue(0, PacketRef::new(1, &ect), 2, &ALL)));
-        assert!(marked(l.enqueue(0, PacketRef::new(2, &ect), 3, &ALL)));
-        assert!(!marked(l.enqueue(0, PacketRef::new(3, &pkt(1000)), 4, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(0, 0, &ect), 1, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(1, 0, &ect), 2, &ALL)));
+        assert!(marked(l.enqueue(0, PacketRef::new(2, 0, &ect), 3, &ALL)));
+        assert!(!marked(l.enqueue(0, PacketRef::new(3, 0, &pkt(1000)), 4, &ALL)));
         assert_eq!((l.stats.marks, l.stats.window_marks, l.stats.drops), (1, 1, 0));
         let mut log = cclab_wire::MetricLog::default();
         l.discipline_metrics(&mut Metrics::new(&mut log));
@@ -629,7 +630,7 @@ mod tests {
     #[test]
     fn a_link_that_is_not_observed_counts_nothing() {
         let mut l = link(BufferLimit::Unlimited);
-        l.enqueue(0, PacketRef::new(0, &pkt(100)), 1, &ALL);
+        l.enqueue(0, PacketRef::new(0, 0, &pkt(100)), 1, &ALL);
         l.pop_arrival(millis(100), &ALL);
         l.count_departure(&pkt(100));
         assert!(l.departures().is_none());

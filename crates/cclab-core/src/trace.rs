@@ -77,6 +77,9 @@ pub struct TraceRecord {
     /// Which `[[trace]]` entry selected it.
     pub trace: u32,
     pub packet: Packet,
+    /// The packet's source and destination nodes.
+    pub src: NodeId,
+    pub dst: NodeId,
 }
 
 /// What one `[[trace]]` entry selects: packets of `flows` (every flow if
@@ -138,10 +141,12 @@ impl Tracer {
         link: Option<LinkId>,
         node: NodeId,
         packet: &Packet,
+        (src, dst): (NodeId, NodeId),
     ) {
         for (i, f) in self.filters.iter().enumerate() {
             if f.matches(time, link, packet.flow) {
-                self.records.push(TraceRecord { time, event, link, node, trace: i as u32, packet: *packet });
+                let trace = i as u32;
+                self.records.push(TraceRecord { time, event, link, node, trace, packet: *packet, src, dst });
             }
         }
     }
@@ -187,8 +192,8 @@ mod tests {
     fn records_come_out_in_time_order_and_per_entry() {
         let all = TraceFilter { flows: vec![], links: vec![], from: 0, to: 100 };
         let mut t = Tracer::new(vec![all.clone(), all]);
-        t.record(30, TraceEvent::Deliver, None, 1, &packet(0));
-        t.record(10, TraceEvent::Depart, Some(0), 0, &packet(0));
+        t.record(30, TraceEvent::Deliver, None, 1, &packet(0), (0, 1));
+        t.record(10, TraceEvent::Depart, Some(0), 0, &packet(0), (0, 1));
         let order = t.time_order();
         assert_eq!(
             order

@@ -50,7 +50,7 @@ fn hostile_datagram(rng: &mut SplitMix64, connection: u32, cookie: u32) -> Vec<u
                 (rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64());
             h.fin = r & 16 != 0;
             for _ in 0..(rng.next_u64() % 5) {
-                h.sack.push((rng.next_u64(), rng.next_u64()));
+                h.push_sack((rng.next_u64(), rng.next_u64()));
             }
             Message::Segment { header: h, ect: r & 32 != 0, ce: r & 64 != 0 }
         }

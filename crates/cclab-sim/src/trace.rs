@@ -262,12 +262,12 @@ impl TraceTable {
         self.link.push(r.link.map(link_name));
         self.node.push(node_name(r.node));
         self.flow_id.push(p.flow);
-        self.src.push(node_name(p.src));
-        self.dst.push(node_name(p.dst));
-        self.ip_src.push(dotted(ipv4(p.src)));
-        self.ip_dst.push(dotted(ipv4(p.dst)));
-        self.sport.push(port(p.flow, p.src, p.dst));
-        self.dport.push(port(p.flow, p.dst, p.src));
+        self.src.push(node_name(r.src));
+        self.dst.push(node_name(r.dst));
+        self.ip_src.push(dotted(ipv4(r.src)));
+        self.ip_dst.push(dotted(ipv4(r.dst)));
+        self.sport.push(port(p.flow, r.src, r.dst));
+        self.dport.push(port(p.flow, r.dst, r.src));
         self.wire_bytes.push(p.wire_bytes);
         self.ect.push(p.ect);
         self.ce.push(p.ce);
@@ -297,7 +297,7 @@ impl TraceTable {
         self.window.push(tcp.filter(|h| h.kind == TcpKind::Ack).map(|h| h.window));
         self.ts_val_ns.push(tcp.map(|h| h.ts_val));
         self.ts_ecr_ns.push(tcp.map(|h| h.ts_ecr));
-        let sack = tcp.map(|h| h.sack.as_slice()).unwrap_or(&[]);
+        let sack = tcp.map(|h| h.sack()).unwrap_or(&[]);
         self.sack_left.push(sack.iter().map(|b| b.0).collect());
         self.sack_right.push(sack.iter().map(|b| b.1).collect());
         self.fin.push(tcp.is_some_and(|h| h.fin));
@@ -344,9 +344,7 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
             for f in sim.flows.iter().filter(|f| spec.flows.contains(&sim.scenario.flows[f.group].name)) {
                 let Some(host) = sim.engine.flow_sender_node(f.flow_id) else { continue };
                 let first_hop = |r: &TraceRecord| {
-                    r.link.is_some_and(|l| links[l as usize].spec.from == host)
-                        && r.packet.src == host
-                        && offered(r)
+                    r.link.is_some_and(|l| links[l as usize].spec.from == host) && r.src == host && offered(r)
                 };
                 let delivered = |r: &TraceRecord| r.event == TraceEvent::Deliver && r.node == host;
                 let rows = rows_where(&records, |r| {

@@ -28,7 +28,7 @@ pub use descriptor::{
 pub use endpoint::{AsAny, BufferInputs, Control, ControlRefused, Endpoint, Outbox, SendState};
 pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{
-    EndpointId, FlowId, Header, LinkId, NodeId, Packet, SackBlocks, TcpHeader, TcpKind, TrafficKind,
-    UdpHeader, UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
+    EndpointId, FlowId, Header, LinkId, NodeId, Packet, TcpHeader, TcpKind, TrafficKind, UdpHeader,
+    UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
 };
 pub use time::{Time, NEVER};

@@ -16,28 +16,36 @@ pub type EndpointId = u32;
 /// arrives after its connection closed is recognised as an orphan.
 pub type FlowId = u32;
 
+/// A packet as links carry it; the engine knows its source and destination
+/// nodes (a link moves a packet by its destination alone).
+///
+/// Exactly two cache lines (128 bytes, `repr(C)` so that no layout change
+/// makes it larger): the pool keeps packets on whole lines, and a copy this
+/// size is a few vector moves instead of a call to `memcpy`. Together with
+/// the 64-byte SACK blocks, the source and destination no longer fitted; at
+/// 144 bytes each packet spanned three lines. The fields an endpoint reads on
+/// every delivery come first, the SACK blocks last.
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct Packet {
-    // Routing, stamped by the driver.
-    pub src: NodeId,
-    pub dst: NodeId,
+    // Stamped by the driver.
     pub to_endpoint: EndpointId,
     pub flow: FlowId,
-    /// Bytes on the wire: payload plus every header.
-    pub wire_bytes: u32,
     /// The sender can react to congestion marks (ECN-capable transport, RFC 3168).
     pub ect: bool,
     /// A queue marked this packet: Congestion Experienced (RFC 3168), or a
     /// congestion warning (TCP-Jersey); what the mark means is the queue's business.
     pub ce: bool,
+    /// Bytes on the wire: payload plus every header.
+    pub wire_bytes: u32,
     pub header: Header,
 }
 
 impl Packet {
-    /// A packet carrying `header`, `wire_bytes` long, with routing fields unset.
+    /// A packet carrying `header`, `wire_bytes` long, with the driver's fields unset.
     #[inline]
     pub fn new(header: Header, wire_bytes: u32) -> Self {
-        Self { src: 0, dst: 0, to_endpoint: 0, flow: 0, wire_bytes, ect: false, ce: false, header }
+        Self { to_endpoint: 0, flow: 0, wire_bytes, ect: false, ce: false, header }
     }
 
     pub fn tcp(&self) -> Option<&TcpHeader> {
@@ -151,18 +159,23 @@ pub enum TcpKind {
     Ack,
 }
 
-/// SACK blocks `[left, right)` in byte sequence space, most recent first.
-pub type SackBlocks = Bounded<(u64, u64), MAX_SACK_BLOCKS>;
-
 /// A TCP segment's header. Sequence numbers are 64-bit byte offsets from the
-/// start of the stream, so they never wrap.
+/// start of the stream, so they never wrap. Laid out in declaration order
+/// (`repr(C)`, see [`Packet`]): the SACK blocks, present only while a
+/// receiver holds out-of-order data, last.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct TcpHeader {
     pub kind: TcpKind,
-    /// First payload byte (data).
-    pub seq: u64,
+    /// ECN-Echo: the receiver saw a congestion mark.
+    pub ece: bool,
+    /// The last segment of the stream: the application will send nothing more.
+    pub fin: bool,
+    sack_len: u8,
     /// Payload bytes.
     pub len: u32,
+    /// First payload byte (data).
+    pub seq: u64,
     /// Cumulative acknowledgment: next byte expected (ACKs).
     pub ack: u64,
     /// Advertised receive window in bytes (ACKs).
@@ -170,11 +183,9 @@ pub struct TcpHeader {
     /// Timestamp value (sender clock) and echo reply (RFC 7323).
     pub ts_val: Time,
     pub ts_ecr: Time,
-    /// ECN-Echo: the receiver saw a congestion mark.
-    pub ece: bool,
-    /// The last segment of the stream: the application will send nothing more.
-    pub fin: bool,
-    pub sack: SackBlocks,
+    /// SACK blocks `[left, right)` in byte sequence space, most recent first:
+    /// the first `sack_len`.
+    sack_blocks: [(u64, u64); MAX_SACK_BLOCKS],
 }
 
 impl TcpHeader {
@@ -183,16 +194,32 @@ impl TcpHeader {
     pub fn new(kind: TcpKind) -> Self {
         Self {
             kind,
-            seq: 0,
+            ece: false,
+            fin: false,
+            sack_len: 0,
             len: 0,
+            seq: 0,
             ack: 0,
             window: 0,
             ts_val: 0,
             ts_ecr: 0,
-            ece: false,
-            fin: false,
-            sack: SackBlocks::default(),
+            sack_blocks: [(0, 0); MAX_SACK_BLOCKS],
         }
+    }
+
+    /// The SACK blocks `[left, right)`, most recent first.
+    #[inline]
+    pub fn sack(&self) -> &[(u64, u64)] {
+        &self.sack_blocks[..self.sack_len as usize]
+    }
+
+    /// Appends a SACK block; returns false (and ignores it) when
+    /// [`MAX_SACK_BLOCKS`] are already there.
+    pub fn push_sack(&mut self, block: (u64, u64)) -> bool {
+        let Some(slot) = self.sack_blocks.get_mut(self.sack_len as usize) else { return false };
+        *slot = block;
+        self.sack_len += 1;
+        true
     }
 }
 
@@ -290,13 +317,13 @@ mod tests {
 
     #[test]
     fn sack_blocks_hold_at_most_four() {
-        let mut s = SackBlocks::default();
+        let mut h = TcpHeader::new(TcpKind::Ack);
         for i in 0..4 {
-            assert!(s.push((i * 10, i * 10 + 5)));
+            assert!(h.push_sack((i * 10, i * 10 + 5)));
         }
-        assert!(!s.push((100, 105)));
-        assert_eq!(s.len(), 4);
-        assert_eq!(s.as_slice()[0], (0, 5));
+        assert!(!h.push_sack((100, 105)));
+        assert_eq!(h.sack().len(), 4);
+        assert_eq!(h.sack()[0], (0, 5));
     }
 
     #[test]
@@ -311,8 +338,38 @@ mod tests {
 
     #[test]
     fn packet_stays_small() {
-        // Packets are copied on every hop; keep them within two and a half cache lines.
-        assert!(std::mem::size_of::<Packet>() <= 160, "{}", std::mem::size_of::<Packet>());
+        // Two cache lines: packets are copied into the pool, and out of the cache while in flight.
+        assert_eq!(std::mem::size_of::<Packet>(), 128);
+    }
+
+    #[test]
+    fn the_fields_every_delivery_reads_come_first_and_the_sack_blocks_last() {
+        let mut h = TcpHeader::new(TcpKind::Ack);
+        h.push_sack((1, 2));
+        let p = Packet::new(Header::Tcp(h), 40);
+        let Header::Tcp(t) = &p.header else { unreachable!() };
+        let start = &p as *const Packet as usize;
+        let span = |field: usize, size: usize| (field - start, field - start + size);
+        let read_on_delivery = [
+            span(&p.to_endpoint as *const _ as usize, 4),
+            span(&p.flow as *const _ as usize, 4),
+            span(&p.ce as *const _ as usize, 1),
+            span(&t.kind as *const _ as usize, 1),
+            span(&t.ece as *const _ as usize, 1),
+            span(&t.fin as *const _ as usize, 1),
+            span(&t.sack_len as *const _ as usize, 1),
+            span(&t.len as *const _ as usize, 4),
+            span(&t.seq as *const _ as usize, 8),
+            span(&t.ack as *const _ as usize, 8),
+            span(&t.window as *const _ as usize, 8),
+            span(&t.ts_val as *const _ as usize, 8),
+            span(&t.ts_ecr as *const _ as usize, 8),
+        ];
+        for (first, end) in read_on_delivery {
+            assert!(end <= 64, "a field at bytes {first}..{end}");
+        }
+        let (first, end) = span(t.sack_blocks.as_ptr() as usize, std::mem::size_of_val(&t.sack_blocks));
+        assert!(first >= 64 && end <= 128, "SACK blocks at bytes {first}..{end}");
     }
 
     #[test]

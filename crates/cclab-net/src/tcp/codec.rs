@@ -26,7 +26,7 @@
 //! an unknown type or kind, more SACK blocks than allowed, or a payload whose
 //! size differs from the header's length is an error, never a panic.
 
-use cclab_wire::packet::{SackBlocks, TcpHeader, TcpKind, MAX_SACK_BLOCKS};
+use cclab_wire::packet::{TcpHeader, TcpKind, MAX_SACK_BLOCKS};
 
 const MAGIC: [u8; 2] = *b"CT";
 pub const VERSION: u8 = 1;
@@ -137,14 +137,14 @@ pub fn encode(datagram: &Datagram, payload: &[u8], out: &mut Vec<u8>) {
                 TcpKind::Data => 0,
                 TcpKind::Ack => 1,
             };
-            out.extend_from_slice(&[kind, flags, h.sack.len() as u8, 0]);
+            out.extend_from_slice(&[kind, flags, h.sack().len() as u8, 0]);
             out.extend_from_slice(&h.seq.to_be_bytes());
             // The endpoints send at most one segment of payload; the driver sends exactly `len` bytes.
             out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
             for word in [h.ack, h.window, h.ts_val, h.ts_ecr] {
                 out.extend_from_slice(&word.to_be_bytes());
             }
-            for &(left, right) in h.sack.as_slice() {
+            for &(left, right) in h.sack() {
                 out.extend_from_slice(&left.to_be_bytes());
                 out.extend_from_slice(&right.to_be_bytes());
             }
@@ -217,11 +217,9 @@ pub fn decode(bytes: &[u8]) -> Result<(Datagram, &[u8]), DecodeError> {
             h.seq = r.u64()?;
             h.len = r.u32()?;
             (h.ack, h.window, h.ts_val, h.ts_ecr) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
-            let mut sack = SackBlocks::default();
             for _ in 0..blocks {
-                sack.push((r.u64()?, r.u64()?));
+                h.push_sack((r.u64()?, r.u64()?));
             }
-            h.sack = sack;
             h.fin = flags & FIN != 0;
             h.ece = flags & ECE != 0;
             let payload = &bytes[r.at..];
@@ -244,7 +242,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Datagram, &[u8]), DecodeError> {
 
 /// Bytes of a segment's header in a datagram, SACK blocks included.
 pub fn segment_header_bytes(header: &TcpHeader) -> usize {
-    SEGMENT_HEADER_BYTES + SACK_BLOCK_BYTES * header.sack.len()
+    SEGMENT_HEADER_BYTES + SACK_BLOCK_BYTES * header.sack().len()
 }
 
 #[cfg(test)]
@@ -260,8 +258,8 @@ mod tests {
         h.ts_val = 987_654_321_000;
         h.ts_ecr = 5;
         h.ece = true;
-        h.sack.push((10, 20));
-        h.sack.push((u64::MAX - 5, u64::MAX));
+        h.push_sack((10, 20));
+        h.push_sack((u64::MAX - 5, u64::MAX));
         h
     }
 

@@ -128,16 +128,16 @@ impl TcpReceiver {
         p.ece = self.ce_pending;
         if self.sack {
             for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
-                p.sack.push((s, e));
+                p.push_sack((s, e));
             }
             // RFC 2018 §4: as many distinct blocks as fit. Blocks that fell out of
             // the recent history are still held; report them, highest first.
             for &(s, e) in self.out_of_order.iter().rev() {
-                if p.sack.len() >= self.max_sack_blocks {
+                if p.sack().len() >= self.max_sack_blocks {
                     break;
                 }
-                if !p.sack.as_slice().iter().any(|&(a, b)| a == s && b == e) {
-                    p.sack.push((s, e));
+                if !p.sack().iter().any(|&(a, b)| a == s && b == e) {
+                    p.push_sack((s, e));
                 }
             }
         }
@@ -302,7 +302,7 @@ mod tests {
         let acks = feed(&mut r, 1, data(2000, 1000, 1));
         assert_eq!(acks.len(), 1);
         assert_eq!(acks[0].ack, 1000);
-        assert_eq!(acks[0].sack.as_slice(), &[(2000, 3000)]);
+        assert_eq!(acks[0].sack(), &[(2000, 3000)]);
         // The duplicate ACK echoes the last in-order segment's timestamp.
         assert_eq!(acks[0].ts_ecr, 0);
     }
@@ -316,7 +316,7 @@ mod tests {
         let acks = feed(&mut r, 3, data(1000, 1000, 3));
         assert_eq!(acks.len(), 1);
         assert_eq!(acks[0].ack, 4000);
-        assert!(acks[0].sack.is_empty());
+        assert!(acks[0].sack().is_empty());
         assert_eq!(r.deliveries().unwrap(), &[(0, 1000), (1000, 4000)]);
     }
 
@@ -327,12 +327,12 @@ mod tests {
         feed(&mut r, 1, data(3000, 1000, 1));
         feed(&mut r, 2, data(5000, 1000, 2));
         let acks = feed(&mut r, 3, data(6000, 1000, 3));
-        assert_eq!(acks[0].sack.as_slice(), &[(5000, 7000), (3000, 4000), (1000, 2000)]);
+        assert_eq!(acks[0].sack(), &[(5000, 7000), (3000, 4000), (1000, 2000)]);
         // Three blocks fit beside timestamps; a fourth is not reported.
         feed(&mut r, 4, data(8000, 1000, 4));
         let acks = feed(&mut r, 5, data(10000, 1000, 5));
-        assert_eq!(acks[0].sack.len(), 3);
-        assert_eq!(acks[0].sack.as_slice()[0], (10000, 11000));
+        assert_eq!(acks[0].sack().len(), 3);
+        assert_eq!(acks[0].sack()[0], (10000, 11000));
     }
 
     #[test]
@@ -358,7 +358,7 @@ mod tests {
         }
         let acks = feed(&mut r, 30, data(8000, 1000, 30)); // fills 8: ACK 10000
         assert_eq!(acks[0].ack, 10000);
-        assert_eq!(acks[0].sack.as_slice(), &[(11000, 12000)], "the block still held is reported");
+        assert_eq!(acks[0].sack(), &[(11000, 12000)], "the block still held is reported");
     }
 
     #[test]

@@ -488,7 +488,7 @@ impl TcpSender {
         let delivered_before = self.rate.delivered_segments();
         let mut newly_sacked = 0;
         if self.sack {
-            for &(left, right) in h.sack.as_slice() {
+            for &(left, right) in h.sack() {
                 let (first, end) = (left / s.mss as u64, s.segment_ceil(right));
                 let rate = &mut self.rate;
                 newly_sacked += s.scoreboard.mark_sacked_with(first.max(ack_seg), end, |seg, tx| {

@@ -38,7 +38,7 @@ pub(super) fn ack_packet(ack_seg: u64, ts_ecr: Time, sack: &[(u64, u64)]) -> Pac
     h.window = super::UNLIMITED_WINDOW_BYTES;
     h.ts_ecr = ts_ecr;
     for &(a, b) in sack {
-        h.sack.push((a * MSS, b * MSS));
+        h.push_sack((a * MSS, b * MSS));
     }
     Packet::new(Header::Tcp(h), 40)
 }
