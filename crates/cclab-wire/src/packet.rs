@@ -349,26 +349,20 @@ mod tests {
         let p = Packet::new(Header::Tcp(h), 40);
         let Header::Tcp(t) = &p.header else { unreachable!() };
         let start = &p as *const Packet as usize;
-        let span = |field: usize, size: usize| (field - start, field - start + size);
+        fn span<T>(start: usize, field: &T) -> (usize, usize) {
+            let first = field as *const T as usize - start;
+            (first, first + std::mem::size_of::<T>())
+        }
         let read_on_delivery = [
-            span(&p.to_endpoint as *const _ as usize, 4),
-            span(&p.flow as *const _ as usize, 4),
-            span(&p.ce as *const _ as usize, 1),
-            span(&t.kind as *const _ as usize, 1),
-            span(&t.ece as *const _ as usize, 1),
-            span(&t.fin as *const _ as usize, 1),
-            span(&t.sack_len as *const _ as usize, 1),
-            span(&t.len as *const _ as usize, 4),
-            span(&t.seq as *const _ as usize, 8),
-            span(&t.ack as *const _ as usize, 8),
-            span(&t.window as *const _ as usize, 8),
-            span(&t.ts_val as *const _ as usize, 8),
-            span(&t.ts_ecr as *const _ as usize, 8),
+            [span(start, &p.to_endpoint), span(start, &p.flow), span(start, &p.ce), span(start, &t.kind)],
+            [span(start, &t.ece), span(start, &t.fin), span(start, &t.sack_len), span(start, &t.len)],
+            [span(start, &t.seq), span(start, &t.ack), span(start, &t.window), span(start, &t.ts_val)],
+            [span(start, &t.ts_ecr); 4],
         ];
-        for (first, end) in read_on_delivery {
+        for (first, end) in read_on_delivery.into_iter().flatten() {
             assert!(end <= 64, "a field at bytes {first}..{end}");
         }
-        let (first, end) = span(t.sack_blocks.as_ptr() as usize, std::mem::size_of_val(&t.sack_blocks));
+        let (first, end) = span(start, &t.sack_blocks);
         assert!(first >= 64 && end <= 128, "SACK blocks at bytes {first}..{end}");
     }
 
