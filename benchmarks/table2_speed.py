@@ -9,8 +9,15 @@ resident memory (ru_maxrss), with the load average before and after, since the
 machine may be shared. The goal is a 200 s replication in under 30 s of CPU
 time and under 200 MB.
 
+With --engine-floor it then runs `benchmarks/udp_engine.toml` for as long: the
+same dumbbell carrying UDP both ways at 92 % of the bottleneck, with endpoints
+that do almost nothing. Its CPU time per packet hop is what the engine costs
+without TCP (see that file for why this is not a strict lower bound); the
+script prints what the Table 2 run's hops would take at that rate.
+
     cargo build --release --examples
-    python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] [--repeat 1]
+    python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] \\
+        [--repeat 1] [--engine-floor]
 """
 
 from __future__ import annotations
@@ -28,17 +35,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
+ENGINE_FLOOR = ROOT / "benchmarks" / "udp_engine.toml"
 EVENTS = re.compile(r"events (\d+)")
 HOPS = re.compile(r"hops (\d+)")
 
 
-def scenario_text(duration_s: float) -> str:
-    """The benchmark scenario with its duration replaced, and the warm-up (100 s in the study)
+def scenario_text(duration_s: float, path: Path = SCENARIO) -> str:
+    """The scenario at `path` with its duration replaced, and the warm-up (100 s in the study)
     shortened to half the duration when it would not end before the run does."""
-    text = SCENARIO.read_text()
+    text = path.read_text()
     replaced, n = re.subn(r'(?m)^duration = "[^"]*"', f'duration = "{duration_s:g}s"', text, count=1)
     if n != 1:
-        print(f"{SCENARIO}: no `duration = ...` line to replace", file=sys.stderr)
+        print(f"{path}: no `duration = ...` line to replace", file=sys.stderr)
         sys.exit(2)
     warmup = re.search(r'(?m)^warmup = "([0-9.]+)s"', replaced)
     if warmup is not None and float(warmup.group(1)) >= duration_s:
@@ -73,6 +81,9 @@ def main() -> None:
         "--binary", type=Path, default=ROOT / "target" / "release" / "examples" / "run", help="the `run` example"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs (default 1)")
+    parser.add_argument(
+        "--engine-floor", action="store_true", help=f"then run {ENGINE_FLOOR.name} (UDP, the engine's cost per hop)"
+    )
     args = parser.parse_args()
     if not args.binary.is_file():
         print(f"--binary: {args.binary} is not a file (cargo build --release --examples)", file=sys.stderr)
@@ -89,14 +100,27 @@ def main() -> None:
         print(f"scenario {SCENARIO.name} with duration {args.duration:g} s")
         load = os.getloadavg()
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+        table2_hops = 0
         for i in range(args.repeat):
             cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
+            table2_hops = hops
             # Hops are the work (a packet crossing a link); events are fewer
             # where packets cut through a link (docs/architecture.md).
             print(
                 f"run {i + 1}: CPU {cpu:.2f} s (user+sys), wall {wall:.2f} s, events {events}, "
                 f"{events / cpu / 1e6:.2f} M events per CPU second ({cpu / events * 1e9:.0f} ns/event), "
-                f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second, peak RSS {peak_mb:.1f} MB"
+                f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second "
+                f"({cpu / hops * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB"
+            )
+        if args.engine_floor:
+            floor = Path(tmp) / "udp-engine.toml"
+            floor.write_text(scenario_text(args.duration, ENGINE_FLOOR))
+            cpu, wall, events, hops, peak_mb = measure(args.binary, floor)
+            per_hop = cpu / hops
+            print(
+                f"engine floor ({ENGINE_FLOOR.name}): CPU {cpu:.2f} s, wall {wall:.2f} s, events {events}, "
+                f"packet hops {hops} ({per_hop * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB; "
+                f"the Table 2 run's {table2_hops} hops at that rate: {table2_hops * per_hop:.1f} s of CPU"
             )
         load = os.getloadavg()
         print(f"load average after (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
