@@ -354,12 +354,21 @@ mod tests {
             (first, first + std::mem::size_of::<T>())
         }
         let read_on_delivery = [
-            [span(start, &p.to_endpoint), span(start, &p.flow), span(start, &p.ce), span(start, &t.kind)],
-            [span(start, &t.ece), span(start, &t.fin), span(start, &t.sack_len), span(start, &t.len)],
-            [span(start, &t.seq), span(start, &t.ack), span(start, &t.window), span(start, &t.ts_val)],
-            [span(start, &t.ts_ecr); 4],
+            span(start, &p.to_endpoint),
+            span(start, &p.flow),
+            span(start, &p.ce),
+            span(start, &t.kind),
+            span(start, &t.ece),
+            span(start, &t.fin),
+            span(start, &t.sack_len),
+            span(start, &t.len),
+            span(start, &t.seq),
+            span(start, &t.ack),
+            span(start, &t.window),
+            span(start, &t.ts_val),
+            span(start, &t.ts_ecr),
         ];
-        for (first, end) in read_on_delivery.into_iter().flatten() {
+        for (first, end) in read_on_delivery {
             assert!(end <= 64, "a field at bytes {first}..{end}");
         }
         let (first, end) = span(start, &t.sack_blocks);
