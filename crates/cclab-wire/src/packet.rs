@@ -353,21 +353,24 @@ mod tests {
             let first = field as *const T as usize - start;
             (first, first + std::mem::size_of::<T>())
         }
-        let read_on_delivery = [
-            span(start, &p.to_endpoint),
-            span(start, &p.flow),
-            span(start, &p.ce),
-            span(start, &t.kind),
-            span(start, &t.ece),
-            span(start, &t.fin),
-            span(start, &t.sack_len),
-            span(start, &t.len),
-            span(start, &t.seq),
-            span(start, &t.ack),
-            span(start, &t.window),
-            span(start, &t.ts_val),
-            span(start, &t.ts_ecr),
-        ];
+        macro_rules! spans {
+            ($($field:expr),*) => { [$(span(start, &$field)),*] };
+        }
+        let read_on_delivery = spans!(
+            p.to_endpoint,
+            p.flow,
+            p.ce,
+            t.kind,
+            t.ece,
+            t.fin,
+            t.sack_len,
+            t.len,
+            t.seq,
+            t.ack,
+            t.window,
+            t.ts_val,
+            t.ts_ecr
+        );
         for (first, end) in read_on_delivery {
             assert!(end <= 64, "a field at bytes {first}..{end}");
         }
