@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from cclab.machine import machine_line
+
 SCENARIO = """
 name = "arrivals-memory"
 [run]
@@ -75,6 +77,7 @@ def main() -> None:
     parser.add_argument("--durations", default="20,100,200", help="simulated seconds, comma-separated")
     args = parser.parse_args()
     durations = sorted(int(d) for d in args.durations.split(","))
+    print(f"machine {machine_line()}")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{'sim s':>6} {'transfers':>10} {'completed':>10} {'closed':>8} {'peak conns':>10} "
           f"{'peak RSS MB':>12} {'wall s':>7} {'CPU s':>7}")  # fmt: skip

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from cclab.machine import machine_line
+
 
 def timed(binary: Path, scenario: Path) -> tuple[float, float]:
     """CPU (user + system) and wall seconds of one run."""
@@ -48,6 +50,7 @@ def main() -> None:
         print("--repeat: must be at least 1", file=sys.stderr)
         sys.exit(2)
 
+    print(f"machine {machine_line()}")
     load_before = os.getloadavg()
     cpu: dict[str, list[float]] = {"A": [], "B": []}
     wall: dict[str, list[float]] = {"A": [], "B": []}

@@ -21,6 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cclab.machine import machine_line
 from table2_speed import ROOT, measure
 
 SCENARIO = """
@@ -71,6 +72,7 @@ def main() -> None:
         sys.exit(2)
 
     load = os.getloadavg()
+    print(f"machine {machine_line()}")
     print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'flows':>6} {'CPU s':>7} {'events':>10} {'ns/event':>9} {'x first':>8} {'peak MB':>8} {'KB/flow':>8}")
     first: tuple[float, float, int] | None = None

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import cclab
+from cclab.machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,6 +27,7 @@ def main() -> None:
     grid = {"flows[0].recovery": ["newreno", "sack"]}
     cores = os.cpu_count() or 1
     best: dict[int, float] = {}
+    print(f"machine {machine_line()}")
     for jobs in [1, cores] * args.repeat:
         start = time.perf_counter()
         cclab.sweep(scenario, grid=grid, replications=20, jobs=jobs, progress=False)

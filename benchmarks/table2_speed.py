@@ -25,13 +25,14 @@ from __future__ import annotations
 import argparse
 import datetime
 import os
-import platform
 import re
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from cclab.machine import machine_line
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
@@ -96,7 +97,7 @@ def main() -> None:
         scenario = Path(tmp) / "table2-2g5.toml"
         scenario.write_text(scenario_text(args.duration))
         print(f"date {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}")
-        print(f"machine {platform.node()} {platform.machine()}, {os.cpu_count()} CPUs; binary {args.binary}")
+        print(f"machine {machine_line()}; binary {args.binary}")
         print(f"scenario {SCENARIO.name} with duration {args.duration:g} s")
         load = os.getloadavg()
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")

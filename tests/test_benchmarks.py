@@ -34,3 +34,44 @@ def test_the_engine_floor_loads_each_bottleneck_to_92_percent_with_udp_both_ways
     links = cclab.run(scn).links.to_pandas().set_index("name")
     for bottleneck in ["left->right", "right->left"]:
         assert abs(links.loc[bottleneck, "utilization"] - 0.92) < 0.01, links.loc[bottleneck]
+
+
+def fake_machine(tmp_path: Path) -> tuple[Path, Path]:
+    """A /proc/cpuinfo of two processors and cpu0's cache directory, as Linux writes them."""
+    processor = (
+        "processor\t: {n}\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\n"
+        "model name\t: AMD EPYC\nflags\t\t: fpu sse2 hypervisor avx512f\n\n"
+    )
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text(processor.format(n=0) + processor.format(n=1).replace("model\t\t: 17", "model\t\t: 99"))
+    caches = tmp_path / "cache"
+    for index, (level, kind, size) in enumerate(
+        [("1", "Data", "32K"), ("1", "Instruction", "32K"), ("2", "Unified", "1024K"), ("3", "Unified", "32768K")]
+    ):
+        d = caches / f"index{index}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    return cpuinfo, caches
+
+
+def test_the_machine_line_names_the_first_processors_family_model_and_data_caches(tmp_path: Path) -> None:
+    from cclab.machine import machine_facts, machine_line
+
+    facts = machine_facts(*fake_machine(tmp_path))
+    assert (facts["cpu_model"], facts["cpu_family"], facts["cpu_model_number"]) == ("AMD EPYC", 25, 17)
+    assert facts["caches"] == {"L1d": "32K", "L2": "1024K", "L3": "32768K"}
+    assert facts["virtual_machine"] is True
+    line = machine_line(facts)
+    assert line.startswith("AMD EPYC (family 25, model 17), ")
+    assert ", L1d 32K, L2 1024K, L3 32768K, virtual machine, " in line
+
+
+def test_the_machine_line_says_what_it_cannot_read(tmp_path: Path) -> None:
+    from cclab.machine import machine_facts, machine_line
+
+    facts = machine_facts(tmp_path / "no-cpuinfo", tmp_path / "no-caches")
+    unread = (facts["cpu_model"], facts["cpu_family"], facts["caches"], facts["virtual_machine"])
+    assert unread == (None, None, {}, None)
+    assert "(family" not in machine_line(facts) and "CPUs" in machine_line(facts)

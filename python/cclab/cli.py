@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from cclab import _core
+from cclab.machine import machine_line
 
 EXIT_USAGE = 2
 #: As a shell reports a process ended by SIGINT.
@@ -430,6 +431,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"{'scenario':<17} {name}, {args.repeat} runs of each variant, interleaved A, B, B, A, A, B, ...")
         print(f"{'A':<17} {args.file} as written")
         print(f"{'B':<17} {' '.join(args.versus)}")
+    print(f"{'machine':<17} {machine_line()}")
     print(_load_line("at start", explain=True), flush=True)
     if other is not None:
         print()

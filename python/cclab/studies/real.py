@@ -16,7 +16,6 @@ import contextlib
 import json
 import math
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cclab.machine import machine_facts
 from cclab.sweep import SweepError, SweepInterrupted
 
 if TYPE_CHECKING:
@@ -264,16 +264,6 @@ def difference(before: dict[str, float] | None, after: dict[str, float] | None) 
     if before is None or after is None:
         return None
     return {k: round(after[k] - before[k], 3) for k in before if k in after}
-
-
-def machine_facts() -> dict[str, Any]:
-    model, virtual = None, None
-    with contextlib.suppress(OSError):
-        info = Path("/proc/cpuinfo").read_text()
-        model = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("model name")), None)
-        virtual = any(ln.startswith("flags") and " hypervisor" in ln for ln in info.splitlines())
-    return {"cpus": os.cpu_count(), "cpu_model": model, "virtual_machine": virtual,
-            "system": f"{platform.system()} {platform.release()}", "python": sys.version.split()[0]}  # fmt: skip
 
 
 def machine_text(records: Sequence[dict[str, Any]], replications: int) -> str:
