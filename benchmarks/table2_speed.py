@@ -15,6 +15,12 @@ that do almost nothing. Its CPU time per packet hop is what the engine costs
 without TCP (see that file for why this is not a strict lower bound); the
 script prints what the Table 2 run's hops would take at that rate.
 
+Before each run and after the last it runs the `memory_probe` example beside
+the binary, if it is there: the time of one dependent load from buffers of
+256 KiB, 8 MiB and 256 MiB. The simulation waits mostly on memory, and on a
+shared machine the caches are shared: a slower 8 MiB figure says the machine
+got slower, not the build.
+
     cargo build --release --examples
     python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] \\
         [--repeat 1] [--engine-floor]
@@ -75,6 +81,14 @@ def measure(binary: Path, scenario: Path) -> tuple[float, float, int, int, float
     return cpu, wall, int(match.group(1)), int(hops.group(1)), usage.ru_maxrss / 1024
 
 
+def memory_line(binary: Path) -> str:
+    """The `memory_probe` example's line, run from `binary`'s directory; a note where it is not built."""
+    probe = binary.parent / "memory_probe"
+    if not probe.is_file():
+        return f"(no {probe}: cargo build --release --examples)"
+    return subprocess.run([str(probe)], check=True, capture_output=True, text=True).stdout.strip()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=200.0, help="simulated seconds (default 200)")
@@ -103,6 +117,7 @@ def main() -> None:
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         table2_hops = 0
         for i in range(args.repeat):
+            print(f"memory before run {i + 1}: {memory_line(args.binary)}", flush=True)
             cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
             table2_hops = hops
             # Hops are the work (a packet crossing a link); events are fewer
@@ -113,6 +128,7 @@ def main() -> None:
                 f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second "
                 f"({cpu / hops * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB"
             )
+        print(f"memory after run {args.repeat}: {memory_line(args.binary)}")
         if args.engine_floor:
             floor = Path(tmp) / "udp-engine.toml"
             floor.write_text(scenario_text(args.duration, ENGINE_FLOOR))

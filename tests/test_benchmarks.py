@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 from pathlib import Path
 from types import ModuleType
 
 import cclab
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,3 +77,15 @@ def test_the_machine_line_says_what_it_cannot_read(tmp_path: Path) -> None:
     unread = (facts["cpu_model"], facts["cpu_family"], facts["caches"], facts["virtual_machine"])
     assert unread == (None, None, {}, None)
     assert "(family" not in machine_line(facts) and "CPUs" in machine_line(facts)
+
+
+def test_the_memory_probe_times_a_load_from_each_buffer_size_or_says_it_is_not_built(tmp_path: Path) -> None:
+    bench = table2_speed()
+    assert bench.memory_line(tmp_path / "run").startswith(f"(no {tmp_path / 'memory_probe'}: cargo build")
+    built = ROOT / "target" / "release" / "examples" / "run"
+    if not (built.parent / "memory_probe").is_file():
+        pytest.skip("the memory_probe example is not built (cargo build --release --examples)")
+    line = bench.memory_line(built)
+    sizes = re.fullmatch(r"ns per dependent load: 256K ([0-9.]+), 8M ([0-9.]+), 256M ([0-9.]+)", line)
+    assert sizes is not None, line
+    assert all(float(ns) > 0 for ns in sizes.groups())
