@@ -86,7 +86,10 @@ def memory_line(binary: Path) -> str:
     probe = binary.parent / "memory_probe"
     if not probe.is_file():
         return f"(no {probe}: cargo build --release --examples)"
-    return subprocess.run([str(probe)], check=True, capture_output=True, text=True).stdout.strip()
+    done = subprocess.run([str(probe)], capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"({probe} failed with status {done.returncode}: {done.stderr.strip()})"
+    return done.stdout.strip()
 
 
 def main() -> None:
