@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
 from pathlib import Path
 from types import ModuleType
 
@@ -89,3 +90,13 @@ def test_the_memory_probe_times_a_load_from_each_buffer_size_or_says_it_is_not_b
     sizes = re.fullmatch(r"ns per dependent load: 256K ([0-9.]+), 8M ([0-9.]+), 256M ([0-9.]+)", line)
     assert sizes is not None, line
     assert all(float(ns) > 0 for ns in sizes.groups())
+
+
+@pytest.mark.parametrize("millis", ["0", "x", "-5"])
+def test_the_memory_probe_refuses_a_bad_duration_in_one_line(millis: str) -> None:
+    probe = ROOT / "target" / "release" / "examples" / "memory_probe"
+    if not probe.is_file():
+        pytest.skip("the memory_probe example is not built (cargo build --release --examples)")
+    done = subprocess.run([str(probe), millis], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == ["usage: memory_probe [MILLIS per size, a positive integer; default 300]"]

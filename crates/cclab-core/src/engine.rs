@@ -375,9 +375,8 @@ impl Maker {
     /// The next event of `maker`, which has made `count` events so far, made at `now`.
     #[inline(always)]
     fn made(maker: u64, count: &mut u64, now: Time) -> Seq {
-        // No `% TIMER` (a 64-bit division by a constant: 1.3 % of the Table 2
-        // run's instructions): a maker reaches TIMER only after 2^40 events,
-        // days of CPU time for one link.
+        // No `% TIMER`: a 64-bit division by a constant, 1.3 % of the Table 2
+        // run's instructions, for a bound no run reaches (see above).
         debug_assert!(*count < Self::TIMER, "maker {maker} made 2^40 events");
         let id = Self::scrambled((maker << Self::COUNT_BITS) | *count);
         *count += 1;

@@ -11,6 +11,7 @@
 //! cycle in random order (Sattolo's algorithm), so every load depends on the
 //! one before and the hardware prefetchers cannot guess the next line.
 
+use cclab_wire::random::SplitMix64;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -30,25 +31,14 @@ struct Node {
     next: usize,
 }
 
-/// xorshift64*: a fixed seed, so every run walks the same cycle.
-struct Draws(u64);
-
-impl Draws {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n as u64) as usize
-    }
-}
-
 /// Nodes linked into one cycle through all of them, in random order.
 fn cycle(n: usize) -> Vec<Node> {
     let mut order: Vec<usize> = (0..n).collect();
-    let mut draws = Draws(0x9e37_79b9_7f4a_7c15);
+    // A fixed seed, so every run walks the same cycle.
+    let mut draws = SplitMix64::new(1);
     // Sattolo: swapping only with earlier positions yields a single cycle.
     for i in (1..n).rev() {
-        order.swap(i, draws.below(i));
+        order.swap(i, (draws.next_u64() % i as u64) as usize);
     }
     let mut nodes = vec![Node { next: 0 }; n];
     for w in 0..n {

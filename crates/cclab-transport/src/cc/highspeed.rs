@@ -293,7 +293,7 @@ impl HighSpeed {
 
     /// RFC 3649 Appendix B's generator (Table 13), first row (Low_Window, 1, 0.5).
     /// It evaluates the response function at every integer window up to about
-    /// 100 000 (about 60 million instructions): [`shared_table`] runs it once per parameter set.
+    /// 100 000, so [`shared_table`] runs it once per parameter set.
     fn generate_table(&self) -> Vec<Row> {
         let low = self.config.low_window;
         let mut rows = vec![Row { w: low, a: 1.0, b: 0.5 }];
