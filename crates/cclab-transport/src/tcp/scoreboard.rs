@@ -189,7 +189,26 @@ impl Scoreboard {
             return acked;
         }
         let n = (seg - self.base).min(self.len);
-        if n > 0 {
+        if n == 1 {
+            // Without delayed ACKs nearly every cumulative ACK removes one
+            // segment: one slot and one bit of each bitmap, without the ranges.
+            let slot = self.slot(self.base);
+            let (w, bit) = (slot / WORD, 1u64 << (slot % WORD));
+            let r = &mut self.records[slot];
+            if self.pending[w] & bit != 0 {
+                delivered(self.base, &mut r.tx);
+                self.pending[w] &= !bit;
+            }
+            acked.any_retransmitted = r.retransmitted;
+            acked.last_sent_at = r.sent_at;
+            acked.segments = 1;
+            if self.bits[w] & bit != 0 {
+                self.bits[w] &= !bit;
+                self.tree_sub(w, 1);
+                acked.previously_sacked = 1;
+                self.sacked -= 1;
+            }
+        } else if n > 0 {
             // Linear in the segments removed, but each segment is removed once.
             let [first, second] = self.slot_ranges(self.base, self.base + n);
             let mut seg_of_slot = self.base;
@@ -784,6 +803,49 @@ mod tests {
         assert_eq!(seen, expected);
     }
 
+    /// Cumulative ACKs of one segment each (the common case, taken on a path
+    /// of its own) report what the ACK of a range reports for each segment.
+    #[test]
+    fn one_segment_acks_report_each_segment_as_a_range_ack_does() {
+        let build = || {
+            let mut b = Scoreboard::default();
+            // 40 acknowledged first, so the 100 outstanding ones wrap round the 128-slot ring.
+            for s in 0..140 {
+                let tx = TxSnapshot { pending: s % 3 != 0, ..TxSnapshot::NONE };
+                b.on_transmit_with(s, s * 10, s % 7 == 0, tx);
+            }
+            b.ack_to(40);
+            b.mark_sacked(60, 70);
+            b.mark_sacked(100, 101);
+            b
+        };
+        let (mut single, mut range) = (build(), build());
+        let mut delivered_single = Vec::new();
+        for seg in 40..140 {
+            let acked = single.ack_to_with(seg + 1, |s, tx| {
+                delivered_single.push(s);
+                tx.pending = false;
+            });
+            let expected = Acked {
+                segments: 1,
+                any_retransmitted: seg % 7 == 0,
+                last_sent_at: seg * 10,
+                previously_sacked: u64::from((60..70).contains(&seg) || seg == 100),
+            };
+            assert_eq!(acked, expected, "ack of {seg}");
+            single.check_invariants();
+        }
+        let mut delivered_range = Vec::new();
+        let acked = range.ack_to_with(140, |s, tx| {
+            delivered_range.push(s);
+            tx.pending = false;
+        });
+        assert_eq!((acked.segments, acked.previously_sacked), (100, 11));
+        assert_eq!(delivered_single, delivered_range);
+        assert_eq!(delivered_single, (40..140).filter(|s| s % 3 != 0).collect::<Vec<_>>());
+        assert_eq!((single.sacked_count(), single.base(), single.end()), (0, 140, 140));
+    }
+
     #[test]
     fn a_delivered_segment_sent_again_after_a_timeout_is_not_delivered_twice() {
         let mut b = Scoreboard::default();
@@ -865,7 +927,7 @@ mod differential {
 
     impl Scoreboard {
         /// The indexes agree with the records, and free slots are clear.
-        fn check_invariants(&self) {
+        pub(crate) fn check_invariants(&self) {
             let capacity = self.records.len();
             assert!(self.len as usize <= capacity && (capacity == 0 || capacity.is_power_of_two()));
             assert_eq!(self.bits.len() * WORD, capacity);
