@@ -123,6 +123,22 @@ pub struct Sack1 {
 }
 
 impl Sack1 {
+    /// Out of line: asked twice on nearly every ACK outside recovery, the
+    /// window rule alone then needs no registers saved for the recovery rules.
+    #[inline(never)]
+    fn next_segment_in_recovery(&mut self, s: &SenderState) -> Option<Transmission> {
+        // cwnd >= 1, so truncation is ns-2's int(cwnd_).
+        if self.hold || self.pipe >= s.window.cwnd as i64 {
+            return None;
+        }
+        let rwnd_end = s.snd_una + s.rwnd;
+        if let Some(seg) = self.next_hole(s) {
+            // ns-2 stops sending rather than skip to new data when the hole lies beyond rwnd.
+            return (seg < rwnd_end).then_some(Transmission::retransmit(seg));
+        }
+        s.new_data_allowed().then_some(Transmission::new_data(s.snd_max))
+    }
+
     pub fn pipe(&self) -> i64 {
         self.pipe
     }
@@ -208,16 +224,7 @@ impl LossRecovery for Sack1 {
         if !self.in_recovery {
             return fast_recovery_next_segment(s, false, self.dupacks);
         }
-        // cwnd >= 1, so truncation is ns-2's int(cwnd_).
-        if self.hold || self.pipe >= s.window.cwnd as i64 {
-            return None;
-        }
-        let rwnd_end = s.snd_una + s.rwnd;
-        if let Some(seg) = self.next_hole(s) {
-            // ns-2 stops sending rather than skip to new data when the hole lies beyond rwnd.
-            return (seg < rwnd_end).then_some(Transmission::retransmit(seg));
-        }
-        s.new_data_allowed().then_some(Transmission::new_data(s.snd_max))
+        self.next_segment_in_recovery(s)
     }
 
     fn on_transmit(&mut self, _s: &SenderState, tx: Transmission) {
