@@ -809,41 +809,45 @@ mod tests {
     fn one_segment_acks_report_each_segment_as_a_range_ack_does() {
         let build = || {
             let mut b = Scoreboard::default();
-            // 40 acknowledged first, so the 100 outstanding ones wrap round the 128-slot ring.
-            for s in 0..140 {
-                let tx = TxSnapshot { pending: s % 3 != 0, ..TxSnapshot::NONE };
-                b.on_transmit_with(s, s * 10, s % 7 == 0, tx);
-            }
-            b.ack_to(40);
-            b.mark_sacked(60, 70);
-            b.mark_sacked(100, 101);
+            let send = |b: &mut Scoreboard, s: u64| {
+                let tx = TxSnapshot { pending: !s.is_multiple_of(3), ..TxSnapshot::NONE };
+                b.on_transmit_with(s, s * 10, s.is_multiple_of(7), tx);
+            };
+            // 60 acknowledged before 100..160 are sent: the 100 outstanding
+            // segments wrap round the 128-slot ring (segment 128 is in slot 0).
+            (0..100).for_each(|s| send(&mut b, s));
+            b.ack_to(60);
+            (100..160).for_each(|s| send(&mut b, s));
+            assert_eq!(b.records.len(), 128);
+            b.mark_sacked(80, 90);
+            b.mark_sacked(130, 131);
             b
         };
         let (mut single, mut range) = (build(), build());
         let mut delivered_single = Vec::new();
-        for seg in 40..140 {
+        for seg in 60..160 {
             let acked = single.ack_to_with(seg + 1, |s, tx| {
                 delivered_single.push(s);
                 tx.pending = false;
             });
             let expected = Acked {
                 segments: 1,
-                any_retransmitted: seg % 7 == 0,
+                any_retransmitted: seg.is_multiple_of(7),
                 last_sent_at: seg * 10,
-                previously_sacked: u64::from((60..70).contains(&seg) || seg == 100),
+                previously_sacked: u64::from((80..90).contains(&seg) || seg == 130),
             };
             assert_eq!(acked, expected, "ack of {seg}");
             single.check_invariants();
         }
         let mut delivered_range = Vec::new();
-        let acked = range.ack_to_with(140, |s, tx| {
+        let acked = range.ack_to_with(160, |s, tx| {
             delivered_range.push(s);
             tx.pending = false;
         });
         assert_eq!((acked.segments, acked.previously_sacked), (100, 11));
         assert_eq!(delivered_single, delivered_range);
-        assert_eq!(delivered_single, (40..140).filter(|s| s % 3 != 0).collect::<Vec<_>>());
-        assert_eq!((single.sacked_count(), single.base(), single.end()), (0, 140, 140));
+        assert_eq!(delivered_single, (60..160u64).filter(|s| !s.is_multiple_of(3)).collect::<Vec<_>>());
+        assert_eq!((single.sacked_count(), single.base(), single.end()), (0, 160, 160));
     }
 
     #[test]
