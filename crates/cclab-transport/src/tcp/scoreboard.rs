@@ -325,6 +325,10 @@ impl Scoreboard {
         if k == 0 || self.sacked < k {
             return None;
         }
+        if k == 1 {
+            // Asked on every ACK in recovery (GetNextRetran's bound).
+            return Some(self.top);
+        }
         // Below `top`'s slot in its word, every set bit is a SACKed segment
         // under `top`, at the same distance: slots there that hold no segment
         // of `[base, top]` are free or hold segments above `top`, all clear.
