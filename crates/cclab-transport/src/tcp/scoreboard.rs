@@ -27,9 +27,7 @@
 //!   slot is split into two slot ranges.
 //! - `mark_sacked` jumps from un-SACKed slot to un-SACKed slot: the receiver
 //!   repeats the same blocks on every ACK, and re-reporting a block costs
-//!   O(log n) instead of its length. It also remembers the last few runs it
-//!   marked, so a block that starts inside one (the same block again, or the
-//!   first block grown by the newest segment) marks only what lies beyond it.
+//!   O(log n) instead of its length.
 //! - The SACKed flag lives only in the bitmap, and a second bitmap says which
 //!   records still hold a pending delivery-rate snapshot. ns-2 Sack1 forgets
 //!   SACKs at every cumulative ACK and the next ACK reports the same blocks
@@ -106,17 +104,7 @@ pub struct Scoreboard {
     /// The highest SACKed segment while `sacked > 0`: IsLost and NextSeg ask
     /// for the top few SACKed segments on every ACK, and they usually share its word.
     top: u64,
-    /// Segment ranges `[.0, .1)` known to be all SACKed (what lies below
-    /// `base` is acknowledged instead). The receiver repeats its blocks on
-    /// every ACK, the first one grown by the newest segment, so marking a block
-    /// that starts inside one of these runs starts where that run ends. One
-    /// run per block an ACK can carry; `next_run` is the one replaced next.
-    sacked_runs: [(u64, u64); SACK_RUNS],
-    next_run: usize,
 }
-
-/// Runs of SACKed segments remembered: the most SACK blocks an ACK carries.
-const SACK_RUNS: usize = 4;
 
 impl Scoreboard {
     pub fn base(&self) -> u64 {
@@ -262,23 +250,7 @@ impl Scoreboard {
         end: u64,
         mut delivered: impl FnMut(u64, &mut TxSnapshot),
     ) -> u64 {
-        let (start, end) = (start.max(self.base), end.min(self.end()));
-        if start >= end {
-            return 0;
-        }
-        let from = match self.sacked_runs.iter().position(|&(lo, hi)| lo <= start && start <= hi) {
-            Some(i) => {
-                let (lo, hi) = self.sacked_runs[i];
-                self.sacked_runs[i] = (lo, hi.max(end));
-                start.max(hi)
-            }
-            None => {
-                self.sacked_runs[self.next_run] = (start, end);
-                self.next_run = (self.next_run + 1) % SACK_RUNS;
-                start
-            }
-        };
-        let [first, second] = self.slot_ranges(from, end);
+        let [first, second] = self.slot_ranges(start, end);
         // The second range is empty unless the block wraps round the ring:
         // tested here, so the common case makes one call.
         let mut newly = self.mark_slots(first.0, first.1, &mut delivered);
@@ -288,7 +260,7 @@ impl Scoreboard {
         if newly > 0 {
             // All of the clipped range is SACKed now; a stale `top` (nothing was
             // SACKed before) must not survive.
-            let last = end - 1;
+            let last = end.min(self.end()) - 1;
             self.top = if self.sacked == 0 { last } else { self.top.max(last) };
         }
         self.sacked += newly;
@@ -298,7 +270,6 @@ impl Scoreboard {
     /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
     /// the sender should turn off the SACKed bits; the receiver may have reneged).
     pub fn clear_sacks(&mut self) {
-        self.sacked_runs = [(0, 0); SACK_RUNS];
         if self.sacked == 0 {
             return;
         }
