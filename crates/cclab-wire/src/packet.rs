@@ -126,13 +126,7 @@ impl<T: Copy + Default, const N: usize> Default for Bounded<T, N> {
 impl<T: Copy + Default, const N: usize> Bounded<T, N> {
     /// Appends an item; returns false (and ignores it) when full.
     pub fn push(&mut self, item: T) -> bool {
-        if (self.len as usize) < N {
-            self.items[self.len as usize] = item;
-            self.len += 1;
-            true
-        } else {
-            false
-        }
+        push_after(&mut self.items, &mut self.len, item)
     }
 
     pub fn as_slice(&self) -> &[T] {
@@ -146,6 +140,17 @@ impl<T: Copy + Default, const N: usize> Bounded<T, N> {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+}
+
+/// Writes `item` after the first `len` of `items` and counts it; returns
+/// false (and ignores it) when they are all in use. The count is apart from
+/// the items so that a header can keep it among its small fields.
+#[inline]
+fn push_after<T>(items: &mut [T], len: &mut u8, item: T) -> bool {
+    let Some(slot) = items.get_mut(*len as usize) else { return false };
+    *slot = item;
+    *len += 1;
+    true
 }
 
 // ------------------------------------------------------------------ TCP
@@ -216,10 +221,7 @@ impl TcpHeader {
     /// Appends a SACK block; returns false (and ignores it) when
     /// [`MAX_SACK_BLOCKS`] are already there.
     pub fn push_sack(&mut self, block: (u64, u64)) -> bool {
-        let Some(slot) = self.sack_blocks.get_mut(self.sack_len as usize) else { return false };
-        *slot = block;
-        self.sack_len += 1;
-        true
+        push_after(&mut self.sack_blocks, &mut self.sack_len, block)
     }
 }
 
