@@ -271,8 +271,7 @@ impl LossRecovery for Decoupled {
     }
 
     fn next_segment(&mut self, s: &SenderState) -> Option<Transmission> {
-        // cwnd >= 1, so truncation is floor.
-        if self.waiting(s) >= s.window.cwnd as u64 {
+        if self.waiting(s) >= s.window.whole_segments() {
             return None;
         }
         while let Some((&seg, _)) = self.retrxq.first_key_value() {

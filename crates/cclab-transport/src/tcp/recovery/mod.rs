@@ -260,8 +260,7 @@ pub fn next_in_window(s: &SenderState, extra: u64, skip_sacked: bool) -> Option<
     if skip_sacked {
         seg = s.scoreboard.skip_sacked(seg, s.snd_max);
     }
-    // cwnd >= 1, so truncation is floor (and avoids a libm call on the hot path).
-    let cwnd = s.window.cwnd as u64;
+    let cwnd = s.window.whole_segments();
     let window = (cwnd + extra).min(s.rwnd);
     if seg >= s.snd_una + window || !s.segment_exists(seg) {
         return None;
