@@ -32,6 +32,7 @@ import argparse
 import datetime
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,15 @@ def memory_line(binary: Path) -> str:
     return done.stdout.strip()
 
 
+def summary_line(cpu_seconds: list[float], peak_mb: list[float]) -> str:
+    """The runs at a glance: the median and range of their CPU times (a shared
+    machine spreads them), and the largest peak memory."""
+    return (
+        f"CPU over {len(cpu_seconds)} runs: median {statistics.median(cpu_seconds):.2f} s, "
+        f"range {min(cpu_seconds):.2f}-{max(cpu_seconds):.2f} s; peak RSS up to {max(peak_mb):.1f} MB"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=200.0, help="simulated seconds (default 200)")
@@ -119,10 +129,14 @@ def main() -> None:
         load = os.getloadavg()
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         table2_hops = 0
+        cpus: list[float] = []
+        peaks: list[float] = []
         for i in range(args.repeat):
             print(f"memory before run {i + 1}: {memory_line(args.binary)}", flush=True)
             cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
             table2_hops = hops
+            cpus.append(cpu)
+            peaks.append(peak_mb)
             # Hops are the work (a packet crossing a link); events are fewer
             # where packets cut through a link (docs/architecture.md).
             print(
@@ -132,6 +146,7 @@ def main() -> None:
                 f"({cpu / hops * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB"
             )
         print(f"memory after run {args.repeat}: {memory_line(args.binary)}")
+        print(summary_line(cpus, peaks))
         if args.engine_floor:
             floor = Path(tmp) / "udp-engine.toml"
             floor.write_text(scenario_text(args.duration, ENGINE_FLOOR))

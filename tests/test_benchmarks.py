@@ -30,6 +30,11 @@ def test_both_scenarios_take_the_asked_duration_and_a_warmup_that_ends_before_it
         assert scn.get("run.warmup") == "1s"
 
 
+def test_the_summary_gives_the_median_and_range_of_the_cpu_times_and_the_largest_peak() -> None:
+    line = table2_speed().summary_line([31.8, 27.1, 28.7, 29.5], [99.0, 107.0, 101.5, 100.0])
+    assert line == "CPU over 4 runs: median 29.10 s, range 27.10-31.80 s; peak RSS up to 107.0 MB"
+
+
 def test_the_engine_floor_loads_each_bottleneck_to_92_percent_with_udp_both_ways() -> None:
     bench = table2_speed()
     scn = cclab.Scenario.from_toml(bench.scenario_text(1, bench.ENGINE_FLOOR), "udp-engine")
