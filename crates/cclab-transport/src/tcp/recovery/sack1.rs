@@ -127,8 +127,7 @@ impl Sack1 {
     /// window rule alone then needs no registers saved for the recovery rules.
     #[inline(never)]
     fn next_segment_in_recovery(&mut self, s: &SenderState) -> Option<Transmission> {
-        // cwnd >= 1, so truncation is ns-2's int(cwnd_).
-        if self.hold || self.pipe >= s.window.cwnd as i64 {
+        if self.hold || self.pipe >= s.window.whole_segments() as i64 {
             return None;
         }
         let rwnd_end = s.snd_una + s.rwnd;
