@@ -548,6 +548,10 @@ impl CongestionControl for Bbr {
         true
     }
 
+    fn uses_delivery_rate(&self) -> bool {
+        true
+    }
+
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
         let now = ack.now;
         self.mss = ack.mss;
@@ -985,6 +989,7 @@ mod tests {
         let mut b = probe_bw(2);
         let mut w = window(100.0);
         assert!(b.owns_cwnd_in_recovery());
+        assert!(b.uses_delivery_rate(), "rounds and rate samples drive every mode");
         assert_eq!(b.on_congestion(&w, &event(EventKind::FastRetransmit, 100.0)), Response::NoReduction);
         let recovery = |now: Time, delivered: u64, pipe: u64| {
             let mut a = ack(now, delivered, pipe);

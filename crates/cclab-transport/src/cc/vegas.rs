@@ -370,6 +370,11 @@ impl CongestionControl for Vegas {
         "vegas"
     }
 
+    /// Its once-per-RTT decision is taken at packet-timed round starts.
+    fn uses_delivery_rate(&self) -> bool {
+        true
+    }
+
     fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
         self.mss = ack.mss;
         if let Some(rtt) = ack.rtt.filter(|&r| r > 0) {

@@ -602,3 +602,67 @@ fn an_ack_sample_counts_each_segment_delivered_once() {
     ack(&mut s, secs(2) + 100, 6, &[(6, 9)]); // 5 new; 6..8 SACKed again
     assert_eq!(*samples.borrow(), vec![(0, 3, 3), (5, 0, 2), (0, 3, 3), (1, 0, 1)]);
 }
+
+// ---------------------------------------------------------------- 7. delivery-rate samples on request
+
+/// Reno, recording what each ACK sample says was delivered `(acked, sacked,
+/// delivered)` and whether it carried a delivery-rate sample and a round
+/// start; it says it uses those if `declares`.
+struct RateReader {
+    declares: bool,
+    samples: Rc<RefCell<Vec<RateReading>>>,
+}
+
+/// `(acked, sacked, delivered)`, a rate sample came, a round started.
+type RateReading = ((u64, u64, u64), bool, bool);
+
+impl CongestionControl for RateReader {
+    fn name(&self) -> &'static str {
+        "rate-reader"
+    }
+
+    fn on_ack(&mut self, w: &mut Window, ack: &AckSample) {
+        let delivered = (ack.acked, ack.sacked, ack.delivered);
+        self.samples.borrow_mut().push((delivered, ack.rate.is_some(), ack.round_start));
+        Reno.on_ack(w, ack);
+    }
+
+    fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
+        Reno.on_congestion(w, event)
+    }
+
+    fn uses_delivery_rate(&self) -> bool {
+        self.declares
+    }
+}
+
+/// The sender measures delivery rates and round trips for an algorithm that
+/// says it reads them, and only then; the deliveries each sample counts are
+/// the same either way.
+#[test]
+fn rate_samples_and_round_starts_come_only_to_an_algorithm_that_uses_them() {
+    let mut deliveries = Vec::new();
+    for declares in [false, true] {
+        let samples = Rc::new(RefCell::new(Vec::new()));
+        let reader = RateReader { declares, samples: samples.clone() };
+        let mut s = sender_with(Box::new(reader), "sack", &config(4, true));
+        start(&mut s); // 0..3 at t = 0
+        ack(&mut s, millis(10), 2, &[]); // 0 and 1
+        ack(&mut s, millis(11), 2, &[(3, 4)]); // 3 SACKed, 2 missing
+        for k in 4..=8 {
+            ack(&mut s, millis(8 + k), k, &[]);
+        }
+        let samples = samples.borrow();
+        let rates = samples.iter().filter(|s| s.1).count();
+        let rounds = samples.iter().filter(|s| s.2).count();
+        if declares {
+            assert!(rates >= 4 && rounds >= 2, "{rates} rate samples, {rounds} round starts");
+        } else {
+            assert_eq!((rates, rounds), (0, 0));
+        }
+        deliveries.push(samples.iter().map(|s| s.0).collect::<Vec<_>>());
+    }
+    assert_eq!(deliveries[0], deliveries[1]);
+    // The ACK to 4 acknowledges 2 and 3, but 3 was delivered when SACKed.
+    assert_eq!(deliveries[0][..3], [(2, 0, 2), (0, 1, 1), (2, 0, 1)]);
+}

@@ -74,8 +74,10 @@ struct Candidate {
 }
 
 /// The connection's delivery state: the draft's `C.*` fields.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct DeliveryRate {
+    /// Rate samples and round trips are measured; otherwise only deliveries are counted.
+    sampling: bool,
     delivered: u64,
     /// Segments delivered so far, each transmission at most once.
     delivered_segments: u64,
@@ -88,7 +90,34 @@ pub struct DeliveryRate {
     candidate: Option<Candidate>,
 }
 
+impl Default for DeliveryRate {
+    fn default() -> Self {
+        Self::new(true)
+    }
+}
+
 impl DeliveryRate {
+    /// A sampler that measures rate samples and round trips if `sampling`;
+    /// without, it only counts what is delivered (each transmission once).
+    pub fn new(sampling: bool) -> Self {
+        Self {
+            sampling,
+            delivered: 0,
+            delivered_segments: 0,
+            delivered_time: 0,
+            first_sent_time: 0,
+            app_limited_until: 0,
+            next_round_delivered: 0,
+            rounds: 0,
+            candidate: None,
+        }
+    }
+
+    /// Measures rate samples and round trips from now on.
+    pub fn start_sampling(&mut self) {
+        self.sampling = true;
+    }
+
     /// Bytes delivered so far.
     pub fn delivered(&self) -> u64 {
         self.delivered
@@ -133,6 +162,9 @@ impl DeliveryRate {
         self.delivered += bytes;
         self.delivered_segments += 1;
         self.delivered_time = now;
+        if !self.sampling {
+            return;
+        }
         let newer =
             self.candidate.is_none_or(|c| tx.sent_time > c.sent_time || tx.delivered > c.prior_delivered);
         if newer {
@@ -151,6 +183,9 @@ impl DeliveryRate {
     /// if this ACK delivered anything over an interval of at least `min_rtt`,
     /// and whether a new round trip starts.
     pub fn finish_ack(&mut self, min_rtt: Time) -> (Option<RateSample>, bool) {
+        if !self.sampling {
+            return (None, false);
+        }
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }

@@ -322,6 +322,7 @@ impl TcpSender {
         };
         let mut timers = Timers::default();
         timers.set(Timer::Start, cfg.start);
+        let measure_rate = cc.uses_delivery_rate();
         Self {
             state,
             cc_owns_cwnd: cc.owns_cwnd_in_recovery(),
@@ -347,7 +348,7 @@ impl TcpSender {
             timer_retransmitted: None,
             after_timeout: false,
             ecn_recover: Recover::default(),
-            rate: DeliveryRate::default(),
+            rate: DeliveryRate::new(measure_rate),
             send_buffer: None,
             counters: SenderCounters::default(),
             written: 0,
@@ -456,6 +457,7 @@ impl TcpSender {
     /// Records every delivery-rate sample from now on (for tests of the estimator).
     pub fn record_rate_samples(&mut self) {
         self.rate_log = Some(Vec::new());
+        self.rate.start_sampling();
     }
 
     pub fn rate_samples(&self) -> Option<&[(Time, RateSample)]> {
