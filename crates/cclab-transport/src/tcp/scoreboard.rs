@@ -50,8 +50,6 @@ const WORD: usize = 64;
 const AHEAD: u64 = 4;
 /// The first ring: one bitmap word.
 const MIN_CAPACITY: usize = WORD;
-/// Blocks remembered as marked: as many as a SACK option carries (RFC 2018 §3).
-const MARKED_RANGES: usize = 4;
 
 /// What `get` reports about one outstanding segment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,14 +104,6 @@ pub struct Scoreboard {
     /// The highest SACKed segment while `sacked > 0`: IsLost and NextSeg ask
     /// for the top few SACKed segments on every ACK, and they usually share its word.
     top: u64,
-    /// The latest blocks marked, clipped to the window then: SACKed in full
-    /// until `clear_sacks` (the window's base only moves up and its end never
-    /// moves down). A receiver repeats its blocks on every ACK and grows the
-    /// newest one at its top, so a block is nearly always known marked up to
-    /// its last segment or two, without a search of the bitmap.
-    marked: [(u64, u64); MARKED_RANGES],
-    /// The entry of `marked` a block not found there replaces.
-    marked_next: usize,
 }
 
 impl Scoreboard {
@@ -260,36 +250,18 @@ impl Scoreboard {
         end: u64,
         mut delivered: impl FnMut(u64, &mut TxSnapshot),
     ) -> u64 {
-        let (lo, hi) = (start.max(self.base), end.min(self.end()));
-        if lo >= hi {
-            return 0;
-        }
-        // A block that starts inside one marked before is marked up to that
-        // one's top: only the rest needs a search.
-        let known = self.marked.iter().position(|&(a, b)| a <= lo && lo <= b);
-        let from = match known {
-            Some(i) if hi <= self.marked[i].1 => return 0,
-            Some(i) => self.marked[i].1,
-            None => lo,
-        };
-        let [first, second] = self.slot_ranges(from, hi);
+        let [first, second] = self.slot_ranges(start, end);
         // The second range is empty unless the block wraps round the ring:
         // tested here, so the common case makes one call.
         let mut newly = self.mark_slots(first.0, first.1, &mut delivered);
         if second.0 < second.1 {
             newly += self.mark_slots(second.0, second.1, &mut delivered);
         }
-        match known {
-            Some(i) => self.marked[i].1 = hi,
-            None => {
-                self.marked[self.marked_next] = (lo, hi);
-                self.marked_next = (self.marked_next + 1) % MARKED_RANGES;
-            }
-        }
         if newly > 0 {
             // All of the clipped range is SACKed now; a stale `top` (nothing was
             // SACKed before) must not survive.
-            self.top = if self.sacked == 0 { hi - 1 } else { self.top.max(hi - 1) };
+            let last = end.min(self.end()) - 1;
+            self.top = if self.sacked == 0 { last } else { self.top.max(last) };
         }
         self.sacked += newly;
         newly
@@ -298,7 +270,6 @@ impl Scoreboard {
     /// Forgets all SACK information (RFC 2018 §5: after a retransmission timeout
     /// the sender should turn off the SACKed bits; the receiver may have reneged).
     pub fn clear_sacks(&mut self) {
-        self.marked = [(0, 0); MARKED_RANGES];
         if self.sacked == 0 {
             return;
         }
