@@ -324,8 +324,8 @@ pub trait CongestionControl {
 
     /// True if this algorithm reads [`AckSample::rate`] or
     /// [`AckSample::round_start`] (BBR, Vegas); otherwise the sender does not
-    /// measure them (1.9 % of the instructions of the pacing study's Table 2
-    /// run at 2.5 Gbit/s). Asked once.
+    /// measure them (1.6 % of the steady state's instructions in the pacing
+    /// study's Table 2 run at 2.5 Gbit/s). Asked once.
     fn uses_delivery_rate(&self) -> bool {
         false
     }
