@@ -5,7 +5,9 @@
 //! happened to make it: ties in time resolve by maker, then in each maker's
 //! own order. A run is a pure function of its inputs, and it stays the same
 //! run when the engine does a maker's work early (packets handed to an
-//! endpoint ahead of their arrival event, see [`Engine::cut_into_endpoint`]). Targets are links (the packet at the head of a
+//! endpoint ahead of their arrival event, see [`Engine::cut_into_endpoint`];
+//! an endpoint's timers fired ahead of the engine's time while nothing can
+//! reach it first, see [`Engine::run_ahead`]). Targets are links (the packet at the head of a
 //! link's delay line arrives at the far end), endpoints and agents (their timer
 //! fires) and the engine's own bookkeeping (window start, time-series samples).
 //!
@@ -95,6 +97,9 @@ struct Slot {
     acted_at: Time,
     /// Its connection was opened by an agent and is reclaimed when done.
     reclaimable: bool,
+    /// It is acting ahead of the engine's time ([`Engine::run_ahead`]): its
+    /// timer is armed once it stops.
+    ahead: bool,
     /// Events this slot's endpoints made, kept across reuse (see [`Seq`]).
     made: u64,
 }
@@ -287,6 +292,10 @@ pub struct RunTotals {
 
 pub struct Engine {
     now: Time,
+    /// The time of the event being handled: every packet admitted from now
+    /// on is admitted at this time or later, while `now` may run ahead of it
+    /// for an endpoint acting early.
+    clock: Time,
     /// Events the engine's own bookkeeping made (see [`Seq`]).
     made: u64,
     /// Per link, events made at its far end: packets moved on to a link
@@ -323,6 +332,9 @@ pub struct Engine {
     /// Per link, the endpoint packets cut through into from it (see
     /// [`Engine::endpoint_cuts`]), or `NO_ENDPOINT`.
     ends_in: Vec<EndpointId>,
+    /// Per endpoint, the link that `ends_in` it, or `NO_FEEDER`: the endpoint
+    /// may act ahead of the engine's time ([`Engine::run_ahead`]).
+    fed_by: Vec<LinkId>,
     /// The measurement window's start was snapshotted.
     window_started: bool,
     /// Connections agents opened between nodes they had not declared
@@ -441,6 +453,7 @@ impl Engine {
     pub fn new(net: Network, window: MeasurementWindow) -> Self {
         Self {
             now: 0,
+            clock: 0,
             made: 0,
             made_by_link: Vec::new(),
             heap: EventQueue::new(),
@@ -463,6 +476,7 @@ impl Engine {
             cut_feeder: Vec::new(),
             cuts_into: Vec::new(),
             ends_in: Vec::new(),
+            fed_by: Vec::new(),
             window_started: false,
             undeclared: Vec::new(),
         }
@@ -554,6 +568,7 @@ impl Engine {
             wake_up: WakeUp::default(),
             acted_at: 0,
             reclaimable,
+            ahead: false,
             made: 0,
         };
         let s = self.take_slot(slot(sender, from, to, 0));
@@ -703,6 +718,10 @@ impl Engine {
             self.cuts_into[feeder as usize] = true;
         }
         self.ends_in = self.endpoint_cuts(recording);
+        self.fed_by = vec![NO_FEEDER; self.slots.len()];
+        for (l, &e) in self.ends_in.iter().enumerate().filter(|&(_, &e)| e != NO_ENDPOINT) {
+            self.fed_by[e as usize] = l as LinkId;
+        }
         if recording {
             self.event_loop::<true>(cancel)?;
         } else {
@@ -739,6 +758,7 @@ impl Engine {
             }
             let target = event.target;
             self.now = time;
+            self.clock = time;
             if !matches!(target, Target::Link(_)) {
                 self.heap.pop();
             }
@@ -835,11 +855,13 @@ impl Engine {
     }
 
     /// Whether endpoint `e` has nothing due up to `time` (an entry of its in
-    /// the heap may be earlier, left from a wake-up since moved later).
+    /// the heap may be earlier, left from a wake-up since moved later), and is
+    /// not acting ahead.
     #[inline(always)]
     fn wakes_after(&self, e: EndpointId, time: Time) -> bool {
         let slot = &self.slots[e as usize];
-        slot.armed > time || slot.endpoint.as_ref().is_some_and(|ep| ep.next_wakeup() > time)
+        // While acting ahead its timer is not armed: its run-ahead takes the packet in turn.
+        !slot.ahead && (slot.armed > time || slot.endpoint.as_ref().is_some_and(|ep| ep.next_wakeup() > time))
     }
 
     /// Hands `p`, just admitted to link `l`, to endpoint `e` at `arrival`,
@@ -857,17 +879,16 @@ impl Engine {
         arrival: Time,
         p: PacketRef,
     ) -> bool {
-        if self.net.links[l as usize].in_flight() > 0 {
+        if self.net.links[l as usize].in_flight() > 0 || !self.wakes_after(e, arrival) {
             return self.cut_into_endpoint_behind_held::<RECORDING>(l, e, arrival, p);
-        }
-        if !self.wakes_after(e, arrival) {
-            return false;
         }
         self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
         true
     }
 
-    /// [`Engine::cut_into_endpoint`] when packets wait on the link.
+    /// [`Engine::cut_into_endpoint`] when packets wait on the link or `e`
+    /// has something due first: `e` acts ahead up to `p`'s arrival
+    /// ([`Engine::run_ahead`]), then takes `p` if nothing is left before it.
     #[inline(never)]
     fn cut_into_endpoint_behind_held<const RECORDING: bool>(
         &mut self,
@@ -876,26 +897,66 @@ impl Engine {
         arrival: Time,
         p: PacketRef,
     ) -> bool {
+        if !RECORDING && !self.slots[e as usize].ahead {
+            self.run_ahead(e, l);
+        }
+        self.net.links[l as usize].in_flight() == 0 && self.wakes_after(e, arrival) && {
+            self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
+            true
+        }
+    }
+
+    /// Lets endpoint `e`, whose packets all come over link `l` (`ends_in`),
+    /// act ahead of the engine's time, in the order of its own times: the
+    /// packets waiting on `l` are handed to it, and its timer fires, while
+    /// nothing can reach it first. No packet not yet on `l` arrives before
+    /// [`Link::no_new_arrival_before`] the engine's clock, and those on `l`
+    /// arrive in order; what `e` sends enters a link of its own. So it
+    /// does what it would have done at those times, only with fewer events;
+    /// a paced sender, with a timer due between most of its ACKs, acts on
+    /// both without an event each. Within the run and, until the
+    /// measurement window's start is recorded, before it, as for packets
+    /// cut through into endpoints ([`Engine::forward`]).
+    #[inline(never)]
+    fn run_ahead(&mut self, e: EndpointId, l: LinkId) {
+        self.slots[e as usize].ahead = true;
+        let engine_now = self.now;
         let mut took_held = false;
-        while let Some((held_arrival, _)) = self.net.links[l as usize].head_key() {
-            if !self.wakes_after(e, held_arrival) {
+        loop {
+            let link = &self.net.links[l as usize];
+            let unseen = link.no_new_arrival_before(self.clock);
+            let head = link.head_key().map(|(arrival, _)| arrival);
+            let slot = &self.slots[e as usize];
+            let Some(endpoint) = slot.endpoint.as_ref() else { break };
+            let due = endpoint.next_wakeup().max(slot.acted_at).max(self.clock);
+            // A tie goes to the heap, which orders the two by their makers.
+            let next = match head {
+                Some(arrival) if arrival < due => arrival,
+                _ if due < unseen && head.is_none_or(|arrival| due < arrival) => due,
+                _ => break,
+            };
+            if next >= self.window.end || (!self.window_started && next >= self.window.start) {
                 break;
             }
-            let Some((_, held)) = self.net.links[l as usize].take_head() else { break };
-            self.take_into_endpoint::<RECORDING>(l, held_arrival, held.id, p.dst);
-            took_held = true;
-        }
-        match self.net.links[l as usize].head_key() {
-            None if self.wakes_after(e, arrival) => {
-                self.take_into_endpoint::<RECORDING>(l, arrival, p.id, p.dst);
-                true
-            }
-            None => false,
-            Some((time, seq)) => {
-                if took_held {
-                    self.heap.push(Event { time, seq, target: Target::Link(l) });
+            if head == Some(next) {
+                let Some((_, held)) = self.net.links[l as usize].take_head() else { break };
+                let at = self.net.links[l as usize].spec.to;
+                self.take_into_endpoint::<false>(l, next, held.id, at);
+                took_held = true;
+            } else {
+                self.now = next;
+                if let Some(endpoint) = self.slots[e as usize].endpoint.as_mut() {
+                    endpoint.on_timer(next, &mut self.outbox);
                 }
-                false
+                self.flush::<false>(e);
+                self.now = engine_now;
+            }
+        }
+        self.slots[e as usize].ahead = false;
+        self.rearm(e);
+        if took_held {
+            if let Some((time, seq)) = self.net.links[l as usize].head_key() {
+                self.heap.push(Event { time, seq, target: Target::Link(l) });
             }
         }
     }
@@ -1214,7 +1275,7 @@ impl Engine {
             endpoint.on_timer(time, &mut self.outbox);
             self.flush::<RECORDING>(id);
         } else {
-            self.rearm(id);
+            self.rearm_after::<RECORDING>(id);
         }
     }
 
@@ -1238,7 +1299,7 @@ impl Engine {
         }
         packets.clear();
         self.outbox.packets = packets;
-        self.rearm(id);
+        self.rearm_after::<RECORDING>(id);
         if self.slots[id as usize].reclaimable {
             self.close_if_done::<RECORDING>(flow);
         }
@@ -1246,6 +1307,29 @@ impl Engine {
 
     #[inline]
     fn rearm(&mut self, id: EndpointId) {
+        self.arm::<false>(id);
+    }
+
+    /// [`Engine::rearm`] in the event loop: with run-ahead unless it records.
+    #[inline(always)]
+    fn rearm_after<const RECORDING: bool>(&mut self, id: EndpointId) {
+        if RECORDING {
+            self.arm::<false>(id);
+        } else {
+            self.arm::<true>(id);
+        }
+    }
+
+    /// Notes the wake-up endpoint `id` now wants and puts its timer into the
+    /// heap, unless an entry of its is there already no later or it is acting
+    /// ahead. With `AHEAD`, an endpoint that may act ahead
+    /// ([`Engine::run_ahead`]) and whose timer is due before anything new can
+    /// reach it goes on instead, and its timer is armed when it stops: a
+    /// paced sender's next departure is then not an event. Only where no
+    /// entry is pushed otherwise, so the endpoints that need no run-ahead
+    /// pay nothing for it.
+    #[inline(always)]
+    fn arm<const AHEAD: bool>(&mut self, id: EndpointId) {
         let slot = &mut self.slots[id as usize];
         let Some(endpoint) = slot.endpoint.as_ref() else { return };
         let wanted = endpoint.next_wakeup();
@@ -1253,11 +1337,21 @@ impl Engine {
         // Time never runs backwards, whatever an endpoint asks for, nor
         // before what the endpoint already did.
         let wake = wanted.max(self.now).max(slot.acted_at);
-        if wake < slot.armed {
-            slot.armed = wake;
-            let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id), made_at);
-            self.heap.push(Event { time: wake, seq, target: Target::Endpoint(id) });
+        if slot.ahead || wake >= slot.armed {
+            return;
         }
+        if AHEAD {
+            if let Some(&l) = self.fed_by.get(id as usize).filter(|&&l| l != NO_FEEDER) {
+                if wake < self.net.links[l as usize].no_new_arrival_before(self.clock) {
+                    self.run_ahead(id, l);
+                    return;
+                }
+            }
+        }
+        let slot = &mut self.slots[id as usize];
+        slot.armed = wake;
+        let seq = Maker::timer(Maker::endpoint(self.net.links.len(), self.agents.len(), id), made_at);
+        self.heap.push(Event { time: wake, seq, target: Target::Endpoint(id) });
     }
 
     /// Reclaims an agent's connection once both endpoints are closed.

@@ -336,6 +336,15 @@ impl Link {
         self.delay_line.front().map(|f| (f.arrival, f.seq))
     }
 
+    /// A bound on the arrival of any packet not yet admitted: one admitted at
+    /// `now` or later starts its transmission no earlier than `now` and than
+    /// the end of the last one, and arrives a transmission time and the
+    /// propagation delay after that.
+    #[inline]
+    pub fn no_new_arrival_before(&self, now: Time) -> Time {
+        self.busy_until.max(now) + self.spec.delay
+    }
+
     /// The packet at the head of the delay line (the next to arrive).
     #[inline]
     pub fn head(&self) -> Option<PacketRef> {
