@@ -427,7 +427,9 @@ impl Maker {
 /// The wake-up an endpoint or agent last asked for and when it first asked
 /// for it: the time its timer counts as made. Both change only when the owner
 /// does something, so they do not depend on when the engine looks, while the
-/// heap entry that fires may have been pushed when a stale entry fired.
+/// heap entry that fires may have been pushed when a stale entry fired. The
+/// engine notes an endpoint's wake-up after everything it does, so `wanted`
+/// is its `next_wakeup()` without a call through its trait object.
 #[derive(Clone, Copy, Default)]
 struct WakeUp {
     wanted: Time,
@@ -861,7 +863,7 @@ impl Engine {
     fn wakes_after(&self, e: EndpointId, time: Time) -> bool {
         let slot = &self.slots[e as usize];
         // While acting ahead its timer is not armed: its run-ahead takes the packet in turn.
-        !slot.ahead && (slot.armed > time || slot.endpoint.as_ref().is_some_and(|ep| ep.next_wakeup() > time))
+        !slot.ahead && (slot.armed > time || slot.wake_up.wanted > time)
     }
 
     /// Hands `p`, just admitted to link `l`, to endpoint `e` at `arrival`,
@@ -927,8 +929,10 @@ impl Engine {
             let unseen = link.no_new_arrival_before(self.clock);
             let head = link.head_key().map(|(arrival, _)| arrival);
             let slot = &self.slots[e as usize];
-            let Some(endpoint) = slot.endpoint.as_ref() else { break };
-            let due = endpoint.next_wakeup().max(slot.acted_at).max(self.clock);
+            if slot.endpoint.is_none() {
+                break;
+            }
+            let due = slot.wake_up.wanted.max(slot.acted_at).max(self.clock);
             // A tie goes to the heap, which orders the two by their makers.
             let next = match head {
                 Some(arrival) if arrival < due => arrival,
@@ -953,7 +957,7 @@ impl Engine {
             }
         }
         self.slots[e as usize].ahead = false;
-        self.rearm(e);
+        self.arm::<false>(e);
         if took_held {
             if let Some((time, seq)) = self.net.links[l as usize].head_key() {
                 self.heap.push(Event { time, seq, target: Target::Link(l) });
@@ -1270,12 +1274,14 @@ impl Engine {
         // time), is stale: the one re-armed below has the key the run would
         // have had without taking packets early.
         let current = seq.made_at == Maker::after_own(slot.wake_up.since) && time >= slot.acted_at;
+        let due = slot.wake_up.wanted <= time;
         let Some(endpoint) = slot.endpoint.as_mut() else { return };
-        if current && endpoint.next_wakeup() <= time {
+        if current && due {
             endpoint.on_timer(time, &mut self.outbox);
             self.flush::<RECORDING>(id);
         } else {
-            self.rearm_after::<RECORDING>(id);
+            // Nothing done: the wake-up noted after its last act stands.
+            self.arm_in_loop::<RECORDING>(id);
         }
     }
 
@@ -1305,14 +1311,24 @@ impl Engine {
         }
     }
 
+    /// Notes the wake-up endpoint `id` wants (before the run, or after it did
+    /// something) and arms its timer.
     #[inline]
     fn rearm(&mut self, id: EndpointId) {
+        self.note_wake_up(id);
         self.arm::<false>(id);
     }
 
-    /// [`Engine::rearm`] in the event loop: with run-ahead unless it records.
+    /// [`Engine::rearm`] in the event loop, after endpoint `id` acted.
     #[inline(always)]
     fn rearm_after<const RECORDING: bool>(&mut self, id: EndpointId) {
+        self.note_wake_up(id);
+        self.arm_in_loop::<RECORDING>(id);
+    }
+
+    /// [`Engine::arm`] in the event loop: with run-ahead unless it records.
+    #[inline(always)]
+    fn arm_in_loop<const RECORDING: bool>(&mut self, id: EndpointId) {
         if RECORDING {
             self.arm::<false>(id);
         } else {
@@ -1320,8 +1336,18 @@ impl Engine {
         }
     }
 
-    /// Notes the wake-up endpoint `id` now wants and puts its timer into the
-    /// heap, unless an entry of its is there already no later or it is acting
+    /// Asks endpoint `id` when it next wants waking: the one call to its
+    /// `next_wakeup` after each thing it does (see [`WakeUp`]).
+    #[inline(always)]
+    fn note_wake_up(&mut self, id: EndpointId) {
+        let slot = &mut self.slots[id as usize];
+        if let Some(endpoint) = slot.endpoint.as_ref() {
+            slot.wake_up.asked(endpoint.next_wakeup(), self.now);
+        }
+    }
+
+    /// Puts endpoint `id`'s timer for the wake-up last noted into the heap,
+    /// unless an entry of its is there already no later or it is acting
     /// ahead. With `AHEAD`, an endpoint that may act ahead
     /// ([`Engine::run_ahead`]) and whose timer is due before anything new can
     /// reach it goes on instead, and its timer is armed when it stops: a
@@ -1330,14 +1356,12 @@ impl Engine {
     /// pay nothing for it.
     #[inline(always)]
     fn arm<const AHEAD: bool>(&mut self, id: EndpointId) {
-        let slot = &mut self.slots[id as usize];
-        let Some(endpoint) = slot.endpoint.as_ref() else { return };
-        let wanted = endpoint.next_wakeup();
-        let made_at = slot.wake_up.asked(wanted, self.now);
+        let slot = &self.slots[id as usize];
+        let WakeUp { wanted, since: made_at } = slot.wake_up;
         // Time never runs backwards, whatever an endpoint asks for, nor
         // before what the endpoint already did.
         let wake = wanted.max(self.now).max(slot.acted_at);
-        if slot.ahead || wake >= slot.armed {
+        if slot.ahead || wake >= slot.armed || slot.endpoint.is_none() {
             return;
         }
         if AHEAD {
