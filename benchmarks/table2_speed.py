@@ -1,8 +1,10 @@
 """CPU time, wall time, event rate and peak memory of the Table 2 scenario at 2.5 Gbit/s.
 
-Runs the `pacing` study's scenario, `python/cclab/studies/pacing.toml`, as it
-stands: Table 2 of seed paper 000 at 2.5 Gbit/s with unpaced HSTCP (issue 9,
-item 7 "Speed at scale") for a given simulated duration with the `run`
+Runs the `pacing` study's scenario, `python/cclab/studies/pacing.toml`: Table 2
+of seed paper 000 at 2.5 Gbit/s (issue 9, item 7 "Speed at scale"), with the
+high-speed flows running unpaced HSTCP as the file stands or, with
+--variant, any of the study's variants as the study sets them (`all`: each in
+turn), for a given simulated duration with the `run`
 example binary, one fresh process per run, and prints for each run the child's
 user+system CPU time, wall time, events, events per CPU second, packet hops and peak
 resident memory (ru_maxrss), with the load average before and after, since the
@@ -23,7 +25,7 @@ got slower, not the build.
 
     cargo build --release --examples
     python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] \\
-        [--repeat 1] [--engine-floor]
+        [--repeat 1] [--variant hstcp|paced-hstcp|...|all] [--engine-floor]
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ import time
 from pathlib import Path
 
 from cclab.machine import machine_line
+from cclab.scenario import Scenario
+from cclab.studies.pacing import VARIANTS, Variant, with_variant
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
@@ -60,6 +64,11 @@ def scenario_text(duration_s: float, path: Path = SCENARIO) -> str:
     if warmup is not None and float(warmup.group(1)) >= duration_s:
         replaced = replaced.replace(warmup.group(0), f'warmup = "{duration_s / 2:g}s"', 1)
     return replaced
+
+
+def variant_text(text: str, variant: Variant) -> str:
+    """The scenario `text` with the high-speed flows running `variant`, as the study sets them."""
+    return with_variant(Scenario.from_toml(text), variant).to_toml()
 
 
 def measure(binary: Path, scenario: Path) -> tuple[float, float, int, int, float]:
@@ -109,6 +118,12 @@ def main() -> None:
         "--binary", type=Path, default=ROOT / "target" / "release" / "examples" / "run", help="the `run` example"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs (default 1)")
+    slugs = [v.slug for v in VARIANTS]
+    parser.add_argument(
+        "--variant",
+        choices=[*slugs, "all"],
+        help="the high-speed flows' algorithm and pacing, as the study sets them (default: the file's)",
+    )
     parser.add_argument(
         "--engine-floor", action="store_true", help=f"then run {ENGINE_FLOOR.name} (UDP, the engine's cost per hop)"
     )
@@ -120,33 +135,40 @@ def main() -> None:
         print("--duration must be positive and --repeat at least 1", file=sys.stderr)
         sys.exit(2)
 
+    chosen = {v.slug: v for v in VARIANTS}
+    variants: list[Variant | None] = (
+        [None] if args.variant is None else list(VARIANTS) if args.variant == "all" else [chosen[args.variant]]
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        scenario = Path(tmp) / "table2-2g5.toml"
-        scenario.write_text(scenario_text(args.duration))
         print(f"date {datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds')}")
         print(f"machine {machine_line()}; binary {args.binary}")
-        print(f"scenario {SCENARIO.name} with duration {args.duration:g} s")
         load = os.getloadavg()
         print(f"load average before (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
         table2_hops = 0
-        cpus: list[float] = []
-        peaks: list[float] = []
-        for i in range(args.repeat):
-            print(f"memory before run {i + 1}: {memory_line(args.binary)}", flush=True)
-            cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
-            table2_hops = hops
-            cpus.append(cpu)
-            peaks.append(peak_mb)
-            # Hops are the work (a packet crossing a link); events are fewer
-            # where packets cut through a link (docs/architecture.md).
-            print(
-                f"run {i + 1}: CPU {cpu:.2f} s (user+sys), wall {wall:.2f} s, events {events}, "
-                f"{events / cpu / 1e6:.2f} M events per CPU second ({cpu / events * 1e9:.0f} ns/event), "
-                f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second "
-                f"({cpu / hops * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB"
-            )
-        print(f"memory after run {args.repeat}: {memory_line(args.binary)}")
-        print(summary_line(cpus, peaks))
+        for variant in variants:
+            scenario = Path(tmp) / "table2-2g5.toml"
+            text = scenario_text(args.duration)
+            scenario.write_text(text if variant is None else variant_text(text, variant))
+            label = "as it stands" if variant is None else f"with the high-speed flows running {variant.label}"
+            print(f"scenario {SCENARIO.name} {label}, duration {args.duration:g} s")
+            cpus: list[float] = []
+            peaks: list[float] = []
+            for i in range(args.repeat):
+                print(f"memory before run {i + 1}: {memory_line(args.binary)}", flush=True)
+                cpu, wall, events, hops, peak_mb = measure(args.binary, scenario)
+                table2_hops = hops
+                cpus.append(cpu)
+                peaks.append(peak_mb)
+                # Hops are the work (a packet crossing a link); events are fewer
+                # where packets cut through a link (docs/architecture.md).
+                print(
+                    f"run {i + 1}: CPU {cpu:.2f} s (user+sys), wall {wall:.2f} s, events {events}, "
+                    f"{events / cpu / 1e6:.2f} M events per CPU second ({cpu / events * 1e9:.0f} ns/event), "
+                    f"packet hops {hops}, {hops / cpu / 1e6:.2f} M per CPU second "
+                    f"({cpu / hops * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB"
+                )
+            print(f"memory after run {args.repeat}: {memory_line(args.binary)}")
+            print(summary_line(cpus, peaks))
         if args.engine_floor:
             floor = Path(tmp) / "udp-engine.toml"
             floor.write_text(scenario_text(args.duration, ENGINE_FLOOR))

@@ -30,6 +30,25 @@ def test_both_scenarios_take_the_asked_duration_and_a_warmup_that_ends_before_it
         assert scn.get("run.warmup") == "1s"
 
 
+def test_a_variant_sets_both_high_speed_flows_as_the_study_does_and_nothing_else() -> None:
+    from cclab.studies.pacing import CC_PARAMS, VARIANTS
+
+    bench = table2_speed()
+    text = bench.scenario_text(2)
+    plain = cclab.Scenario.from_toml(text, "t2").to_dict()
+    for variant in VARIANTS:
+        flows = cclab.Scenario.from_toml(bench.variant_text(text, variant), variant.slug).to_dict()["flows"]
+        for i, flow in enumerate(flows):
+            if i < 2:
+                assert (flow["cc"], flow["pacing"], flow["cc_params"]) == (
+                    variant.cc,
+                    variant.pacing,
+                    CC_PARAMS[variant.cc],
+                )
+                flow = flow | {key: plain["flows"][i][key] for key in ["cc", "pacing", "cc_params"]}
+            assert flow == plain["flows"][i], (variant.slug, i)
+
+
 def test_the_summary_gives_the_median_and_range_of_the_cpu_times_and_the_largest_peak() -> None:
     line = table2_speed().summary_line([31.8, 27.1, 28.7, 29.5], [99.0, 107.0, 101.5, 100.0])
     assert line == "CPU over 4 runs: median 29.10 s, range 27.10-31.80 s; peak RSS up to 107.0 MB"
