@@ -921,6 +921,10 @@ impl Engine {
     /// cut through into endpoints ([`Engine::forward`]).
     #[inline(never)]
     fn run_ahead(&mut self, e: EndpointId, l: LinkId) {
+        // Entered between events or for a packet coming off a link, never
+        // while another endpoint acts ahead: what that one sends leaves as an
+        // endpoint's packet, which never cuts into an endpoint.
+        debug_assert!(self.now == self.clock && !self.slots.iter().any(|s| s.ahead));
         self.slots[e as usize].ahead = true;
         let engine_now = self.now;
         let mut took_held = false;
