@@ -61,6 +61,14 @@ fn plain_and_traced(text: &str, seed: u64) -> (cclab_sim::RunResult, cclab_sim::
     (run(text), run(&traced_text))
 }
 
+/// The flows, links, finished transfers and packet hops of two runs are the same.
+fn assert_same_results(plain: &cclab_sim::RunResult, traced: &cclab_sim::RunResult, label: &str) {
+    assert_eq!(traced.flows, plain.flows, "{label}");
+    assert_eq!(traced.links, plain.links, "{label}");
+    assert_eq!(traced.transfers, plain.transfers, "{label}");
+    assert_eq!(traced.packet_hops, plain.packet_hops, "{label}");
+}
+
 /// Endpoints are handed packets ahead of their arrival events, which a
 /// trace turns off. Paced senders (BBR) have timers due between a packet's
 /// admission and its arrival, so their ACKs are held back and taken later in
@@ -161,10 +169,7 @@ app = { kind = "web", load = 0.1 }
 "#;
     for seed in 1..=3u64 {
         let (plain, traced) = plain_and_traced(text, seed);
-        assert_eq!(traced.flows, plain.flows, "seed {seed}");
-        assert_eq!(traced.links, plain.links, "seed {seed}");
-        assert_eq!(traced.transfers, plain.transfers, "seed {seed}");
-        assert_eq!(traced.packet_hops, plain.packet_hops, "seed {seed}");
+        assert_same_results(&plain, &traced, &format!("seed {seed}"));
         assert!(
             plain.events * 5 < traced.events * 3,
             "seed {seed}: {} against {}",
@@ -206,10 +211,7 @@ reverse_loss = 0.005
         let text = format!("{path}{flows}");
         for seed in 1..=3u64 {
             let (plain, traced) = plain_and_traced(&text, seed);
-            assert_eq!(traced.flows, plain.flows, "{name} seed {seed}");
-            assert_eq!(traced.links, plain.links, "{name} seed {seed}");
-            assert_eq!(traced.transfers, plain.transfers, "{name} seed {seed}");
-            assert_eq!(traced.packet_hops, plain.packet_hops, "{name} seed {seed}");
+            assert_same_results(&plain, &traced, &format!("{name} seed {seed}"));
             assert!(plain.events < traced.events, "{name} seed {seed}");
         }
     }

@@ -10,6 +10,7 @@
 
 use super::*;
 use crate::link::LinkSpec;
+use crate::loss::LossModel;
 use crate::network::NodeKind;
 use crate::queue::{BufferLimit, DropTail};
 use cclab_wire::time::{micros, millis};
@@ -18,6 +19,20 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 const PACKET: u32 = 100;
+
+/// A DropTail link `from` -> `to`, named so, with these properties.
+fn add_droptail_link(
+    net: &mut Network,
+    from: NodeId,
+    to: NodeId,
+    rate_bps: u64,
+    delay: Time,
+    buffer: BufferLimit,
+    loss: LossModel,
+) {
+    let spec = LinkSpec { name: format!("{from}->{to}"), from, to, rate_bps, delay, buffer, loss };
+    net.add_link(spec, Box::new(DropTail::new(buffer)), 1);
+}
 const ECHO: u32 = 40;
 
 /// Hosts `a` (node 0) and `b` (node 1), one link each way.
@@ -26,16 +41,7 @@ fn two_hosts() -> Network {
     let a = net.add_node("a", NodeKind::Host).unwrap();
     let b = net.add_node("b", NodeKind::Host).unwrap();
     for (from, to) in [(a, b), (b, a)] {
-        let spec = LinkSpec {
-            name: format!("{from}->{to}"),
-            from,
-            to,
-            rate_bps: 8_000_000,
-            delay: millis(1),
-            buffer: BufferLimit::Unlimited,
-            loss: crate::loss::LossModel::NONE,
-        };
-        net.add_link(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), 1);
+        add_droptail_link(&mut net, from, to, 8_000_000, millis(1), BufferLimit::Unlimited, LossModel::NONE);
     }
     net.compute_routes();
     net
@@ -592,21 +598,10 @@ fn star(loss_into_router: bool, buffer: u64) -> Network {
     for host in [0, 1, 3] {
         for (from, to) in [(host, 2), (2, host)] {
             let limit = if to == 1 { BufferLimit::Packets(buffer) } else { BufferLimit::Unlimited };
-            let loss = if to == 2 && loss_into_router {
-                crate::loss::LossModel::Bernoulli { p: 0.01 }
-            } else {
-                crate::loss::LossModel::NONE
-            };
-            let spec = LinkSpec {
-                name: format!("{from}->{to}"),
-                from,
-                to,
-                rate_bps: if to == 1 { 2_000_000 } else { 10_000_000 },
-                delay: millis(1),
-                buffer: limit,
-                loss,
-            };
-            net.add_link(spec, Box::new(DropTail::new(limit)), 1);
+            let loss =
+                if to == 2 && loss_into_router { LossModel::Bernoulli { p: 0.01 } } else { LossModel::NONE };
+            let rate = if to == 1 { 2_000_000 } else { 10_000_000 };
+            add_droptail_link(&mut net, from, to, rate, millis(1), limit, loss);
         }
     }
     net.compute_routes();
@@ -921,21 +916,10 @@ fn erratic_network(seed: u64) -> (Network, Vec<(NodeId, NodeId)>, Time) {
         for (from, to) in [(x, y), (y, x)] {
             let buffer =
                 if below(3) == 0 { BufferLimit::Packets(3 + below(5)) } else { BufferLimit::Unlimited };
-            let loss = if below(4) == 0 {
-                crate::loss::LossModel::Bernoulli { p: 0.05 }
-            } else {
-                crate::loss::LossModel::NONE
-            };
-            let spec = LinkSpec {
-                name: format!("{from}->{to}"),
-                from,
-                to,
-                rate_bps: [8_000_000, 80_000_000, 2_000_000][below(3) as usize],
-                delay: [0, micros(100), millis(1), millis(3)][below(4) as usize],
-                buffer,
-                loss,
-            };
-            net.add_link(spec, Box::new(DropTail::new(buffer)), 1);
+            let loss = if below(4) == 0 { LossModel::Bernoulli { p: 0.05 } } else { LossModel::NONE };
+            let rate = [8_000_000, 80_000_000, 2_000_000][below(3) as usize];
+            let delay = [0, micros(100), millis(1), millis(3)][below(4) as usize];
+            add_droptail_link(&mut net, from, to, rate, delay, buffer, loss);
         }
     }
     net.compute_routes();
