@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -124,3 +125,15 @@ def test_the_memory_probe_refuses_a_bad_duration_in_one_line(millis: str) -> Non
     done = subprocess.run([str(probe), millis], capture_output=True, text=True)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == ["usage: memory_probe [MILLIS per size, a positive integer; default 300]"]
+
+
+def test_an_unknown_variant_is_refused_naming_the_argument_and_the_choices() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "table2_speed.py"), "--variant", "fast-tcp"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    last = done.stderr.strip().splitlines()[-1]
+    assert "argument --variant: invalid choice: 'fast-tcp'" in last and "paced-hstcp" in last, done.stderr
+    assert "Traceback" not in done.stderr
