@@ -23,9 +23,14 @@ the binary, if it is there: the time of one dependent load from buffers of
 shared machine the caches are shared: a slower 8 MiB figure says the machine
 got slower, not the build.
 
+With --instructions it counts instead of timing: each run goes once under
+valgrind's cachegrind, which counts the instructions executed exactly however
+busy the machine is, and the script prints them in total, per packet hop and
+per event (a 200 s run takes about 9 minutes this way).
+
     cargo build --release --examples
     python benchmarks/table2_speed.py --duration 200 [--binary target/release/examples/run] \\
-        [--repeat 1] [--variant hstcp|paced-hstcp|...|all] [--engine-floor]
+        [--repeat 1] [--variant hstcp|paced-hstcp|...|all] [--engine-floor] [--instructions]
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import argparse
 import datetime
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,6 +56,7 @@ SCENARIO = ROOT / "python" / "cclab" / "studies" / "pacing.toml"
 ENGINE_FLOOR = ROOT / "benchmarks" / "udp_engine.toml"
 EVENTS = re.compile(r"events (\d+)")
 HOPS = re.compile(r"hops (\d+)")
+INSTRUCTIONS = re.compile(r"I\s+refs:\s+([\d,]+)")
 
 
 def scenario_text(duration_s: float, path: Path = SCENARIO) -> str:
@@ -91,6 +98,25 @@ def measure(binary: Path, scenario: Path) -> tuple[float, float, int, int, float
     return cpu, wall, int(match.group(1)), int(hops.group(1)), usage.ru_maxrss / 1024
 
 
+def count_instructions(valgrind: str, binary: Path, scenario: Path) -> tuple[int, int, int]:
+    """Instructions executed (cachegrind's count), events and packet hops of one run."""
+    command = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    done = subprocess.run([*command, str(binary), str(scenario)], capture_output=True, text=True)
+    counted, events, hops = INSTRUCTIONS.search(done.stderr), EVENTS.search(done.stdout), HOPS.search(done.stdout)
+    if done.returncode != 0 or counted is None or events is None or hops is None:
+        print(f"{valgrind} {binary} failed (status {done.returncode}): {done.stderr.strip()[-300:]}", file=sys.stderr)
+        sys.exit(1)
+    return int(counted.group(1).replace(",", "")), int(events.group(1)), int(hops.group(1))
+
+
+def instructions_line(instructions: int, events: int, hops: int) -> str:
+    """One counted run: its instructions in total, per packet hop and per event."""
+    return (
+        f"instructions {instructions:,} ({instructions / hops:.0f} per packet hop, "
+        f"{instructions / events:.0f} per event), events {events}, packet hops {hops}"
+    )
+
+
 def memory_line(binary: Path) -> str:
     """The `memory_probe` example's line, run from `binary`'s directory; a note where it is not built."""
     probe = binary.parent / "memory_probe"
@@ -127,7 +153,16 @@ def main() -> None:
     parser.add_argument(
         "--engine-floor", action="store_true", help=f"then run {ENGINE_FLOOR.name} (UDP, the engine's cost per hop)"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count each run's instructions under valgrind's cachegrind instead of timing it",
+    )
     args = parser.parse_args()
+    valgrind = shutil.which("valgrind") if args.instructions else None
+    if args.instructions and valgrind is None:
+        print("--instructions: valgrind is not on PATH (its cachegrind tool counts the instructions)", file=sys.stderr)
+        sys.exit(2)
     if not args.binary.is_file():
         print(f"--binary: {args.binary} is not a file (cargo build --release --examples)", file=sys.stderr)
         sys.exit(2)
@@ -151,6 +186,10 @@ def main() -> None:
             scenario.write_text(text if variant is None else variant_text(text, variant))
             label = "as it stands" if variant is None else f"with the high-speed flows running {variant.label}"
             print(f"scenario {SCENARIO.name} {label}, duration {args.duration:g} s")
+            if valgrind is not None:
+                instructions, events, table2_hops = count_instructions(valgrind, args.binary, scenario)
+                print(instructions_line(instructions, events, table2_hops), flush=True)
+                continue
             cpus: list[float] = []
             peaks: list[float] = []
             for i in range(args.repeat):
@@ -172,13 +211,17 @@ def main() -> None:
         if args.engine_floor:
             floor = Path(tmp) / "udp-engine.toml"
             floor.write_text(scenario_text(args.duration, ENGINE_FLOOR))
-            cpu, wall, events, hops, peak_mb = measure(args.binary, floor)
-            per_hop = cpu / hops
-            print(
-                f"engine floor ({ENGINE_FLOOR.name}): CPU {cpu:.2f} s, wall {wall:.2f} s, events {events}, "
-                f"packet hops {hops} ({per_hop * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB; "
-                f"the Table 2 run's {table2_hops} hops at that rate: {table2_hops * per_hop:.1f} s of CPU"
-            )
+            if valgrind is not None:
+                counted = instructions_line(*count_instructions(valgrind, args.binary, floor))
+                print(f"engine floor ({ENGINE_FLOOR.name}): {counted}")
+            else:
+                cpu, wall, events, hops, peak_mb = measure(args.binary, floor)
+                per_hop = cpu / hops
+                print(
+                    f"engine floor ({ENGINE_FLOOR.name}): CPU {cpu:.2f} s, wall {wall:.2f} s, events {events}, "
+                    f"packet hops {hops} ({per_hop * 1e9:.0f} ns/hop), peak RSS {peak_mb:.1f} MB; "
+                    f"the Table 2 run's {table2_hops} hops at that rate: {table2_hops * per_hop:.1f} s of CPU"
+                )
         load = os.getloadavg()
         print(f"load average after (1, 5, 15 min): {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
 

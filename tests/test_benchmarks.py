@@ -137,3 +137,44 @@ def test_an_unknown_variant_is_refused_naming_the_argument_and_the_choices() -> 
     last = done.stderr.strip().splitlines()[-1]
     assert "argument --variant: invalid choice: 'fast-tcp'" in last and "paced-hstcp" in last, done.stderr
     assert "Traceback" not in done.stderr
+
+
+def run_table2_speed(args: list[str], path: str) -> subprocess.CompletedProcess[str]:
+    """table2_speed.py with `args`, finding programs (valgrind) on `path` alone."""
+    script = ROOT / "benchmarks" / "table2_speed.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env={"PATH": path})
+
+
+def test_instructions_are_counted_under_cachegrind_in_total_per_hop_and_per_event(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    called = tmp_path / "called"
+    valgrind = bin_dir / "valgrind"
+    # Stands in for valgrind: notes its arguments and answers as cachegrind and the `run` example do.
+    valgrind.write_text(
+        f"#!{sys.executable}\n"
+        "import sys\n"
+        f"open({str(called)!r}, 'w').write(' '.join(sys.argv[1:]))\n"
+        "print('wall 0.0100s events 1000 (0.1 M/s) hops 3000 (0.3 M/s) delivered 1 MB')\n"
+        "print('==7== I   refs:      2,100,000', file=sys.stderr)\n"
+    )
+    valgrind.chmod(0o755)
+    binary = tmp_path / "run"
+    binary.write_text("")
+    done = run_table2_speed(
+        ["--binary", str(binary), "--duration", "1", "--variant", "stcp", "--instructions"], str(bin_dir)
+    )
+    assert done.returncode == 0, done.stderr
+    line = "instructions 2,100,000 (700 per packet hop, 2100 per event), events 1000, packet hops 3000"
+    assert line in done.stdout.splitlines()
+    arguments = called.read_text().split()
+    assert arguments[:3] == ["--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
+    assert arguments[3] == str(binary) and arguments[4].endswith("table2-2g5.toml")
+
+
+def test_counting_instructions_without_valgrind_is_refused_in_one_line(tmp_path: Path) -> None:
+    done = run_table2_speed(["--duration", "1", "--instructions"], str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "--instructions: valgrind is not on PATH (its cachegrind tool counts the instructions)"
+    ]
