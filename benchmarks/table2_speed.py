@@ -156,7 +156,7 @@ def main() -> None:
     parser.add_argument(
         "--instructions",
         action="store_true",
-        help="count each run's instructions under valgrind's cachegrind instead of timing it",
+        help="count each run's instructions under cachegrind instead of timing it (once: counts do not vary)",
     )
     args = parser.parse_args()
     valgrind = shutil.which("valgrind") if args.instructions else None
