@@ -127,22 +127,19 @@ def test_the_memory_probe_refuses_a_bad_duration_in_one_line(millis: str) -> Non
     assert done.stderr.splitlines() == ["usage: memory_probe [MILLIS per size, a positive integer; default 300]"]
 
 
+def run_table2_speed(args: list[str], path: str | None = None) -> subprocess.CompletedProcess[str]:
+    """table2_speed.py with `args`; with `path`, finding programs (valgrind) on it alone."""
+    script = ROOT / "benchmarks" / "table2_speed.py"
+    env = None if path is None else {"PATH": path}
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env=env)
+
+
 def test_an_unknown_variant_is_refused_naming_the_argument_and_the_choices() -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "table2_speed.py"), "--variant", "fast-tcp"],
-        capture_output=True,
-        text=True,
-    )
+    done = run_table2_speed(["--variant", "fast-tcp"])
     assert done.returncode == 2 and done.stdout == ""
     last = done.stderr.strip().splitlines()[-1]
     assert "argument --variant: invalid choice: 'fast-tcp'" in last and "paced-hstcp" in last, done.stderr
     assert "Traceback" not in done.stderr
-
-
-def run_table2_speed(args: list[str], path: str) -> subprocess.CompletedProcess[str]:
-    """table2_speed.py with `args`, finding programs (valgrind) on `path` alone."""
-    script = ROOT / "benchmarks" / "table2_speed.py"
-    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, env={"PATH": path})
 
 
 def test_instructions_are_counted_under_cachegrind_in_total_per_hop_and_per_event(tmp_path: Path) -> None:
