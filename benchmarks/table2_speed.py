@@ -89,24 +89,30 @@ def measure(binary: Path, scenario: Path) -> tuple[float, float, int, int, float
     if os.waitstatus_to_exitcode(status) != 0:
         print(f"{binary} failed (status {status})", file=sys.stderr)
         sys.exit(1)
-    match, hops = EVENTS.search(out), HOPS.search(out)
-    if match is None or hops is None:
-        print(f"{binary}: no event or hop count in its output: {out!r}", file=sys.stderr)
-        sys.exit(1)
+    events, hops = event_and_hop_counts(binary, out)
     cpu = usage.ru_utime + usage.ru_stime
     # Linux reports ru_maxrss in KiB.
-    return cpu, wall, int(match.group(1)), int(hops.group(1)), usage.ru_maxrss / 1024
+    return cpu, wall, events, hops, usage.ru_maxrss / 1024
+
+
+def event_and_hop_counts(binary: Path, out: str) -> tuple[int, int]:
+    """The events and packet hops the `run` example printed; exits 1 if it printed none."""
+    events, hops = EVENTS.search(out), HOPS.search(out)
+    if events is None or hops is None:
+        print(f"{binary}: no event or hop count in its output: {out!r}", file=sys.stderr)
+        sys.exit(1)
+    return int(events.group(1)), int(hops.group(1))
 
 
 def count_instructions(valgrind: str, binary: Path, scenario: Path) -> tuple[int, int, int]:
     """Instructions executed (cachegrind's count), events and packet hops of one run."""
     command = [valgrind, "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
     done = subprocess.run([*command, str(binary), str(scenario)], capture_output=True, text=True)
-    counted, events, hops = INSTRUCTIONS.search(done.stderr), EVENTS.search(done.stdout), HOPS.search(done.stdout)
-    if done.returncode != 0 or counted is None or events is None or hops is None:
+    counted = INSTRUCTIONS.search(done.stderr)
+    if done.returncode != 0 or counted is None:
         print(f"{valgrind} {binary} failed (status {done.returncode}): {done.stderr.strip()[-300:]}", file=sys.stderr)
         sys.exit(1)
-    return int(counted.group(1).replace(",", "")), int(events.group(1)), int(hops.group(1))
+    return int(counted.group(1).replace(",", "")), *event_and_hop_counts(binary, done.stdout)
 
 
 def instructions_line(instructions: int, events: int, hops: int) -> str:
@@ -168,6 +174,9 @@ def main() -> None:
         sys.exit(2)
     if args.duration <= 0 or args.repeat < 1:
         print("--duration must be positive and --repeat at least 1", file=sys.stderr)
+        sys.exit(2)
+    if args.instructions and args.repeat != 1:
+        print("--repeat: with --instructions each run is counted once (counts do not vary)", file=sys.stderr)
         sys.exit(2)
 
     chosen = {v.slug: v for v in VARIANTS}

@@ -175,3 +175,14 @@ def test_counting_instructions_without_valgrind_is_refused_in_one_line(tmp_path:
     assert done.stderr.splitlines() == [
         "--instructions: valgrind is not on PATH (its cachegrind tool counts the instructions)"
     ]
+
+
+def test_repeating_a_count_of_instructions_is_refused_in_one_line(tmp_path: Path) -> None:
+    # A stand-in valgrind on PATH, so that the refusal is the repeat's, not valgrind's absence.
+    (tmp_path / "valgrind").write_text("#!/bin/sh\nexit 1\n")
+    (tmp_path / "valgrind").chmod(0o755)
+    binary = tmp_path / "run"
+    binary.write_text("")
+    done = run_table2_speed(["--binary", str(binary), "--repeat", "3", "--instructions"], str(tmp_path))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == ["--repeat: with --instructions each run is counted once (counts do not vary)"]
