@@ -29,10 +29,12 @@ use crate::cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 use crate::events::{EventQueue, Seq};
 use crate::network::Network;
 use crate::pool::{PacketId, PacketPool, PacketRef};
+use crate::queue::{Admission, Dropped, Queued};
 use crate::stats::{
     Learned, MeasurementWindow, MetricRow, Observation, RowWriter, Source, TimeSeries, DEPARTED_BY_KIND,
 };
 use crate::trace::{DropCause, TraceEvent, Tracer};
+use crate::transmitter::Departure;
 use cclab_wire::{
     metrics, Control, ControlRefused, Counters, Endpoint, EndpointId, FlowId, LinkId, MetricSink, Metrics,
     NodeId, Outbox, SendState, Time, NEVER,
@@ -75,6 +77,8 @@ enum Target {
     /// Take the samples of this observation.
     Sample(u32),
     Link(LinkId),
+    /// The transmitter of a link that dequeues can send (see [`Engine::transmit`]).
+    Transmit(LinkId),
     Endpoint(EndpointId),
     Agent(AgentId),
 }
@@ -340,6 +344,10 @@ pub struct Engine {
     /// Connections agents opened between nodes they had not declared
     /// ([`Agent::connection_nodes`]); the run reports them as failures.
     undeclared: Vec<(AgentId, NodeId, NodeId)>,
+    /// Reused by links that dequeue: packets their disciplines dropped, and
+    /// packets leaving their transmitters.
+    dropped: Vec<Dropped>,
+    departing: Vec<Departure>,
 }
 
 /// Where a packet handed to [`Engine::forward`] comes from.
@@ -393,6 +401,17 @@ impl Maker {
         let id = Self::scrambled((maker << Self::COUNT_BITS) | *count);
         *count += 1;
         Seq { made_at: Self::after_own(now), id }
+    }
+
+    /// The next service event of link `l`'s transmitter, its `count`-th,
+    /// made at `now`: the link's maker, counting from 2^39 so that these
+    /// never share an id with the packets the link moves on.
+    #[inline]
+    fn service(l: LinkId, count: &mut u64, now: Time) -> Seq {
+        let mut n = (1 << (Self::COUNT_BITS - 1)) | *count;
+        let seq = Self::made(Self::link(l), &mut n, now);
+        *count += 1;
+        seq
     }
 
     fn timer(maker: u64, made_at: Time) -> Seq {
@@ -481,6 +500,8 @@ impl Engine {
             fed_by: Vec::new(),
             window_started: false,
             undeclared: Vec::new(),
+            dropped: Vec::new(),
+            departing: Vec::new(),
         }
     }
 
@@ -731,6 +752,9 @@ impl Engine {
         }
         let end = self.window.end;
         self.now = end;
+        for link in self.net.links.iter_mut().filter(|l| l.dequeues()) {
+            link.close_window(&self.window);
+        }
         if let Some(token) = cancel {
             token.report(end, end);
         }
@@ -767,6 +791,7 @@ impl Engine {
             match target {
                 // Leaves the event at the top of the heap for link_arrival to replace.
                 Target::Link(l) => self.link_arrival::<RECORDING>(l, event.seq),
+                Target::Transmit(l) => self.transmit_event::<RECORDING>(l, time),
                 Target::Endpoint(e) => self.endpoint_timer::<RECORDING>(e, time, event.seq),
                 Target::Agent(a) => self.agent_timer::<RECORDING>(a, time),
                 Target::WindowStart => self.snapshot_window_start(),
@@ -838,8 +863,9 @@ impl Engine {
         if let Some(tracer) = self.tracer.as_mut() {
             let from = link.spec.from;
             let route = self.pool.route(id);
-            // Its last bit left the transmitter one propagation delay ago.
-            let departed = self.now - link.spec.delay;
+            // Its last bit left the transmitter one propagation delay ago
+            // (the delay now, on a link whose delay changes).
+            let departed = self.now.saturating_sub(link.delay_at(self.now));
             tracer.record(departed, TraceEvent::Depart, Some(l), from, packet, route);
             if !survived {
                 let lost = TraceEvent::Drop(DropCause::RandomLoss);
@@ -1025,6 +1051,14 @@ impl Engine {
     /// instructions per event (cachegrind, Table 2 scenario at 2.5 Gbit/s).
     #[inline(always)]
     fn forward<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Origin) {
+        self.forward_at::<RECORDING>(p, at, from, self.now);
+    }
+
+    /// [`Engine::forward`] of a packet that reaches node `at` at `now`: the
+    /// engine's time, or later for one leaving a link that dequeues and cut
+    /// through from it (see [`Engine::place_departure`]).
+    #[inline(always)]
+    fn forward_at<const RECORDING: bool>(&mut self, p: PacketRef, at: NodeId, from: Origin, now: Time) {
         let id = p.id;
         if at == p.dst {
             self.deliver::<RECORDING>(id, at);
@@ -1041,15 +1075,19 @@ impl Engine {
         let seq = match from {
             Origin::Link(feeder, seq) if self.feeder[l as usize] == feeder => seq,
             Origin::Link(feeder, _) => {
-                Maker::made(Maker::link(feeder), &mut self.made_by_link[feeder as usize], self.now)
+                Maker::made(Maker::link(feeder), &mut self.made_by_link[feeder as usize], now)
             }
             Origin::Endpoint(id) => {
                 let maker = Maker::endpoint(self.net.links.len(), self.agents.len(), id);
-                Maker::made(maker, &mut self.slots[id as usize].made, self.now)
+                Maker::made(maker, &mut self.slots[id as usize].made, now)
             }
         };
-        let mut now = self.now;
+        let mut now = now;
         loop {
+            if self.net.links[l as usize].dequeues() {
+                self.enqueue_dequeuing::<RECORDING>(l, p, seq, at);
+                return;
+            }
             let admitted = self.net.links[l as usize].admit(now, &p, &self.window);
             if RECORDING {
                 let event = match admitted {
@@ -1105,6 +1143,117 @@ impl Engine {
                 self.heap.push(Event { time, seq: head_seq, target: Target::Link(l) });
             }
             return;
+        }
+    }
+
+    /// Offers packet `p`, at node `at`, to link `l`, which dequeues: its
+    /// discipline takes or refuses it, and an idle transmitter starts on it
+    /// at once. Only ever at the engine's time: no packet cuts through into
+    /// such a link, and no endpoint that sends into one acts ahead.
+    #[inline(never)]
+    fn enqueue_dequeuing<const RECORDING: bool>(&mut self, l: LinkId, p: PacketRef, seq: Seq, at: NodeId) {
+        let now = self.now;
+        debug_assert_eq!(now, self.clock, "a packet offered ahead of time to a link that dequeues");
+        // Departures at an instant go before arrivals, as on the fast path.
+        if self.net.links[l as usize].service_event(now) {
+            self.transmit::<RECORDING>(l);
+        }
+        let flow = ((self.pool.get(p.id).flow as u64) << 32) | p.dst as u64;
+        let packet = Queued { packet: p, enqueued_at: now, flow, seq };
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let admission = self.net.links[l as usize].offer(now, packet, &self.window, &mut dropped);
+        if RECORDING {
+            let event = match admission {
+                Admission::Enqueue | Admission::EnqueueMarked => TraceEvent::Enqueue,
+                Admission::Drop => TraceEvent::Drop(DropCause::BufferFull),
+                Admission::EarlyDrop => TraceEvent::Drop(DropCause::EarlyDrop),
+            };
+            self.record_event(event, Some(l), at, p.id);
+        }
+        match admission {
+            Admission::Enqueue => {}
+            Admission::EnqueueMarked => self.pool.mark_ce(p.id),
+            Admission::Drop | Admission::EarlyDrop => self.pool.release(p.id),
+        }
+        self.release_dropped::<RECORDING>(l, &mut dropped);
+        self.dropped = dropped;
+        let link = &self.net.links[l as usize];
+        if link.service_armed() == NEVER && link.next_service(now) == now {
+            self.transmit::<RECORDING>(l);
+        } else {
+            self.arm_service(l);
+        }
+        self.net.links[l as usize].note_queue_after_arrival(now, &self.window);
+    }
+
+    /// Frees the packets link `l`'s discipline dropped (and traces them).
+    fn release_dropped<const RECORDING: bool>(&mut self, l: LinkId, dropped: &mut Vec<Dropped>) {
+        let at = self.net.links[l as usize].spec.from;
+        for d in dropped.drain(..) {
+            if RECORDING {
+                self.record_event(TraceEvent::Drop(d.cause), Some(l), at, d.packet.packet.id);
+            }
+            self.pool.release(d.packet.packet.id);
+        }
+    }
+
+    /// The service event of link `l`'s transmitter at `time` fired.
+    fn transmit_event<const RECORDING: bool>(&mut self, l: LinkId, time: Time) {
+        if self.net.links[l as usize].service_event(time) {
+            self.transmit::<RECORDING>(l);
+        }
+    }
+
+    /// Lets link `l`'s transmitter send what it can now, places what leaves
+    /// ([`Engine::place_departure`]) and arms its next service.
+    #[inline(never)]
+    fn transmit<const RECORDING: bool>(&mut self, l: LinkId) {
+        let mut dropped = std::mem::take(&mut self.dropped);
+        let mut departing = std::mem::take(&mut self.departing);
+        self.net.links[l as usize].serve(self.now, &self.window, &mut dropped, &mut departing);
+        self.release_dropped::<RECORDING>(l, &mut dropped);
+        self.dropped = dropped;
+        for d in departing.drain(..) {
+            self.place_departure::<RECORDING>(l, d);
+        }
+        self.departing = departing;
+        self.arm_service(l);
+    }
+
+    /// A packet leaving link `l`'s transmitter: into the next link if `l`
+    /// alone feeds it (cut through at the time the packet gets there, as at
+    /// admission on the fast path), otherwise into `l`'s delay line.
+    fn place_departure<const RECORDING: bool>(&mut self, l: LinkId, d: Departure) {
+        let (p, seq) = (d.packet.packet, d.packet.seq);
+        if d.marked {
+            self.pool.mark_ce(p.id);
+        }
+        if !RECORDING && self.cuts_into[l as usize] && d.arrival < self.window.end {
+            let to = self.net.links[l as usize].spec.to;
+            if let Some(next) = self.net.next_link(to, p.dst) {
+                if self.cut_feeder[next as usize] == l {
+                    self.totals.packet_hops += 1;
+                    if self.net.links[l as usize].pass_through(d.arrival, &self.window) {
+                        self.forward_at::<RECORDING>(p, to, Origin::Link(l, seq), d.arrival);
+                    } else {
+                        self.pool.release(p.id);
+                    }
+                    return;
+                }
+            }
+        }
+        if let Some((time, head_seq)) = self.net.links[l as usize].push_admitted(d.arrival, seq, p) {
+            self.heap.push(Event { time, seq: head_seq, target: Target::Link(l) });
+        }
+    }
+
+    /// Arms the service event of link `l`'s transmitter for when it can next
+    /// send, if it holds packets and no earlier event is armed.
+    fn arm_service(&mut self, l: LinkId) {
+        let now = self.now;
+        if let Some((time, made)) = self.net.links[l as usize].service_to_arm(now) {
+            let seq = Maker::service(l, made, now);
+            self.heap.push(Event { time, seq, target: Target::Transmit(l) });
         }
     }
 
@@ -1235,7 +1384,11 @@ impl Engine {
             let (Some(&first), Some(&last)) = (out.first(), into.last()) else { continue };
             // A sample would see the endpoint, or a packet it sent, ahead of time.
             let watched = watched_endpoint[id] || watched_link[first as usize] || watched_link[last as usize];
-            if !fed_by_others[first as usize] && !watched {
+            // A link that dequeues takes packets only at the engine's time,
+            // and its departures are not known at admission.
+            let dequeues =
+                self.net.links[first as usize].dequeues() || self.net.links[last as usize].dequeues();
+            if !fed_by_others[first as usize] && !watched && !dequeues {
                 ends_in[last as usize] = id as EndpointId;
             }
         }
@@ -1259,9 +1412,17 @@ impl Engine {
                 }
             }
         }
+        // Never into a link that dequeues: its transmitter serves in the
+        // engine's time order, so a packet must reach it at that time.
         (0..self.feeder.len())
             .map(|b| match self.feeder[b] {
-                a if a != NO_FEEDER && !watched[a as usize] && !watched[b] => a,
+                a if a != NO_FEEDER
+                    && !watched[a as usize]
+                    && !watched[b]
+                    && !self.net.links[b].dequeues() =>
+                {
+                    a
+                }
                 _ => NO_FEEDER,
             })
             .collect()
@@ -1524,7 +1685,7 @@ impl Engine {
                     m.put("drops", s.drops as f64);
                     m.put("early_drops", s.early_drops as f64);
                     m.put("marks", s.marks as f64);
-                    link.discipline_metrics(&mut m);
+                    link.queue_metrics(now, &mut m);
                     m.put("losses", s.losses as f64);
                     m.put("delivered", s.delivered as f64);
                     let Some(departures) = link.departures() else { continue };

@@ -12,6 +12,7 @@
 //! packets to send plus the next time it wants to run.
 
 pub mod cancel;
+pub mod delivery_trace;
 pub mod engine;
 mod events;
 pub mod huge_pages;
@@ -22,8 +23,10 @@ pub mod pool;
 pub mod queue;
 mod ring;
 pub mod rng;
+pub mod schedule;
 pub mod stats;
 pub mod trace;
+pub mod transmitter;
 
 pub use cancel::{CancelToken, Cancelled, CANCEL_CHECK_EVENTS};
 pub use engine::{
@@ -31,10 +34,10 @@ pub use engine::{
     TransferRecord,
 };
 pub use huge_pages::HugePageAlloc;
-pub use link::{Link, LinkSpec};
+pub use link::{Link, LinkSpec, Variation};
 pub use network::{Network, NetworkError, Node, NodeKind};
 pub use pool::{PacketId, PacketPool, PacketRef};
-pub use queue::{BufferLimit, DropTail, QueueDiscipline};
+pub use queue::{BufferLimit, Discipline, DropTail, QueueDiscipline};
 pub use rng::RngStream;
 pub use stats::{LinkStats, MeasurementWindow, MetricRow, Observation, Source, TimeSeries, Watch};
 pub use trace::{DropCause, TraceEvent, TraceFilter, TraceRecord, Tracer};

@@ -1,36 +1,73 @@
-//! A one-way link: a FIFO queue, a transmitter of fixed rate, a propagation
-//! delay and an optional Bernoulli loss process.
+//! A one-way link: a queue, a transmitter, a propagation delay and an
+//! optional loss process.
 //!
-//! Because the link is FIFO and work-conserving, a packet's departure time is
-//! known the moment it is admitted. The link therefore keeps its packets in a
-//! delay line ordered by arrival time at the far end, and only the head of that
-//! line is an event in the engine's queue: one event per packet hop, and an
-//! event queue whose size is the number of links, not the number of packets.
-//! (A packet whose next link this one alone feeds skips even that event: the
-//! engine offers it to the next link at admission, see `Engine::forward`.)
+//! Two shapes (docs/architecture.md, "Links that dequeue"):
+//!
+//! - **The fast path**: a FIFO discipline (DropTail, RED, CW) on a link of
+//!   constant rate and delay. The link is work-conserving, so a packet's
+//!   departure time is known the moment it is admitted; the link keeps its
+//!   packets in a delay line ordered by arrival time at the far end, and only
+//!   the head of that line is an event in the engine's queue: one event per
+//!   packet hop, and an event queue whose size is the number of links, not the
+//!   number of packets. (A packet whose next link this one alone feeds skips
+//!   even that event: the engine offers it to the next link at admission, see
+//!   `Engine::forward`.)
+//! - **A link that dequeues**: anything else (a discipline that decides at
+//!   dequeue, a rate or delay that changes, a delivery trace). A
+//!   [`Transmitter`] pulls from the discipline when it can send; a packet's
+//!   departure is known only then, and it joins the same delay line.
 
+use crate::delivery_trace::DeliveryTrace;
 use crate::events::Seq;
 use crate::loss::{LossModel, LossProcess};
 use crate::pool::PacketRef;
-use crate::queue::{droptail, Admission, BufferLimit, QueueDiscipline, QueueOccupancy};
+use crate::queue::{
+    droptail, fifo::FifoQueue, Admission, BufferLimit, Discipline, Dropped, QueueDiscipline, QueueOccupancy,
+    Queued,
+};
 use crate::ring::Ring;
+use crate::schedule::Schedule;
 use crate::stats::{Departures, LinkStats, MeasurementWindow};
 use crate::trace::DropCause;
+use crate::transmitter::{Departure, Service, Transmitter};
 use cclab_wire::time::{serialization_time, Time};
 use cclab_wire::{Metrics, Packet};
 use serde::Serialize;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkSpec {
     pub name: String,
     pub from: u32,
     pub to: u32,
+    /// The rate; for a link whose rate varies, its nominal rate (what a
+    /// BDP-sized buffer and the memory estimate are computed from).
     pub rate_bps: u64,
-    /// One-way propagation delay.
+    /// One-way propagation delay (at time 0, if it varies).
     pub delay: Time,
     pub buffer: BufferLimit,
     /// How transmitted packets are lost (corrupted) on this link.
     pub loss: LossModel,
+    /// How the rate and delay change over time, if they do.
+    #[serde(skip)]
+    pub variation: Variation,
+}
+
+/// A link's rate and delay over time: constant unless given here.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Variation {
+    /// The rate in bit/s over time (instead of `rate_bps`).
+    pub rate: Option<Schedule>,
+    /// A Mahimahi delivery trace (instead of any rate).
+    pub trace: Option<Arc<DeliveryTrace>>,
+    /// The propagation delay over time (instead of `delay`).
+    pub delay: Option<Schedule>,
+}
+
+impl Variation {
+    pub fn is_constant(&self) -> bool {
+        self.rate.is_none() && self.trace.is_none() && self.delay.is_none()
+    }
 }
 
 /// A packet inside the link: its slot in the engine's [`crate::pool::PacketPool`]
@@ -56,7 +93,7 @@ pub enum Enqueued {
 
 pub struct Link {
     pub spec: LinkSpec,
-    discipline: Discipline,
+    rule: Rule,
     busy_until: Time,
     /// Every admitted packet not yet at the far end, in arrival order.
     delay_line: Ring<InFlight>,
@@ -77,20 +114,31 @@ pub struct Link {
     /// every link cost 3.4 % of bench-p1's instructions (reading the packet's
     /// kind in the pool, about eleven per hop).
     departures: Option<Box<Departures>>,
+    /// The transmitter of a link that dequeues; `None` on the fast path.
+    /// Boxed: the fast path reads only whether it is there.
+    transmitter: Option<Box<Pulled>>,
 }
 
-/// A link's queue discipline. Tail drop, the common case, is decided inline
-/// (no virtual call per arrival); any other goes through the trait.
-enum Discipline {
+/// What a link that dequeues keeps beside its transmitter.
+struct Pulled {
+    transmitter: Transmitter,
+    /// Time up to which the window's queue integrals are counted (they
+    /// change only when the occupancy does).
+    integrated_to: Time,
+}
+
+/// The fast path's admission rule. Tail drop, the common case, is decided
+/// inline (no virtual call per arrival); any other goes through the trait.
+enum Rule {
     TailDrop(BufferLimit),
     Other(Box<dyn QueueDiscipline>),
 }
 
-impl Discipline {
+impl Rule {
     fn new(discipline: Box<dyn QueueDiscipline>) -> Self {
         match discipline.tail_drop_limit() {
-            Some(limit) => Discipline::TailDrop(limit),
-            None => Discipline::Other(discipline),
+            Some(limit) => Rule::TailDrop(limit),
+            None => Rule::Other(discipline),
         }
     }
 
@@ -104,14 +152,14 @@ impl Discipline {
         packet: &PacketRef,
     ) -> Admission {
         match self {
-            Discipline::TailDrop(limit) => {
+            Rule::TailDrop(limit) => {
                 if droptail::fits(*limit, waiting, packet.wire_bytes) {
                     Admission::Enqueue
                 } else {
                     Admission::Drop
                 }
             }
-            Discipline::Other(d) => d.admit(now, waiting, (busy_until <= now).then_some(busy_until), packet),
+            Rule::Other(d) => d.admit(now, waiting, (busy_until <= now).then_some(busy_until), packet),
         }
     }
 }
@@ -120,10 +168,10 @@ impl Discipline {
 pub type HeadKey = (Time, Seq);
 
 impl Link {
-    pub fn new(spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, loss: Option<LossProcess>) -> Self {
-        Self {
+    pub fn new(spec: LinkSpec, discipline: Discipline, loss: Option<LossProcess>) -> Self {
+        let mut link = Self {
             spec,
-            discipline: Discipline::new(discipline),
+            rule: Rule::TailDrop(BufferLimit::Unlimited),
             busy_until: 0,
             delay_line: Ring::new(),
             waiting: Ring::new(),
@@ -132,13 +180,46 @@ impl Link {
             last_serialization: [(0, 0); 2],
             stats: LinkStats::default(),
             departures: None,
-        }
+            transmitter: None,
+        };
+        link.set_discipline(discipline);
+        link
     }
 
     /// Replaces the buffer limit and queue discipline (before the run starts).
-    pub fn set_queue(&mut self, buffer: BufferLimit, discipline: Box<dyn QueueDiscipline>) {
+    pub fn set_queue(&mut self, buffer: BufferLimit, discipline: Discipline) {
         self.spec.buffer = buffer;
-        self.discipline = Discipline::new(discipline);
+        self.set_discipline(discipline);
+    }
+
+    /// A FIFO discipline on a link of constant rate and delay takes the fast
+    /// path; anything else gets a transmitter that pulls from it.
+    fn set_discipline(&mut self, discipline: Discipline) {
+        let queue = match discipline {
+            Discipline::Fifo(rule) if self.spec.variation.is_constant() => {
+                self.rule = Rule::new(rule);
+                self.transmitter = None;
+                return;
+            }
+            Discipline::Fifo(rule) => Box::new(FifoQueue::new(rule)) as Box<_>,
+            Discipline::Dequeue(queue) => queue,
+        };
+        let v = &self.spec.variation;
+        let service = match (&v.trace, &v.rate) {
+            (Some(trace), _) => Service::Trace(trace.clone()),
+            (None, Some(rate)) => Service::Rate(rate.clone()),
+            (None, None) => Service::Rate(Schedule::constant(self.spec.rate_bps)),
+        };
+        let delay = v.delay.clone().unwrap_or_else(|| Schedule::constant(self.spec.delay));
+        let transmitter = Transmitter::new(queue, service, delay);
+        self.transmitter = Some(Box::new(Pulled { transmitter, integrated_to: 0 }));
+    }
+
+    /// Whether this link dequeues (has a transmitter) rather than computing
+    /// departures at admission.
+    #[inline(always)]
+    pub fn dequeues(&self) -> bool {
+        self.transmitter.is_some()
     }
 
     /// Drops packets that have started transmission by `now` from the waiting set.
@@ -154,6 +235,9 @@ impl Link {
 
     /// Packets and bytes waiting behind the transmitter at `now`.
     pub fn waiting_at(&mut self, now: Time) -> QueueOccupancy {
+        if let Some(p) = &self.transmitter {
+            return p.transmitter.occupancy();
+        }
         self.advance(now);
         QueueOccupancy { packets: self.waiting.len() as u64, bytes: self.waiting_bytes }
     }
@@ -198,7 +282,7 @@ impl Link {
             self.stats.window_arrivals += 1;
         }
         let occupancy = self.waiting_at(now);
-        let marked = match self.discipline.admit(now, occupancy, self.busy_until, packet) {
+        let marked = match self.rule.admit(now, occupancy, self.busy_until, packet) {
             Admission::Enqueue => false,
             Admission::EnqueueMarked => {
                 self.stats.count_mark(in_window);
@@ -278,10 +362,45 @@ impl Link {
         s.queue_max_bytes = s.queue_max_bytes.max(self.waiting_bytes);
     }
 
-    /// Publishes the queue discipline's own metrics (RED's and CW's `avg_queue`).
-    pub fn discipline_metrics(&self, m: &mut Metrics) {
-        if let Discipline::Other(d) = &self.discipline {
-            d.metrics(m);
+    /// Publishes the queue's state: the sojourn time, the current rate, the
+    /// capacity offered so far, and the discipline's own metrics (RED's and
+    /// CW's `avg_queue`, CoDel's state...).
+    pub fn queue_metrics(&self, now: Time, m: &mut Metrics) {
+        match &self.transmitter {
+            Some(p) => {
+                let t = &p.transmitter;
+                m.put("queue.sojourn_ms", t.last_sojourn as f64 / 1e6);
+                m.put("rate_bps", self.rate_at(now));
+                m.put("capacity_bytes", t.service().capacity_bytes(0, now));
+                t.metrics(m);
+            }
+            None => {
+                m.put("queue.sojourn_ms", self.busy_until.saturating_sub(now) as f64 / 1e6);
+                m.put("rate_bps", self.spec.rate_bps as f64);
+                m.put("capacity_bytes", self.spec.rate_bps as f64 * now as f64 / 8e9);
+                if let Rule::Other(d) = &self.rule {
+                    d.metrics(m);
+                }
+            }
+        }
+    }
+
+    /// The rate at `now`, in bit/s: a trace's is its capacity over the last
+    /// 100 ms (a trace offers opportunities, not a rate).
+    pub fn rate_at(&self, now: Time) -> f64 {
+        const TRACE_RATE_WINDOW: Time = 100_000_000;
+        match self.transmitter.as_ref().map(|p| p.transmitter.service()) {
+            None => self.spec.rate_bps as f64,
+            Some(Service::Rate(rate)) => rate.value_at(now) as f64,
+            Some(Service::Trace(trace)) => {
+                let from = now.saturating_sub(TRACE_RATE_WINDOW);
+                let span = now - from;
+                if span == 0 {
+                    0.0
+                } else {
+                    trace.capacity_bytes(from, now) * 8e9 / span as f64
+                }
+            }
         }
     }
 
@@ -351,6 +470,149 @@ impl Link {
         self.delay_line.front().map(|f| f.packet)
     }
 
+    /// When this link's transmitter can next send, if it holds packets; `NEVER` otherwise.
+    pub fn next_service(&self, now: Time) -> Time {
+        self.transmitter.as_ref().map_or(cclab_wire::NEVER, |p| p.transmitter.next_service(now))
+    }
+
+    /// The time of the engine's service event for this link's transmitter,
+    /// or `NEVER` (none, or the fast path).
+    #[inline]
+    pub fn service_armed(&self) -> Time {
+        self.transmitter.as_ref().map_or(cclab_wire::NEVER, |p| p.transmitter.armed)
+    }
+
+    /// When this link's transmitter can next send, if it holds packets and
+    /// that is earlier than its armed service event: the caller arms one
+    /// then with the key `made` gives (a count of the link's service events).
+    pub fn service_to_arm(&mut self, now: Time) -> Option<(Time, &mut u64)> {
+        let t = &mut self.transmitter.as_mut()?.transmitter;
+        let next = t.next_service(now);
+        if next >= t.armed || next == cclab_wire::NEVER {
+            return None;
+        }
+        t.armed = next;
+        Some((next, &mut t.made))
+    }
+
+    /// The service event at `time` fired: whether it is the one armed (an
+    /// earlier one may have been replaced, or served by an arrival at its time).
+    pub fn service_event(&mut self, time: Time) -> bool {
+        match self.transmitter.as_mut() {
+            Some(p) if p.transmitter.armed == time => {
+                p.transmitter.armed = cclab_wire::NEVER;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Offers `packet` to a link that dequeues, at `now`; the answer is for
+    /// that packet, and packets the discipline dropped to make room go to
+    /// `dropped` (both counted here). The caller serves anything due at
+    /// `now` first ([`Link::serve`]).
+    pub fn offer(
+        &mut self,
+        now: Time,
+        packet: Queued,
+        window: &MeasurementWindow,
+        dropped: &mut Vec<Dropped>,
+    ) -> Admission {
+        let in_window = window.contains(now);
+        self.stats.arrivals += 1;
+        if in_window {
+            self.stats.window_arrivals += 1;
+        }
+        self.integrate_queue(now, window);
+        let Some(p) = self.transmitter.as_mut() else { return Admission::Drop };
+        let from = dropped.len();
+        let admission = p.transmitter.offer(now, packet, dropped);
+        match admission {
+            Admission::Enqueue => {}
+            Admission::EnqueueMarked => self.stats.count_mark(in_window),
+            Admission::Drop => self.stats.count_drop(in_window),
+            Admission::EarlyDrop => {
+                self.stats.count_drop(in_window);
+                self.stats.count_early_drop(in_window);
+            }
+        }
+        self.count_dropped(&dropped[from..], in_window);
+        admission
+    }
+
+    /// After an arrival (and any service it started): the largest queue, if
+    /// the arrival was inside the window and something waits.
+    pub fn note_queue_after_arrival(&mut self, now: Time, window: &MeasurementWindow) {
+        if let Some(p) = &self.transmitter {
+            let occupancy = p.transmitter.occupancy();
+            if window.contains(now) && occupancy.packets > 0 {
+                let s = &mut self.stats;
+                s.queue_max_packets = s.queue_max_packets.max(occupancy.packets);
+                s.queue_max_bytes = s.queue_max_bytes.max(occupancy.bytes);
+            }
+        }
+    }
+
+    /// Lets the transmitter of a link that dequeues send what it can at
+    /// `now`. Departures go to `out` (counted here: bytes, busy time); what
+    /// the discipline drops on the way goes to `dropped`.
+    pub fn serve(
+        &mut self,
+        now: Time,
+        window: &MeasurementWindow,
+        dropped: &mut Vec<Dropped>,
+        out: &mut Vec<Departure>,
+    ) {
+        self.integrate_queue(now, window);
+        let Some(p) = self.transmitter.as_mut() else { return };
+        let (from_dropped, from_out) = (dropped.len(), out.len());
+        p.transmitter.serve(now, dropped, out);
+        self.count_dropped(&dropped[from_dropped..], window.contains(now));
+        for d in &out[from_out..] {
+            if d.marked {
+                self.stats.count_mark(window.contains(d.start));
+            }
+            self.stats.window_busy += window.overlap(d.start, d.finish);
+            if window.contains(d.start) {
+                self.stats.window_bytes += d.packet.packet.wire_bytes as u64;
+            }
+        }
+    }
+
+    fn count_dropped(&mut self, dropped: &[Dropped], in_window: bool) {
+        for d in dropped {
+            self.stats.count_drop(in_window);
+            if d.cause == DropCause::EarlyDrop {
+                self.stats.count_early_drop(in_window);
+            }
+        }
+    }
+
+    /// Adds the queue's occupancy since the last change, inside the window,
+    /// to the window's integrals (a link that dequeues; the fast path adds
+    /// each packet's wait at admission instead).
+    fn integrate_queue(&mut self, now: Time, window: &MeasurementWindow) {
+        let Some(p) = self.transmitter.as_mut() else { return };
+        let occupancy = p.transmitter.occupancy();
+        let span = window.overlap(p.integrated_to, now) as u128;
+        p.integrated_to = p.integrated_to.max(now);
+        self.stats.queue_packet_time += span * occupancy.packets as u128;
+        self.stats.queue_byte_time += span * occupancy.bytes as u128;
+    }
+
+    /// Closes the window's queue integrals at its end (the run is over).
+    pub fn close_window(&mut self, window: &MeasurementWindow) {
+        self.integrate_queue(window.end, window);
+    }
+
+    /// The propagation delay of a packet that leaves the transmitter at `time`.
+    pub fn delay_at(&self, time: Time) -> Time {
+        match &self.transmitter {
+            Some(p) => p.transmitter.delay().value_at(time),
+            None => self.spec.delay,
+        }
+    }
+
     /// Makes this link count its departures, per kind and for flows
     /// `0..flows` each (before the run: an observation reads them). Counts
     /// start from zero when first called.
@@ -382,7 +644,7 @@ impl Link {
 
     /// Packets admitted but not yet at the far end (waiting, in transmission or propagating).
     pub fn in_flight(&self) -> u64 {
-        self.delay_line.len() as u64
+        self.delay_line.len() as u64 + self.transmitter.as_ref().map_or(0, |p| p.transmitter.held())
     }
 
     /// Mean number of waiting packets and bytes over the window.
@@ -394,11 +656,28 @@ impl Link {
         (self.stats.queue_packet_time as f64 / len, self.stats.queue_byte_time as f64 / len)
     }
 
+    /// The share of the window the transmitter was busy; on a link whose
+    /// rate varies, the bytes sent over those it could have sent.
     pub fn utilization(&self, window: &MeasurementWindow) -> f64 {
         if window.is_empty() {
             return 0.0;
         }
-        self.stats.window_busy as f64 / window.len() as f64
+        match &self.transmitter {
+            Some(p) if !self.spec.variation.is_constant() => {
+                let capacity = p.transmitter.service().capacity_bytes(window.start, window.end);
+                if capacity > 0.0 {
+                    self.stats.window_bytes as f64 / capacity
+                } else {
+                    0.0
+                }
+            }
+            _ => self.stats.window_busy as f64 / window.len() as f64,
+        }
+    }
+
+    /// The name of the discipline a link that dequeues pulls from.
+    pub fn dequeue_discipline(&self) -> Option<&'static str> {
+        self.transmitter.as_ref().map(|p| p.transmitter.discipline_name())
     }
 }
 
@@ -420,8 +699,9 @@ mod tests {
             delay: millis(1),
             buffer,
             loss: LossModel::NONE,
+            variation: Variation::default(),
         };
-        Link::new(spec, Box::new(DropTail::new(buffer)), None)
+        Link::new(spec, Discipline::Fifo(Box::new(DropTail::new(buffer))), None)
     }
 
     fn pkt(bytes: u32) -> Packet {
@@ -544,9 +824,11 @@ mod tests {
             delay: 0,
             buffer: BufferLimit::Unlimited,
             loss: LossModel::Bernoulli { p: 1.0 },
+            variation: Variation::default(),
         };
         let loss = LossProcess::new(spec.loss, RngStream::new(1, "x"));
-        let mut l = Link::new(spec, Box::new(DropTail::new(BufferLimit::Unlimited)), Some(loss));
+        let mut l =
+            Link::new(spec, Discipline::Fifo(Box::new(DropTail::new(BufferLimit::Unlimited))), Some(loss));
         l.enqueue(0, PacketRef::new(0, 0, &pkt(100)), 1, &ALL);
         let (_, ok, _) = l.pop_arrival(micros(100), &ALL).unwrap();
         assert!(!ok);
@@ -632,7 +914,7 @@ mod tests {
         assert!(!marked(l.enqueue(0, PacketRef::new(3, 0, &pkt(1000)), 4, &ALL)));
         assert_eq!((l.stats.marks, l.stats.window_marks, l.stats.drops), (1, 1, 0));
         let mut log = cclab_wire::MetricLog::default();
-        l.discipline_metrics(&mut Metrics::new(&mut log));
+        l.queue_metrics(0, &mut Metrics::new(&mut log));
         assert_eq!(log.get("avg_queue"), Some(1.25));
     }
 

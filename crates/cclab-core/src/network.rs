@@ -2,7 +2,7 @@
 
 use crate::link::{Link, LinkSpec};
 use crate::loss::LossProcess;
-use crate::queue::QueueDiscipline;
+use crate::queue::Discipline;
 use crate::rng::RngStream;
 use cclab_wire::{LinkId, NodeId, Time};
 use std::cmp::Reverse;
@@ -69,7 +69,7 @@ impl Network {
 
     /// Adds a one-way link. Its loss process draws from the stream named after the
     /// link, so it is independent of every other random component.
-    pub fn add_link(&mut self, spec: LinkSpec, discipline: Box<dyn QueueDiscipline>, seed: u64) -> LinkId {
+    pub fn add_link(&mut self, spec: LinkSpec, discipline: Discipline, seed: u64) -> LinkId {
         let loss = spec
             .loss
             .is_lossy()
@@ -168,6 +168,7 @@ mod tests {
             delay: millis(delay_ms),
             buffer: BufferLimit::Unlimited,
             loss: crate::loss::LossModel::NONE,
+            variation: Default::default(),
         }
     }
 
@@ -177,7 +178,7 @@ mod tests {
         let a = net.add_node("a", NodeKind::Host).unwrap();
         let b = net.add_node("b", NodeKind::Router).unwrap();
         let c = net.add_node("c", NodeKind::Host).unwrap();
-        let dq = || Box::new(DropTail::new(BufferLimit::Unlimited));
+        let dq = || Discipline::Fifo(Box::new(DropTail::new(BufferLimit::Unlimited)));
         let direct = net.add_link(spec(a, c, 50), dq(), 1);
         let ab = net.add_link(spec(a, b, 10), dq(), 1);
         let bc = net.add_link(spec(b, c, 10), dq(), 1);
@@ -197,7 +198,7 @@ mod tests {
         let h2 = net.add_node("h2", NodeKind::Host).unwrap();
         let h3 = net.add_node("h3", NodeKind::Host).unwrap();
         let island = net.add_node("island", NodeKind::Host).unwrap();
-        let dq = || Box::new(DropTail::new(BufferLimit::Unlimited));
+        let dq = || Discipline::Fifo(Box::new(DropTail::new(BufferLimit::Unlimited)));
         let up = net.add_link(spec(h1, r, 1), dq(), 1);
         let down2 = net.add_link(spec(r, h2, 1), dq(), 1);
         net.add_link(spec(r, h3, 1), dq(), 1);

@@ -16,8 +16,10 @@ use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
 use cclab_core::network::NodeKind;
-use cclab_core::queue::{self, QueueDiscipline, QueueLink};
-use cclab_core::{BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream};
+use cclab_core::queue::{self, Discipline, QueueLink};
+use cclab_core::{
+    BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream, Variation,
+};
 use cclab_transport::buffer::share::ShareSchedule;
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
@@ -89,12 +91,7 @@ impl PlannedFlow {
 
 /// Builds link `link`'s queue discipline; `key` is where its buffer was
 /// configured (`....buffer`), beside which its `queue_params` are.
-fn discipline(
-    name: &str,
-    params: &Params,
-    link: QueueLink,
-    key: &str,
-) -> Result<Box<dyn QueueDiscipline>, ScenarioError> {
+fn discipline(name: &str, params: &Params, link: QueueLink, key: &str) -> Result<Discipline, ScenarioError> {
     let d = queue::find(name)
         .ok_or_else(|| ScenarioError::at(key, format!("unknown queue discipline \"{name}\"")))?;
     let buffer = link.buffer;
@@ -133,8 +130,10 @@ fn add_duplex(
             delay: params.delay,
             buffer: BufferLimit::Unlimited,
             loss,
+            variation: Variation::default(),
         };
-        ids[i] = net.add_link(spec, Box::new(queue::DropTail::new(BufferLimit::Unlimited)), seed);
+        let unlimited = Discipline::Fifo(Box::new(queue::DropTail::new(BufferLimit::Unlimited)));
+        ids[i] = net.add_link(spec, unlimited, seed);
         pending.push(PendingBuffer {
             link: ids[i],
             spec: params.buffer,

@@ -12,7 +12,7 @@ use super::*;
 use crate::link::LinkSpec;
 use crate::loss::LossModel;
 use crate::network::NodeKind;
-use crate::queue::{BufferLimit, DropTail};
+use crate::queue::{BufferLimit, Discipline, DropTail};
 use cclab_wire::time::{micros, millis};
 use cclab_wire::{Header, Packet, UdpHeader};
 use std::cell::RefCell;
@@ -30,8 +30,9 @@ fn add_droptail_link(
     buffer: BufferLimit,
     loss: LossModel,
 ) {
-    let spec = LinkSpec { name: format!("{from}->{to}"), from, to, rate_bps, delay, buffer, loss };
-    net.add_link(spec, Box::new(DropTail::new(buffer)), 1);
+    let variation = Default::default();
+    let spec = LinkSpec { name: format!("{from}->{to}"), from, to, rate_bps, delay, buffer, loss, variation };
+    net.add_link(spec, Discipline::Fifo(Box::new(DropTail::new(buffer))), 1);
 }
 const ECHO: u32 = 40;
 

@@ -14,8 +14,8 @@
 use super::avg_queue::{AverageQueue, MEAN_PACKET_SIZE, W_Q};
 use super::red::{check_weight, AVG_QUEUE};
 use super::{
-    check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink,
-    QueueOccupancy,
+    check_threshold, droptail, Admission, BufferLimit, Discipline, QueueDescriptor, QueueDiscipline,
+    QueueLink, QueueOccupancy,
 };
 use crate::pool::PacketRef;
 use cclab_wire::{Descriptor, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
@@ -42,17 +42,17 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     build,
 };
 
-fn build(p: &Params, link: QueueLink) -> Result<Box<dyn QueueDiscipline>, ParamError> {
+fn build(p: &Params, link: QueueLink) -> Result<Discipline, ParamError> {
     let threshold = p.number("threshold")?;
     let w_q = p.number("w_q")?;
     let mean_packet_bytes = p.size("mean_packet_size")?;
     check_weight(w_q)?;
     check_threshold("threshold", threshold, link.buffer, mean_packet_bytes)?;
-    Ok(Box::new(CongestionWarning {
+    Ok(Discipline::Fifo(Box::new(CongestionWarning {
         threshold,
         buffer: link.buffer,
         average: AverageQueue::new(w_q, link.rate_bps, mean_packet_bytes),
-    }))
+    })))
 }
 
 pub struct CongestionWarning {

@@ -2,7 +2,9 @@
 //! packets or bytes, counting only packets waiting behind the one being
 //! transmitted (ns-2 `Queue/DropTail` and its `limit_`).
 
-use super::{Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink, QueueOccupancy};
+use super::{
+    Admission, BufferLimit, Discipline, QueueDescriptor, QueueDiscipline, QueueLink, QueueOccupancy,
+};
 use crate::pool::PacketRef;
 use cclab_wire::{Descriptor, ParamError, Params, Role, Time};
 
@@ -16,8 +18,8 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
     build,
 };
 
-fn build(_: &Params, link: QueueLink) -> Result<Box<dyn QueueDiscipline>, ParamError> {
-    Ok(Box::new(DropTail::new(link.buffer)))
+fn build(_: &Params, link: QueueLink) -> Result<Discipline, ParamError> {
+    Ok(Discipline::Fifo(Box::new(DropTail::new(link.buffer))))
 }
 
 pub struct DropTail {

@@ -1,21 +1,34 @@
-//! Queue disciplines: the admission decision a link makes for each arriving packet.
+//! Queue disciplines: what a link does with the packets that wait for its transmitter.
 //!
-//! Links are FIFO and compute each packet's departure when it is admitted, so a
-//! discipline only decides *whether* (and with which mark) a packet joins the
-//! queue. The occupancy it sees counts packets waiting behind the one being
+//! Two kinds (see docs/architecture.md, "Links that dequeue"):
+//!
+//! - a FIFO discipline ([`QueueDiscipline`]: DropTail, RED, CW) decides only
+//!   *whether* (and with which mark) an arriving packet joins. On a link of
+//!   constant rate and delay the link then computes the packet's departure at
+//!   admission, the fast path: one event per hop at most.
+//! - a dequeuing discipline ([`DequeueDiscipline`]: CoDel, FQ-CoDel, PIE)
+//!   holds its packets and chooses, when the transmitter asks, which to send
+//!   next and which to drop or mark at the head, seeing each packet's sojourn
+//!   time. A link of varying rate or delay pulls from every discipline this
+//!   way (a FIFO one through [`fifo::FifoQueue`]).
+//!
+//! The occupancy a discipline sees counts packets waiting behind the one being
 //! transmitted, as ns-2's DropTail `limit_` does.
 
 pub mod avg_queue;
 pub mod cw;
 pub mod droptail;
+pub mod fifo;
 pub mod red;
 #[cfg(test)]
 mod test_support;
 
 pub use droptail::DropTail;
 
+use crate::events::Seq;
 use crate::pool::PacketRef;
 use crate::rng::RngStream;
+use crate::trace::DropCause;
 use cclab_wire::{Descriptor, Metrics, ParamError, Params, Time};
 use serde::Serialize;
 
@@ -77,6 +90,97 @@ pub trait QueueDiscipline {
     fn metrics(&self, _m: &mut Metrics) {}
 }
 
+/// A packet a dequeuing discipline holds: the fields a hop carries, when it
+/// joined the queue and which flow it belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Queued {
+    pub packet: PacketRef,
+    pub enqueued_at: Time,
+    /// The packet's connection and direction (its flow id and destination
+    /// node): what a flow-queueing discipline hashes, the simulator's 5-tuple.
+    pub flow: u64,
+    /// The engine's event key for the packet; disciplines carry it unread.
+    pub seq: Seq,
+}
+
+impl Queued {
+    /// The time `self` has spent in the queue at `now`.
+    #[inline]
+    pub fn sojourn(&self, now: Time) -> Time {
+        now.saturating_sub(self.enqueued_at)
+    }
+}
+
+/// A packet a dequeuing discipline dropped, and why: `BufferFull` for a
+/// drop to respect the buffer (FQ-CoDel's drop from the fattest queue),
+/// `EarlyDrop` for one its active queue management chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dropped {
+    pub packet: Queued,
+    pub cause: DropCause,
+}
+
+/// The packet a dequeuing discipline hands the transmitter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dequeued {
+    pub packet: Queued,
+    /// Set its CE bit (an ECN-marking AQM chose it instead of dropping it).
+    pub marked: bool,
+}
+
+/// A discipline that holds its packets and decides when the transmitter
+/// pulls: AQMs that act on sojourn time (CoDel), schedulers (FQ-CoDel).
+/// It has no timer of its own: it acts only when a packet arrives or the
+/// transmitter asks, as the Linux qdiscs do, and catches up on any periodic
+/// work (PIE's probability update) then.
+pub trait DequeueDiscipline {
+    fn name(&self) -> &'static str;
+
+    /// Offers `packet` at `now` (its `enqueued_at`). The answer is for that
+    /// packet: `Drop` and `EarlyDrop` refuse it (the caller frees it),
+    /// `EnqueueMarked` keeps it with CE set. Packets already held that the
+    /// discipline drops to make room go to `dropped`.
+    fn enqueue(&mut self, now: Time, packet: Queued, dropped: &mut Vec<Dropped>) -> Admission;
+
+    /// The packet to transmit at `now`, if any; packets it drops at the head
+    /// on the way (an AQM's drops) go to `dropped`.
+    fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued>;
+
+    /// Packets and bytes held.
+    fn occupancy(&self) -> QueueOccupancy;
+
+    /// The packets and bytes held for `flow` (a [`Queued::flow`]), where the
+    /// discipline keeps flows apart (FQ-CoDel: the queue the flow hashes
+    /// to, which other flows may share); `None` otherwise.
+    fn flow_backlog(&self, _flow: u64) -> Option<QueueOccupancy> {
+        None
+    }
+
+    /// The transmitter has been idle since `since` with nothing held: called
+    /// just before the arrival that ends the idle period (RED's average
+    /// decays over it). Nothing by default.
+    fn idle(&mut self, _since: Time) {}
+
+    /// Publishes the discipline's state for time series; nothing by default.
+    fn metrics(&self, _m: &mut Metrics) {}
+}
+
+/// What a discipline's builder makes: a FIFO admission rule or a discipline
+/// that dequeues.
+pub enum Discipline {
+    Fifo(Box<dyn QueueDiscipline>),
+    Dequeue(Box<dyn DequeueDiscipline>),
+}
+
+impl Discipline {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Discipline::Fifo(d) => d.name(),
+            Discipline::Dequeue(d) => d.name(),
+        }
+    }
+}
+
 /// What a discipline is built for: its link's buffer and rate, and the
 /// link's own random stream (named after the link, so a discipline's draws
 /// never shift another component's).
@@ -110,7 +214,7 @@ pub fn check_threshold(
 }
 
 /// How to build a discipline for a link.
-pub type QueueBuild = fn(&Params, QueueLink) -> Result<Box<dyn QueueDiscipline>, ParamError>;
+pub type QueueBuild = fn(&Params, QueueLink) -> Result<Discipline, ParamError>;
 pub type QueueDescriptor = Descriptor<QueueBuild>;
 
 /// The queue disciplines a link can use (`queue = NAME`).

@@ -34,8 +34,8 @@
 
 use super::avg_queue::{AverageQueue, MEAN_PACKET_SIZE, W_Q};
 use super::{
-    check_threshold, droptail, Admission, BufferLimit, QueueDescriptor, QueueDiscipline, QueueLink,
-    QueueOccupancy,
+    check_threshold, droptail, Admission, BufferLimit, Discipline, QueueDescriptor, QueueDiscipline,
+    QueueLink, QueueOccupancy,
 };
 use crate::pool::PacketRef;
 use crate::rng::RngStream;
@@ -227,10 +227,10 @@ pub(crate) fn check_weight(w_q: f64) -> Result<(), ParamError> {
     Ok(())
 }
 
-fn build(p: &Params, link: QueueLink) -> Result<Box<dyn QueueDiscipline>, ParamError> {
+fn build(p: &Params, link: QueueLink) -> Result<Discipline, ParamError> {
     let config = Config::from_params(p)?;
     check_threshold("max_thresh", config.max_thresh, link.buffer, config.mean_packet_bytes)?;
-    Ok(Box::new(Red::new(config, link)))
+    Ok(Discipline::Fifo(Box::new(Red::new(config, link))))
 }
 
 pub struct Red {
