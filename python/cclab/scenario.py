@@ -102,6 +102,8 @@ class Scenario:
         memory_limit: str | int | None = None,
     ) -> None:
         self._data = copy.deepcopy(dict(data))
+        if path is not None:
+            _anchor_trace_paths(self._data, Path(path).parent)
         self.name = str(data.get("name", name))
         self.path = path
         self.memory_limit = memory_limit
@@ -207,6 +209,28 @@ class Scenario:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and self._data == other._data and self.name == other.name
+
+
+TRACE_KEYS = ("trace", "reverse_trace")
+
+
+def _anchor_trace_paths(data: dict[str, Any], base: Path) -> None:
+    """Makes the relative trace paths of a scenario read from a file relative
+    to that file, as a reader expects (the core reads them relative to the
+    working directory)."""
+    topology = data.get("topology")
+    if not isinstance(topology, dict):
+        return
+    links = [topology.get("bottleneck")]
+    if isinstance(topology.get("links"), list):
+        links.extend(topology["links"])
+    for link in links:
+        if not isinstance(link, dict):
+            continue
+        for key in TRACE_KEYS:
+            value = link.get(key)
+            if isinstance(value, str) and value and not Path(value).is_absolute():
+                link[key] = str(base / value)
 
 
 def read_scenario_file(path: str | Path) -> str:

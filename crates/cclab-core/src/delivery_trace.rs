@@ -15,7 +15,7 @@
 //! - a packet uses only opportunities after its arrival (`rationalize(now)`
 //!   spends those up to now before the packet joins the queue).
 
-use cclab_wire::{Time, NEVER};
+use cclab_wire::Time;
 
 /// Bytes one delivery opportunity carries (Mahimahi's `PACKET_SIZE`).
 pub const OPPORTUNITY_BYTES: u64 = 1504;
@@ -120,6 +120,11 @@ impl DeliveryTrace {
         (self.opportunities * OPPORTUNITY_BYTES * 8) as f64 / (self.period_ms as f64 / 1000.0)
     }
 
+    /// The rate of its busiest millisecond, in bit/s.
+    pub fn peak_rate_bps(&self) -> u64 {
+        self.counts.iter().max().map_or(0, |&c| c as u64 * OPPORTUNITY_BYTES * 8 * 1000)
+    }
+
     /// The first opportunity strictly after `t`: its time and the bytes it
     /// carries (all opportunities of that millisecond together).
     pub fn next_after(&self, t: Time) -> (Time, u64) {
@@ -128,7 +133,7 @@ impl DeliveryTrace {
         // The last time is the period, after any offset within one.
         let i = self.times_ms.partition_point(|&ms| ms * NANOS_PER_MS <= offset);
         let time = cycle.saturating_mul(period).saturating_add(self.times_ms[i] * NANOS_PER_MS);
-        (time.min(NEVER), self.counts[i] as u64 * OPPORTUNITY_BYTES)
+        (time, self.counts[i] as u64 * OPPORTUNITY_BYTES)
     }
 
     /// Opportunities at times up to and including `t`, from time 0 on.

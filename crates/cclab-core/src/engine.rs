@@ -692,6 +692,12 @@ impl Engine {
         self.net.links.iter().map(|l| l.in_flight()).sum()
     }
 
+    /// Packets the pool holds: between events, exactly those inside links
+    /// (a slot not freed when its packet was dropped, lost or delivered leaks).
+    pub fn packets_stored(&self) -> u64 {
+        self.pool.live() as u64
+    }
+
     /// Schedules the engine's own bookkeeping. It counts as made at time
     /// zero, so it goes before everything else of its time: the window's
     /// snapshot and a sample at `t` see the state before anything at `t` happens.

@@ -61,7 +61,7 @@ impl RngStream {
 }
 
 /// FNV-1a: a fixed, documented hash so stream ids never depend on the Rust version.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= b as u64;

@@ -247,6 +247,17 @@ pub const LINK_METRICS: &[MetricDesc] = &[
     },
     MetricDesc { name: "delivered", unit: "packets", meaning: "packets handed to the far end so far" },
     MetricDesc {
+        name: "queue.sojourn_ms",
+        unit: "ms",
+        meaning: "a link that dequeues: the sojourn time of the packet that left the queue last; a FIFO link of constant rate: the wait of a packet arriving now (the sojourn of the next to leave)",
+    },
+    MetricDesc {
+        name: "rate_bps",
+        unit: "bit/s",
+        meaning: "the link's rate now (a trace's: its capacity over the last 100 ms)",
+    },
+    MetricDesc { name: "capacity_bytes", unit: "bytes", meaning: "bytes the link could have sent so far" },
+    MetricDesc {
         name: "departed_bytes",
         unit: "bytes",
         meaning: "wire bytes transmitted so far (counted at the far end: as of one propagation delay ago)",

@@ -3,6 +3,7 @@
 //! times, and their endpoints (or, for traffic sources that open connections
 //! during the run, their host agents) attached to the engine.
 
+use crate::capacity::Capacity;
 use crate::error::ScenarioError;
 use crate::hosts::SendBufferHost;
 use crate::limits::{self, MemoryLimit};
@@ -14,7 +15,6 @@ use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
-use cclab_core::loss::LossModel;
 use cclab_core::network::NodeKind;
 use cclab_core::queue::{self, Discipline, QueueLink};
 use cclab_core::{
@@ -120,17 +120,25 @@ fn add_duplex(
     pending: &mut Vec<PendingBuffer>,
 ) -> (u32, u32) {
     let mut ids = [0u32; 2];
-    for (i, (from, to, loss)) in [(a, b, params.loss), (b, a, params.reverse_loss)].into_iter().enumerate() {
+    let directions =
+        [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, &params.reverse_capacity)];
+    for (i, (from, to, loss, capacity)) in directions.into_iter().enumerate() {
         let name = format!("{}->{}", net.nodes[from as usize].name, net.nodes[to as usize].name);
+        let (rate_bps, rate, trace) = match capacity {
+            Capacity::Rate(r) => (*r, None, None),
+            Capacity::Schedule(s) => (params.rate_bps, Some(s.clone()), None),
+            Capacity::Trace(t) => (params.rate_bps, None, Some(t.trace.clone())),
+        };
+        let variation = Variation { rate, trace, delay: params.delay_schedule.clone() };
         let spec = LinkSpec {
             name,
             from,
             to,
-            rate_bps: params.rate_bps,
+            rate_bps,
             delay: params.delay,
             buffer: BufferLimit::Unlimited,
             loss,
-            variation: Variation::default(),
+            variation,
         };
         let unlimited = Discipline::Fifo(Box::new(queue::DropTail::new(BufferLimit::Unlimited)));
         ids[i] = net.add_link(spec, unlimited, seed);
@@ -179,14 +187,9 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
                 &mut pending,
             );
             roles.extend(["bottleneck", "bottleneck.reverse"]);
-            let access = |delay| LinkParams {
-                rate_bps: d.access_rate_bps,
-                delay,
-                buffer: d.access_buffer,
-                queue: queue::droptail::DESCRIPTOR.name.to_string(),
-                queue_params: Params::new(),
-                loss: LossModel::NONE,
-                reverse_loss: LossModel::NONE,
+            let access = |delay| {
+                let droptail = queue::droptail::DESCRIPTOR.name;
+                LinkParams::constant(d.access_rate_bps, delay, d.access_buffer, droptail, Params::new())
             };
             for (g, group) in scenario.flows.iter().enumerate() {
                 for k in 0..group.count {
@@ -570,6 +573,10 @@ impl Simulation {
             t.packets_received + dropped + lost + self.engine.packets_in_flight() + t.unroutable + t.orphaned;
         if t.packets_sent != accounted {
             return Err(format!("{} packets sent but {} accounted for", t.packets_sent, accounted));
+        }
+        let (stored, inside) = (self.engine.packets_stored(), self.engine.packets_in_flight());
+        if stored != inside {
+            return Err(format!("{stored} packets stored but {inside} inside links"));
         }
         Ok(())
     }

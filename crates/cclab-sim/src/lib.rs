@@ -5,6 +5,7 @@
 //! ([`build::build`]), run, and summarised as a [`RunResult`].
 
 pub mod build;
+pub mod capacity;
 pub mod error;
 pub mod hosts;
 pub mod limits;

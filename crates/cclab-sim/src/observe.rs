@@ -95,6 +95,28 @@ pub fn default_link_metrics() -> impl Iterator<Item = &'static MetricDesc> {
     LINK_METRICS.iter().filter(|d| LINK_DEFAULT_METRICS.contains(&d.name))
 }
 
+/// The queue discipline of the link direction `name` (every direction of a
+/// link has its discipline; a dumbbell's access links are DropTail).
+pub fn link_queue<'a>(topology: &'a Topology, name: &str) -> &'a str {
+    match topology {
+        Topology::Dumbbell(d) if name == "left->right" || name == "right->left" => &d.bottleneck.queue,
+        Topology::Dumbbell(_) => cclab_core::queue::droptail::DESCRIPTOR.name,
+        Topology::Graph(g) => g
+            .links
+            .iter()
+            .find(|l| name == format!("{}->{}", l.from, l.to) || name == format!("{}->{}", l.to, l.from))
+            .map_or(cclab_core::queue::droptail::DESCRIPTOR.name, |l| l.params.queue.as_str()),
+    }
+}
+
+/// What a link with discipline `queue` publishes: every link's metrics, then its discipline's own.
+pub fn link_metrics(queue: &str) -> Vec<&'static MetricDesc> {
+    let own = cclab_core::queue::find(queue).map_or(&[][..], |d| d.metrics);
+    let mut all: Vec<&'static MetricDesc> = LINK_METRICS.iter().collect();
+    all.extend(own.iter().filter(|d| !LINK_METRICS.iter().any(|l| l.name == d.name)));
+    all
+}
+
 /// The names of every link direction, in the order the builder creates them.
 pub fn link_names(topology: &Topology, flows: &[FlowGroup]) -> Vec<String> {
     let duplex = |names: &mut Vec<String>, a: &str, b: &str| {
@@ -232,8 +254,8 @@ pub fn parse_observe(
     for g in flows.iter().filter(|g| chosen_flows.contains(&g.name)) {
         flow_metrics(g).iter().for_each(|m| add(&m.name));
     }
-    if !chosen_links.is_empty() {
-        LINK_METRICS.iter().for_each(|d| add(d.name));
+    for link in &chosen_links {
+        link_metrics(link_queue(topology, link)).iter().for_each(|d| add(d.name));
     }
     let available: Vec<&str> = available.iter().map(String::as_str).collect();
     let metrics = select(&base, "metrics", "metric", &metric_patterns, &available)?;
@@ -357,13 +379,13 @@ pub fn plan(
                 ));
             }
         }
-        let wanted: Vec<(String, &'static str)> = LINK_METRICS
-            .iter()
-            .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
-            .map(|d| (d.name.to_string(), d.unit))
-            .collect();
         let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
         for (id, name) in link_names.iter().enumerate() {
+            let wanted: Vec<(String, &'static str)> = link_metrics(link_queue(&scenario.topology, name))
+                .into_iter()
+                .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
+                .map(|d| (d.name.to_string(), d.unit))
+                .collect();
             if (wanted.is_empty() && !per_flow) || !o.links.iter().any(|l| l == name) {
                 continue;
             }

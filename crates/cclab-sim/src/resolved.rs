@@ -11,6 +11,7 @@
 //! shortest round-trip form. Structs are destructured field by field, so a new
 //! scenario field does not compile until it is written here too.
 
+use crate::capacity::Capacity;
 use crate::observe::Observe;
 use crate::scenario::{
     Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, RunConfig, Scenario,
@@ -19,6 +20,7 @@ use crate::scenario::{
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
+use cclab_core::schedule::Schedule;
 use cclab_wire::{Law, ParamValue, Params, SizeDistribution, Time};
 use toml::Value;
 
@@ -165,14 +167,79 @@ impl Writer {
     }
 
     fn link(&mut self, p: &LinkParams) {
-        let LinkParams { rate_bps, delay, buffer: b, queue, queue_params, loss, reverse_loss } = p;
-        self.string("rate", rate(*rate_bps));
-        self.string("delay", duration(*delay));
+        let LinkParams {
+            rate_bps: _, // derived from the capacities and buffer_rate
+            delay,
+            buffer: b,
+            queue,
+            queue_params,
+            loss,
+            reverse_loss,
+            capacity,
+            reverse_capacity,
+            delay_schedule,
+            buffer_rate,
+        } = p;
+        // `rate` is what the directions without a trace carry (see capacity.rs).
+        match (capacity, reverse_capacity) {
+            (Capacity::Trace(f), Capacity::Trace(r)) => {
+                self.string("trace", f.path.as_str());
+                if r != f {
+                    self.string("reverse_trace", r.path.as_str());
+                }
+            }
+            (Capacity::Trace(f), r) => {
+                self.string("trace", f.path.as_str());
+                self.raw("rate", &capacity_text(r));
+            }
+            (f, Capacity::Trace(r)) => {
+                self.raw("rate", &capacity_text(f));
+                self.string("reverse_trace", r.path.as_str());
+            }
+            (f, r) => {
+                self.raw("rate", &capacity_text(f));
+                if r != f {
+                    self.raw("reverse_rate", &capacity_text(r));
+                }
+            }
+        }
+        match delay_schedule {
+            Some(s) => self.raw("delay", &schedule_text(s, duration)),
+            None => self.string("delay", duration(*delay)),
+        }
+        if let Some(r) = buffer_rate {
+            self.string("buffer_rate", rate(*r));
+        }
         self.string("buffer", buffer(*b));
         self.string("queue", queue.as_str());
         self.raw("queue_params", &params(queue_params));
         self.raw("loss", &loss_model(loss));
         self.raw("reverse_loss", &loss_model(reverse_loss));
+    }
+}
+
+/// A rate or rate schedule as `rate = ...` takes it (never a trace).
+fn capacity_text(c: &Capacity) -> String {
+    match c {
+        Capacity::Rate(r) => string(rate(*r)).to_string(),
+        Capacity::Schedule(s) => schedule_text(s, |r| if r == 0 { "0bps".into() } else { rate(r) }),
+        Capacity::Trace(t) => string(t.path.as_str()).to_string(),
+    }
+}
+
+/// Steps as `[["0s", v], ...]`, a cycle as `{ cycle = [[duration, v], ...] }`.
+fn schedule_text(s: &Schedule, value: impl Fn(u64) -> String) -> String {
+    let pair = |t: Time, v: u64| format!("[{}, {}]", string(duration(t)), string(value(v)));
+    match s {
+        Schedule::Steps(steps) => {
+            let items: Vec<String> = steps.iter().map(|&(t, v)| pair(t, v)).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Schedule::Cycle { steps, period } => {
+            let ends = steps.iter().skip(1).map(|&(t, _)| t).chain([*period]);
+            let items: Vec<String> = steps.iter().zip(ends).map(|(&(t, v), end)| pair(end - t, v)).collect();
+            format!("{{ cycle = [{}] }}", items.join(", "))
+        }
     }
 }
 

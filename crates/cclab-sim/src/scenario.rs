@@ -8,6 +8,7 @@
 //! scenario (defaults included) records everything a run used. Checks that need
 //! the built topology (BDP buffers, graph reachability) happen in [`crate::build`].
 
+use crate::capacity::{self, Capacity};
 use crate::error::{suggestion, ScenarioError};
 use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
@@ -16,6 +17,7 @@ use crate::sources::{self, AppSpec};
 use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
+use cclab_core::schedule::Schedule;
 use cclab_transport::buffer::Sharing;
 use cclab_transport::cc::{CwndGrowth, SsthreshBasis};
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
@@ -63,7 +65,11 @@ pub struct RunConfig {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkParams {
+    /// The rate; on a link whose rate varies, the rate a BDP-sized buffer and
+    /// the access links' default rate are computed from: `buffer_rate` if
+    /// given, else the forward direction's nominal rate ([`Capacity::nominal_bps`]).
     pub rate_bps: u64,
+    /// The propagation delay (at time 0, if it follows `delay_schedule`).
     #[serde(serialize_with = "as_secs")]
     pub delay: Time,
     pub buffer: BufferSpec,
@@ -73,6 +79,45 @@ pub struct LinkParams {
     /// Random loss in the link's forward (`from` -> `to`) direction.
     pub loss: LossModel,
     pub reverse_loss: LossModel,
+    /// What each direction carries over time (`rate` or `trace`, and
+    /// `reverse_rate` or `reverse_trace` where the reverse differs).
+    pub capacity: Capacity,
+    pub reverse_capacity: Capacity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_schedule: Option<Schedule>,
+    /// The rate a BDP-sized buffer is computed from, on a link whose rate varies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_rate: Option<u64>,
+}
+
+impl LinkParams {
+    /// A link of constant `rate_bps` and `delay`, without loss.
+    pub fn constant(
+        rate_bps: u64,
+        delay: Time,
+        buffer: BufferSpec,
+        queue: &str,
+        queue_params: Params,
+    ) -> Self {
+        Self {
+            rate_bps,
+            delay,
+            buffer,
+            queue: queue.to_string(),
+            queue_params,
+            loss: LossModel::NONE,
+            reverse_loss: LossModel::NONE,
+            capacity: Capacity::Rate(rate_bps),
+            reverse_capacity: Capacity::Rate(rate_bps),
+            delay_schedule: None,
+            buffer_rate: None,
+        }
+    }
+
+    /// Whether either direction's rate varies (a schedule or a trace).
+    pub fn varies(&self) -> bool {
+        !self.capacity.is_constant() || !self.reverse_capacity.is_constant()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -112,6 +157,8 @@ pub const DEFAULT_SHARE_EVERY: Time = 500_000_000;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// One per scenario: the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Topology {
     Dumbbell(Dumbbell),
     Graph(Graph),
@@ -487,22 +534,66 @@ fn parse_link_params(
     s: &mut Section,
     default_buffer: Option<BufferSpec>,
 ) -> Result<LinkParams, ScenarioError> {
-    let rate_bps = s.rate("rate")?.ok_or_else(|| s.error("rate", "is required"))?;
-    let delay = s.duration("delay")?.ok_or_else(|| s.error("delay", "is required"))?;
+    let rate = capacity::rate(s, "rate")?;
+    let trace = capacity::trace(s, "trace")?;
+    let reverse_rate = capacity::rate(s, "reverse_rate")?;
+    let reverse_trace = capacity::trace(s, "reverse_trace")?;
+    if trace.is_some() && reverse_trace.is_some() && rate.is_some() {
+        return Err(s.error("rate", "both directions replay traces, so the link has no rate: remove rate"));
+    }
+    if reverse_rate.is_some() && reverse_trace.is_some() {
+        return Err(
+            s.error("reverse_rate", "the reverse direction replays reverse_trace: give one or the other")
+        );
+    }
+    let capacity = match (trace, &rate) {
+        (Some(trace), _) => trace,
+        (None, Some(rate)) => rate.clone(),
+        (None, None) => return Err(s.error("rate", "is required")),
+    };
+    let reverse_capacity = match (reverse_trace, reverse_rate, rate) {
+        (Some(c), _, _) | (None, Some(c), _) | (None, None, Some(c)) => c,
+        (None, None, None) => {
+            return Err(s.error("rate", "is required (for the reverse direction, which has no reverse_trace)"))
+        }
+    };
+    let (delay, delay_schedule) =
+        capacity::delay(s, "delay")?.ok_or_else(|| s.error("delay", "is required"))?;
     let buffer = match (s.buffer("buffer")?, default_buffer) {
         (Some(b), _) | (None, Some(b)) => b,
         (None, None) => return Err(s.error("buffer", "is required")),
     };
     check_buffer_nonzero(s, buffer)?;
+    let buffer_rate = s.rate("buffer_rate")?;
+    let varies = !capacity.is_constant() || !reverse_capacity.is_constant();
+    if buffer_rate.is_some() && !varies {
+        return Err(s.error(
+            "buffer_rate",
+            "only a link whose rate varies (a rate schedule or a trace) takes buffer_rate: a constant link's BDP uses its rate",
+        ));
+    }
+    if varies && buffer_rate.is_none() && matches!(buffer, BufferSpec::Bdp(_)) {
+        let which = if default_buffer.is_some() && !s.has("buffer") { " (the default, 1bdp)" } else { "" };
+        return Err(s.error(
+            "buffer",
+            format!(
+                "a buffer sized in BDPs{which} on a link whose rate varies needs buffer_rate, the rate the BDP is computed from; or give the buffer in packets or bytes"
+            ),
+        ));
+    }
     let (queue, queue_params) = parse_queue(s)?;
     Ok(LinkParams {
-        rate_bps,
+        rate_bps: buffer_rate.unwrap_or_else(|| capacity.nominal_bps()),
         delay,
         buffer,
         queue,
         queue_params,
         loss: parse_loss(s, "loss")?,
         reverse_loss: parse_loss(s, "reverse_loss")?,
+        capacity,
+        reverse_capacity,
+        delay_schedule,
+        buffer_rate,
     })
 }
 
