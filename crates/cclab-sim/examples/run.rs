@@ -17,8 +17,16 @@ fn main() {
     // The cancellable entry point, as the Python binding calls it, so that
     // profiles and timings cover the loop that polls the token.
     let token = cclab_sim::CancelToken::new();
+    // Trace files are relative to the scenario file, as from Python.
+    let scenario = match cclab_sim::parse_in(&text, path, std::path::Path::new(path).parent()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
     for _ in 0..repeat {
-        match cclab_sim::run_toml_cancellable(&text, path, None, cclab_sim::MemoryLimit::Unlimited, &token) {
+        match cclab_sim::run_cancellable(&scenario, None, cclab_sim::MemoryLimit::Unlimited, &token) {
             Ok(r) if std::env::var_os("CCLAB_JSON").is_some() => {
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
             }

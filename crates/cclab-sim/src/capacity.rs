@@ -16,6 +16,7 @@ use cclab_core::delivery_trace::DeliveryTrace;
 use cclab_core::schedule::{Schedule, ScheduleError};
 use cclab_wire::Time;
 use serde::{Serialize, Serializer};
+use std::path::Path;
 use std::sync::Arc;
 use toml::Value;
 
@@ -80,9 +81,7 @@ fn as_hex<S: Serializer>(digest: &u64, s: S) -> Result<S::Ok, S::Error> {
 }
 
 impl TraceFile {
-    /// Reads and checks the trace at `path` (relative to the working
-    /// directory; the Python front end makes a scenario file's relative
-    /// paths relative to that file).
+    /// Reads and checks the trace at `path`.
     pub fn read(path: &str) -> Result<Self, String> {
         let text = std::fs::read(path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => format!("no such trace file: {path}"),
@@ -162,12 +161,19 @@ pub fn rate(s: &mut Section, key: &'static str) -> Result<Option<Capacity>, Scen
     Ok(s.rate(key)?.map(Capacity::Rate))
 }
 
-/// `key` as a trace file's path; `None` if absent.
-pub fn trace(s: &mut Section, key: &'static str) -> Result<Option<Capacity>, ScenarioError> {
-    match s.string(key)? {
-        None => Ok(None),
-        Some(path) => TraceFile::read(path).map(|t| Some(Capacity::Trace(t))).map_err(|m| s.error(key, m)),
-    }
+/// `key` as a trace file's path, relative to `base` if given (the scenario
+/// file's directory) or else to the working directory; `None` if absent.
+pub fn trace(
+    s: &mut Section,
+    key: &'static str,
+    base: Option<&Path>,
+) -> Result<Option<Capacity>, ScenarioError> {
+    let Some(path) = s.string(key)? else { return Ok(None) };
+    let path = match base {
+        Some(dir) if Path::new(path).is_relative() => dir.join(path).display().to_string(),
+        _ => path.to_string(),
+    };
+    TraceFile::read(&path).map(|t| Some(Capacity::Trace(t))).map_err(|m| s.error(key, m))
 }
 
 /// `key` as a constant delay (returned as a one-value schedule's value and

@@ -27,7 +27,7 @@ pub use cclab_core::{CancelToken, Cancelled, HugePageAlloc};
 pub use error::{RunError, ScenarioError};
 pub use limits::{MemoryEstimate, MemoryLimit};
 pub use results::RunResult;
-pub use scenario::{parse, Scenario};
+pub use scenario::{parse, parse_in, Scenario};
 
 use std::time::Instant;
 

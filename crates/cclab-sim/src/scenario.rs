@@ -26,6 +26,7 @@ use cclab_transport::udt::UdtConfig;
 use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
+use std::path::Path;
 
 pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
@@ -409,6 +410,12 @@ impl FlowGroup {
 
 /// Parses and validates a scenario. `default_name` is used when the file sets no `name`.
 pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
+    parse_in(text, default_name, None)
+}
+
+/// [`parse`] for a scenario file in directory `base`: relative paths in it
+/// (trace files) are relative to `base` rather than the working directory.
+pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<Scenario, ScenarioError> {
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         ScenarioError::at("", format!("invalid TOML: {}", e.to_string().trim()))
     })?;
@@ -419,7 +426,7 @@ pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> 
         None => return Err(ScenarioError::at("run", "is required (at least `duration`)")),
     };
     let topology = match root.table("topology")? {
-        Some(s) => parse_topology(s)?,
+        Some(s) => parse_topology(s, base)?,
         None => return Err(ScenarioError::at("topology", "is required")),
     };
     let mut flows = Vec::new();
@@ -533,11 +540,12 @@ fn parse_loss(s: &mut Section, key: &'static str) -> Result<LossModel, ScenarioE
 fn parse_link_params(
     s: &mut Section,
     default_buffer: Option<BufferSpec>,
+    base: Option<&Path>,
 ) -> Result<LinkParams, ScenarioError> {
     let rate = capacity::rate(s, "rate")?;
-    let trace = capacity::trace(s, "trace")?;
+    let trace = capacity::trace(s, "trace", base)?;
     let reverse_rate = capacity::rate(s, "reverse_rate")?;
-    let reverse_trace = capacity::trace(s, "reverse_trace")?;
+    let reverse_trace = capacity::trace(s, "reverse_trace", base)?;
     if trace.is_some() && reverse_trace.is_some() && rate.is_some() {
         return Err(s.error("rate", "both directions replay traces, so the link has no rate: remove rate"));
     }
@@ -610,13 +618,13 @@ fn check_buffer_nonzero(s: &Section, buffer: BufferSpec) -> Result<(), ScenarioE
     Ok(())
 }
 
-fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
+fn parse_topology(mut s: Section, base: Option<&Path>) -> Result<Topology, ScenarioError> {
     let kind = s.required_string("kind")?;
     let topology = match kind {
         "dumbbell" => {
             let mut bottleneck =
                 s.table("bottleneck")?.ok_or_else(|| s.error("bottleneck", "is required"))?;
-            let params = parse_link_params(&mut bottleneck, Some(BufferSpec::Bdp(1.0)))?;
+            let params = parse_link_params(&mut bottleneck, Some(BufferSpec::Bdp(1.0)), base)?;
             bottleneck.finish()?;
             let (access_rate_bps, access_buffer) = match s.table("access")? {
                 Some(mut a) => {
@@ -630,7 +638,7 @@ fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
             };
             Topology::Dumbbell(Dumbbell { access_rate_bps, access_buffer, bottleneck: params })
         }
-        "graph" => Topology::Graph(parse_graph(&mut s)?),
+        "graph" => Topology::Graph(parse_graph(&mut s, base)?),
         other => {
             return Err(s.error(
                 "kind",
@@ -645,7 +653,7 @@ fn parse_topology(mut s: Section) -> Result<Topology, ScenarioError> {
     Ok(topology)
 }
 
-fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
+fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioError> {
     let nodes = match s.get("nodes") {
         Some(toml::Value::Array(items)) => items
             .iter()
@@ -682,7 +690,7 @@ fn parse_graph(s: &mut Section) -> Result<Graph, ScenarioError> {
         if from == to {
             return Err(l.error("to", "a link must join two different nodes"));
         }
-        let params = parse_link_params(&mut l, None)?;
+        let params = parse_link_params(&mut l, None, base)?;
         l.finish()?;
         links.push(GraphLink { from, to, params });
     }

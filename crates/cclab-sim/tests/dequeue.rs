@@ -148,8 +148,9 @@ rtt = "50ms"
 #[test]
 fn a_rate_schedule_steps_the_links_capacity() {
     let observe = "\n[[observe]]\nlinks = [\"left->right\"]\nmetrics = [\"departed_bytes\", \"rate_bps\"]\nevery = \"1s\"\n";
-    let text =
-        dumbbell("[[\"0s\", \"20Mbps\"], [\"10s\", \"5Mbps\"]]", "", "20s").replace("40pkts", "150pkts") + observe;
+    let text = dumbbell("[[\"0s\", \"20Mbps\"], [\"10s\", \"5Mbps\"]]", "", "20s")
+        .replace("40pkts", "150pkts")
+        + observe;
     let mut sim = simulation(&text, 3);
     let r = finish(&mut sim);
     let ts = r.timeseries.as_ref().expect("observed");

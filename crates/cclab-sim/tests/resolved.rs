@@ -2,7 +2,7 @@
 //! reads back to the same scenario, so it runs exactly as the original does.
 
 use cclab_sim::resolved::to_toml;
-use cclab_sim::{parse, run_toml, Scenario};
+use cclab_sim::{parse, parse_in, run_toml, Scenario};
 use std::path::{Path, PathBuf};
 
 fn workspace() -> PathBuf {
@@ -142,6 +142,56 @@ rtt = "20ms..200ms"
 max_window = 64
 start = "0s..1s"
 "#,
+    r#"
+name = "varying"
+[run]
+duration = "2s"
+[topology]
+kind = "dumbbell"
+[topology.bottleneck]
+rate = [["0s", "20Mbps"], ["500ms", "5Mbps"], ["1.25s", "0bps"], ["1.5s", "7.5Mbps"]]
+reverse_rate = { cycle = [["100ms", "10Mbps"], ["50ms", "0bps"]] }
+delay = [["0s", "10ms"], ["1s", "25.5ms"]]
+buffer_rate = "20Mbps"
+[[flows]]
+rtt = "60ms"
+[[flows]]
+name = "back"
+direction = "reverse"
+rtt = "60ms"
+"#,
+    r#"
+name = "traces"
+[run]
+duration = "2s"
+[topology]
+kind = "graph"
+nodes = ["a", "r", "b"]
+[[topology.links]]
+from = "a"
+to = "r"
+rate = "100Mbps"
+delay = "1ms"
+buffer = "100pkts"
+[[topology.links]]
+from = "r"
+to = "b"
+trace = "../../examples/traces/variable.trace"
+reverse_trace = "../../examples/traces/constant-12mbps.trace"
+delay = { cycle = [["1s", "20ms"], ["1s", "30ms"]] }
+buffer = "0.5bdp"
+buffer_rate = "8Mbps"
+[[flows]]
+from = "a"
+to = "b"
+[[flows]]
+from = "b"
+to = "a"
+[[flows]]
+name = "trace-one-way"
+from = "a"
+to = "b"
+"#,
 ];
 
 fn round_trip(scenario: &Scenario, origin: &str) -> String {
@@ -160,7 +210,8 @@ fn every_shipped_scenario_reads_back_to_itself() {
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let stem = path.file_stem().unwrap().to_str().unwrap();
-        let scenario = parse(&text, stem).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let scenario =
+            parse_in(&text, stem, path.parent()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         round_trip(&scenario, &path.display().to_string());
     }
 }
