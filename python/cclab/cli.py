@@ -652,7 +652,8 @@ def _run_figure(folder: Path, result: Any, args: argparse.Namespace) -> Any:
             if e.detail.startswith(":"):  # not about an argument: about what the directory holds
                 _fail(f"{args.dir}{e.detail}")
             _fail(f"{option}{e.detail}")
-    draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue}
+    draw = {"goodput": plot.goodput, "cwnd": plot.cwnd, "seq": plot.sequence, "queue": plot.queue,
+            "delay": plot.delay}  # fmt: skip
     try:
         return draw[args.kind](result)
     except ValueError as e:
@@ -772,7 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = sub.add_parser("plot", help="plot results written by `run --out`, `sweep --out` or `reproduce`")
     plot.add_argument("dir", help="a run or sweep output directory, or a `reproduce` directory (every sweep in it)")
-    plot.add_argument("--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "tseq", "panels", "sweep"])
+    plot.add_argument(
+        "--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "delay", "tseq", "panels", "sweep"]
+    )
     plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
     plot.add_argument("--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)")
     plot.add_argument("--by", help="sweep: one line per value of this column (default: another grid key)")

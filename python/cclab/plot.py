@@ -104,6 +104,39 @@ def queue(source: Result | pl.DataFrame, links: Sequence[str] | None = None,
     return fig
 
 
+def delay(source: Result | pl.DataFrame, links: Sequence[str] | None = None,
+          title: str = "Queueing delay") -> Figure:  # fmt: skip
+    """Each link's ``queue.sojourn_ms`` over time (observed with ``[[observe]]``), and,
+    where it was observed too, the link's rate on a second axis (a trace's or a
+    schedule's capacity)."""
+    import polars as pl
+
+    frame = source.metrics if isinstance(source, Result) else source
+    observed = frame.filter((pl.col("kind") == "link") & (pl.col("metric") == "queue.sojourn_ms"))
+    if observed.height == 0:
+        raise ValueError('no queue delay series: observe the link\'s "queue.sojourn_ms" '
+                         "(an [[observe]] section, see docs/scenario.md)")  # fmt: skip
+    names = list(links) if links else observed["component"].unique(maintain_order=True).to_list()
+    fig, ax = _figure(title, "time (s)", "sojourn time (ms)")
+    rates = frame.filter((pl.col("kind") == "link") & (pl.col("metric") == "rate_bps"))
+    twin = ax.twinx() if rates.height else None
+    for name in names:
+        g = observed.filter(pl.col("component") == name).sort("time_s")
+        (line,) = ax.plot(g["time_s"], g["value"], label=f"{name} sojourn", linewidth=1)
+        r = rates.filter(pl.col("component") == name).sort("time_s")
+        if twin is not None and r.height:
+            twin.plot(r["time_s"], r["value"] / 1e6, label=f"{name} rate", linewidth=0.8, alpha=0.45,
+                      color=line.get_color(), linestyle="--", drawstyle="steps-post")  # fmt: skip
+    handles, labels = ax.get_legend_handles_labels()
+    if twin is not None:
+        twin.set_ylabel("link rate (Mbit/s)")
+        more = twin.get_legend_handles_labels()
+        handles, labels = handles + more[0], labels + more[1]
+    ax.set_ylim(bottom=0)
+    ax.legend(handles, labels, fontsize="small", loc="upper right")
+    return fig
+
+
 def _bottleneck_links(frame: pl.DataFrame, links: pl.DataFrame | None = None) -> list[str]:
     """The links whose queue matters: role ``bottleneck`` when the links table says roles,
     else every link that is not a host's access link."""
