@@ -19,6 +19,7 @@ pub mod avg_queue;
 pub mod cw;
 pub mod droptail;
 pub mod fifo;
+pub mod pie;
 pub mod red;
 #[cfg(test)]
 mod test_support;
@@ -218,7 +219,8 @@ pub type QueueBuild = fn(&Params, QueueLink) -> Result<Discipline, ParamError>;
 pub type QueueDescriptor = Descriptor<QueueBuild>;
 
 /// The queue disciplines a link can use (`queue = NAME`).
-pub const QUEUE_DISCIPLINES: &[QueueDescriptor] = &[droptail::DESCRIPTOR, red::DESCRIPTOR, cw::DESCRIPTOR];
+pub const QUEUE_DISCIPLINES: &[QueueDescriptor] =
+    &[droptail::DESCRIPTOR, red::DESCRIPTOR, cw::DESCRIPTOR, pie::DESCRIPTOR];
 
 pub fn find(name: &str) -> Option<&'static QueueDescriptor> {
     QUEUE_DISCIPLINES.iter().find(|d| d.name == name)
