@@ -344,10 +344,8 @@ pub struct Engine {
     /// Connections agents opened between nodes they had not declared
     /// ([`Agent::connection_nodes`]); the run reports them as failures.
     undeclared: Vec<(AgentId, NodeId, NodeId)>,
-    /// Reused by links that dequeue: packets their disciplines dropped, and
-    /// packets leaving their transmitters.
+    /// Reused by links that dequeue: packets their disciplines dropped.
     dropped: Vec<Dropped>,
-    departing: Vec<Departure>,
 }
 
 /// Where a packet handed to [`Engine::forward`] comes from.
@@ -501,7 +499,6 @@ impl Engine {
             window_started: false,
             undeclared: Vec::new(),
             dropped: Vec::new(),
-            departing: Vec::new(),
         }
     }
 
@@ -1166,8 +1163,7 @@ impl Engine {
         }
         let flow = ((self.pool.get(p.id).flow as u64) << 32) | p.dst as u64;
         let packet = Queued { packet: p, enqueued_at: now, flow, seq };
-        let mut dropped = std::mem::take(&mut self.dropped);
-        let admission = self.net.links[l as usize].offer(now, packet, &self.window, &mut dropped);
+        let admission = self.net.links[l as usize].offer(now, packet, &self.window, &mut self.dropped);
         if RECORDING {
             let event = match admission {
                 Admission::Enqueue | Admission::EnqueueMarked => TraceEvent::Enqueue,
@@ -1181,26 +1177,36 @@ impl Engine {
             Admission::EnqueueMarked => self.pool.mark_ce(p.id),
             Admission::Drop | Admission::EarlyDrop => self.pool.release(p.id),
         }
-        self.release_dropped::<RECORDING>(l, &mut dropped);
-        self.dropped = dropped;
-        let link = &self.net.links[l as usize];
-        if link.service_armed() == NEVER && link.next_service(now) == now {
+        self.release_dropped::<RECORDING>(l);
+        let link = &mut self.net.links[l as usize];
+        let next = link.next_service(now);
+        if next == now && link.service_armed() == NEVER {
             self.transmit::<RECORDING>(l);
         } else {
-            self.arm_service(l);
+            self.arm_service(l, next);
         }
         self.net.links[l as usize].note_queue_after_arrival(now, &self.window);
     }
 
     /// Frees the packets link `l`'s discipline dropped (and traces them).
-    fn release_dropped<const RECORDING: bool>(&mut self, l: LinkId, dropped: &mut Vec<Dropped>) {
+    #[inline(always)]
+    fn release_dropped<const RECORDING: bool>(&mut self, l: LinkId) {
+        if !self.dropped.is_empty() {
+            self.release_dropped_now::<RECORDING>(l);
+        }
+    }
+
+    #[inline(never)]
+    fn release_dropped_now<const RECORDING: bool>(&mut self, l: LinkId) {
         let at = self.net.links[l as usize].spec.from;
+        let mut dropped = std::mem::take(&mut self.dropped);
         for d in dropped.drain(..) {
             if RECORDING {
                 self.record_event(TraceEvent::Drop(d.cause), Some(l), at, d.packet.packet.id);
             }
             self.pool.release(d.packet.packet.id);
         }
+        self.dropped = dropped;
     }
 
     /// The service event of link `l`'s transmitter at `time` fired.
@@ -1214,16 +1220,18 @@ impl Engine {
     /// ([`Engine::place_departure`]) and arms its next service.
     #[inline(never)]
     fn transmit<const RECORDING: bool>(&mut self, l: LinkId) {
-        let mut dropped = std::mem::take(&mut self.dropped);
-        let mut departing = std::mem::take(&mut self.departing);
-        self.net.links[l as usize].serve(self.now, &self.window, &mut dropped, &mut departing);
-        self.release_dropped::<RECORDING>(l, &mut dropped);
-        self.dropped = dropped;
-        for d in departing.drain(..) {
+        let now = self.now;
+        loop {
+            let departure = self.net.links[l as usize].serve(now, &self.window, &mut self.dropped);
+            self.release_dropped::<RECORDING>(l);
+            let Some((d, more)) = departure else { break };
             self.place_departure::<RECORDING>(l, d);
+            if !more {
+                break;
+            }
         }
-        self.departing = departing;
-        self.arm_service(l);
+        let next = self.net.links[l as usize].next_service(now);
+        self.arm_service(l, next);
     }
 
     /// A packet leaving link `l`'s transmitter: into the next link if `l`
@@ -1253,11 +1261,11 @@ impl Engine {
         }
     }
 
-    /// Arms the service event of link `l`'s transmitter for when it can next
-    /// send, if it holds packets and no earlier event is armed.
-    fn arm_service(&mut self, l: LinkId) {
+    /// Arms the service event of link `l`'s transmitter at `time` (when it
+    /// can next send), unless no packet waits or an earlier one is armed.
+    fn arm_service(&mut self, l: LinkId, time: Time) {
         let now = self.now;
-        if let Some((time, made)) = self.net.links[l as usize].service_to_arm(now) {
+        if let Some(made) = self.net.links[l as usize].arm_service_at(time) {
             let seq = Maker::service(l, made, now);
             self.heap.push(Event { time, seq, target: Target::Transmit(l) });
         }

@@ -471,8 +471,8 @@ impl Link {
     }
 
     /// When this link's transmitter can next send, if it holds packets; `NEVER` otherwise.
-    pub fn next_service(&self, now: Time) -> Time {
-        self.transmitter.as_ref().map_or(cclab_wire::NEVER, |p| p.transmitter.next_service(now))
+    pub fn next_service(&mut self, now: Time) -> Time {
+        self.transmitter.as_mut().map_or(cclab_wire::NEVER, |p| p.transmitter.next_service(now))
     }
 
     /// The time of the engine's service event for this link's transmitter,
@@ -482,17 +482,15 @@ impl Link {
         self.transmitter.as_ref().map_or(cclab_wire::NEVER, |p| p.transmitter.armed)
     }
 
-    /// When this link's transmitter can next send, if it holds packets and
-    /// that is earlier than its armed service event: the caller arms one
-    /// then with the key `made` gives (a count of the link's service events).
-    pub fn service_to_arm(&mut self, now: Time) -> Option<(Time, &mut u64)> {
+    /// Notes a service event at `time`, if that is earlier than the one
+    /// armed: the count of the link's service events, for the event's key.
+    pub fn arm_service_at(&mut self, time: Time) -> Option<&mut u64> {
         let t = &mut self.transmitter.as_mut()?.transmitter;
-        let next = t.next_service(now);
-        if next >= t.armed || next == cclab_wire::NEVER {
+        if time >= t.armed || time == cclab_wire::NEVER {
             return None;
         }
-        t.armed = next;
-        Some((next, &mut t.made))
+        t.armed = time;
+        Some(&mut t.made)
     }
 
     /// The service event at `time` fired: whether it is the one armed (an
@@ -553,30 +551,34 @@ impl Link {
         }
     }
 
-    /// Lets the transmitter of a link that dequeues send what it can at
-    /// `now`. Departures go to `out` (counted here: bytes, busy time); what
-    /// the discipline drops on the way goes to `dropped`.
+    /// The next packet the transmitter of a link that dequeues sends at
+    /// `now`, if it can send one (counted here: bytes, busy time, a mark),
+    /// and whether another may follow at `now` (a trace's opportunity may
+    /// carry several; a rate is busy once it sends); what the discipline
+    /// drops on the way goes to `dropped`.
     pub fn serve(
         &mut self,
         now: Time,
         window: &MeasurementWindow,
         dropped: &mut Vec<Dropped>,
-        out: &mut Vec<Departure>,
-    ) {
+    ) -> Option<(Departure, bool)> {
         self.integrate_queue(now, window);
-        let Some(p) = self.transmitter.as_mut() else { return };
-        let (from_dropped, from_out) = (dropped.len(), out.len());
-        p.transmitter.serve(now, dropped, out);
-        self.count_dropped(&dropped[from_dropped..], window.contains(now));
-        for d in &out[from_out..] {
-            if d.marked {
-                self.stats.count_mark(window.contains(d.start));
-            }
-            self.stats.window_busy += window.overlap(d.start, d.finish);
-            if window.contains(d.start) {
-                self.stats.window_bytes += d.packet.packet.wire_bytes as u64;
-            }
+        let p = self.transmitter.as_mut()?;
+        let before = dropped.len();
+        let departure = p.transmitter.serve(now, dropped);
+        let more = p.transmitter.sends_several();
+        if dropped.len() > before {
+            self.count_dropped(&dropped[before..], window.contains(now));
         }
+        let d = departure?;
+        if d.marked {
+            self.stats.count_mark(window.contains(d.start));
+        }
+        self.stats.window_busy += window.overlap(d.start, d.finish);
+        if window.contains(d.start) {
+            self.stats.window_bytes += d.packet.packet.wire_bytes as u64;
+        }
+        Some((d, more))
     }
 
     fn count_dropped(&mut self, dropped: &[Dropped], in_window: bool) {
@@ -591,8 +593,12 @@ impl Link {
     /// Adds the queue's occupancy since the last change, inside the window,
     /// to the window's integrals (a link that dequeues; the fast path adds
     /// each packet's wait at admission instead).
+    #[inline]
     fn integrate_queue(&mut self, now: Time, window: &MeasurementWindow) {
         let Some(p) = self.transmitter.as_mut() else { return };
+        if p.integrated_to >= now {
+            return;
+        }
         let occupancy = p.transmitter.occupancy();
         let span = window.overlap(p.integrated_to, now) as u128;
         p.integrated_to = p.integrated_to.max(now);

@@ -9,6 +9,54 @@ use serde::Serialize;
 
 const NANOS_PER_SEC: u128 = 1_000_000_000;
 
+/// One step of a schedule: its value over `[from, until)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub from: Time,
+    pub until: Time,
+    pub value: u64,
+}
+
+impl Step {
+    #[inline]
+    pub fn contains(&self, t: Time) -> bool {
+        self.from <= t && t < self.until
+    }
+}
+
+/// A schedule read mostly at times close together (a transmitter's): the
+/// step last read is kept, so a read inside it needs no search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cursor {
+    schedule: Schedule,
+    step: Step,
+}
+
+impl Cursor {
+    pub fn new(schedule: Schedule) -> Self {
+        let step = schedule.step_at(0);
+        Self { schedule, step }
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    /// The step `t` falls in.
+    #[inline]
+    pub fn step_at(&mut self, t: Time) -> Step {
+        if !self.step.contains(t) {
+            self.step = self.schedule.step_at(t);
+        }
+        self.step
+    }
+
+    #[inline]
+    pub fn value_at(&mut self, t: Time) -> u64 {
+        self.step_at(t).value
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
@@ -87,17 +135,24 @@ impl Schedule {
 
     /// The value at `t` and the time it next changes (`NEVER` if it does not).
     pub fn at(&self, t: Time) -> (u64, Time) {
+        let step = self.step_at(t);
+        (step.value, step.until)
+    }
+
+    /// The step `t` falls in.
+    pub fn step_at(&self, t: Time) -> Step {
         match self {
             Schedule::Steps(steps) => {
                 let i = steps.partition_point(|&(from, _)| from <= t).max(1) - 1;
-                (steps[i].1, steps.get(i + 1).map_or(NEVER, |&(from, _)| from))
+                let until = steps.get(i + 1).map_or(NEVER, |&(from, _)| from);
+                Step { from: steps[i].0, until, value: steps[i].1 }
             }
             Schedule::Cycle { steps, period } => {
                 let base = t - t % period;
                 let offset = t - base;
                 let i = steps.partition_point(|&(from, _)| from <= offset).max(1) - 1;
                 let end = steps.get(i + 1).map_or(*period, |&(from, _)| from);
-                (steps[i].1, base.saturating_add(end))
+                Step { from: base + steps[i].0, until: base.saturating_add(end), value: steps[i].1 }
             }
         }
     }

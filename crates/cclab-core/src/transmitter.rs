@@ -12,7 +12,8 @@
 
 use crate::delivery_trace::DeliveryTrace;
 use crate::queue::{Admission, DequeueDiscipline, Dequeued, Dropped, QueueOccupancy, Queued};
-use crate::schedule::Schedule;
+use crate::schedule::{Cursor, Schedule};
+use cclab_wire::time::serialization_time;
 use cclab_wire::{Metrics, Time, NEVER};
 use std::sync::Arc;
 
@@ -57,15 +58,21 @@ struct Partial {
     bytes_left: u64,
 }
 
+/// The sending side: a rate (its schedule read through a cursor, and the
+/// last two packet sizes' serialisation times at the current rate, as on the
+/// fast path) or a trace (the opportunity in use and its bytes left).
+enum Sender {
+    Rate { rate: Cursor, busy_until: Time, last_serialization: [(u32, Time); 2], cached_rate: u64 },
+    Trace { trace: Arc<DeliveryTrace>, opportunity: Option<Time>, budget: u64, partial: Option<Partial> },
+}
+
 pub struct Transmitter {
     queue: Box<dyn DequeueDiscipline>,
     service: Service,
-    delay: Schedule,
-    /// Rate service: when the transmission in progress ends.
-    busy_until: Time,
-    /// Trace service: the packet part-way through, and the last opportunity used.
-    partial: Option<Partial>,
-    served: Option<Time>,
+    sender: Sender,
+    delay: Cursor,
+    /// Packets and bytes the discipline holds (counted here: asking it is a virtual call).
+    held: QueueOccupancy,
     /// Arrivals keep the order of departures when the delay shrinks.
     last_arrival: Time,
     /// When the transmitter went idle with nothing held, for the next arrival.
@@ -80,13 +87,23 @@ pub struct Transmitter {
 
 impl Transmitter {
     pub fn new(queue: Box<dyn DequeueDiscipline>, service: Service, delay: Schedule) -> Self {
+        let sender = match &service {
+            Service::Rate(rate) => Sender::Rate {
+                rate: Cursor::new(rate.clone()),
+                busy_until: 0,
+                last_serialization: [(0, 0); 2],
+                cached_rate: 0,
+            },
+            Service::Trace(trace) => {
+                Sender::Trace { trace: trace.clone(), opportunity: None, budget: 0, partial: None }
+            }
+        };
         Self {
             queue,
             service,
-            delay,
-            busy_until: 0,
-            partial: None,
-            served: None,
+            sender,
+            delay: Cursor::new(delay),
+            held: QueueOccupancy::default(),
             last_arrival: 0,
             idle_since: None,
             last_sojourn: 0,
@@ -100,7 +117,7 @@ impl Transmitter {
     }
 
     pub fn delay(&self) -> &Schedule {
-        &self.delay
+        self.delay.schedule()
     }
 
     /// Offers `packet` to the discipline at `now` (after serving anything due
@@ -112,101 +129,179 @@ impl Transmitter {
                 self.queue.idle(since);
             }
         }
-        self.queue.enqueue(now, packet, dropped)
+        let before = dropped.len();
+        let admission = self.queue.enqueue(now, packet, dropped);
+        if matches!(admission, Admission::Enqueue | Admission::EnqueueMarked) {
+            self.held.packets += 1;
+            self.held.bytes += packet.packet.wire_bytes as u64;
+        }
+        self.forget(&dropped[before..]);
+        admission
     }
 
-    /// Packets held: queued, and one part-way through a trace's opportunities.
+    /// Packets the discipline no longer holds (dropped, or sent).
+    #[inline]
+    fn forget(&mut self, gone: &[Dropped]) {
+        for d in gone {
+            self.held.packets -= 1;
+            self.held.bytes -= d.packet.packet.wire_bytes as u64;
+        }
+        debug_assert_eq!(self.held, self.queue.occupancy());
+    }
+
+    /// Whether it holds nothing: none queued, none part-way through.
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.partial.is_none() && self.queue.occupancy().packets == 0
+        self.held.packets == 0 && !matches!(self.sender, Sender::Trace { partial: Some(_), .. })
     }
 
     /// Packets and bytes waiting in the discipline.
+    #[inline]
     pub fn occupancy(&self) -> QueueOccupancy {
-        self.queue.occupancy()
+        self.held
     }
 
     /// Packets the transmitter holds, waiting or part-way through.
     pub fn held(&self) -> u64 {
-        self.queue.occupancy().packets + self.partial.is_some() as u64
+        self.held.packets + matches!(self.sender, Sender::Trace { partial: Some(_), .. }) as u64
     }
 
     /// When the transmitter can next take a packet, if it holds any; `NEVER` otherwise.
-    pub fn next_service(&self, now: Time) -> Time {
+    pub fn next_service(&mut self, now: Time) -> Time {
         if self.is_empty() {
             return NEVER;
         }
-        match &self.service {
-            Service::Rate(rate) => rate.next_nonzero(self.busy_until.max(now)),
-            Service::Trace(trace) => {
-                let after = self.served.map_or(now, |s| s.max(now));
-                trace.next_after(after).0
+        match &mut self.sender {
+            Sender::Rate { rate, busy_until, .. } => {
+                let t = (*busy_until).max(now);
+                if rate.value_at(t) > 0 {
+                    t
+                } else {
+                    rate.schedule().next_nonzero(t)
+                }
             }
+            // Strictly after the last opportunity used, and after `now`: an
+            // arrival at an opportunity's instant comes after it was used.
+            Sender::Trace { trace, opportunity, .. } => trace.next_after(opportunity.unwrap_or(0).max(now)).0,
         }
     }
 
-    /// Sends what it can at `now` (a time `next_service` gave, or an arrival
-    /// at an idle rate transmitter): one packet for a rate, as many as the
-    /// opportunity carries for a trace. Departures go to `out` in order;
-    /// what the discipline drops on the way goes to `dropped`.
-    pub fn serve(&mut self, now: Time, dropped: &mut Vec<Dropped>, out: &mut Vec<Departure>) {
-        match self.service {
-            Service::Rate(_) => self.serve_rate(now, dropped, out),
-            Service::Trace(_) => self.serve_opportunity(now, dropped, out),
+    /// Whether several packets may leave at one instant (a trace's
+    /// opportunity); a rate sends one and is then busy.
+    #[inline]
+    pub fn sends_several(&self) -> bool {
+        matches!(self.sender, Sender::Trace { .. })
+    }
+
+    /// The next packet to leave at `now` (a time `next_service` gave, or an
+    /// arrival at an idle rate transmitter), if one can: a rate sends one and
+    /// is then busy; a trace's opportunity sends packets until its bytes run
+    /// out. What the discipline drops on the way goes to `dropped`.
+    pub fn serve(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Departure> {
+        match self.sender {
+            Sender::Rate { .. } => self.serve_rate(now, dropped),
+            Sender::Trace { .. } => self.serve_opportunity(now, dropped),
         }
     }
 
-    fn rate(&self) -> &Schedule {
-        match &self.service {
-            Service::Rate(rate) => rate,
-            Service::Trace(_) => unreachable!("asked a trace for its rate"),
+    fn serve_rate(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Departure> {
+        let Sender::Rate { rate, busy_until, .. } = &mut self.sender else { return None };
+        if *busy_until > now || rate.value_at(now) == 0 {
+            return None;
         }
-    }
-
-    fn serve_rate(&mut self, now: Time, dropped: &mut Vec<Dropped>, out: &mut Vec<Departure>) {
-        if self.busy_until > now || self.rate().value_at(now) == 0 {
-            return;
+        let d = self.dequeue(now, dropped)?;
+        let finish = self.finish(now, d.packet.packet.wire_bytes);
+        if let Sender::Rate { busy_until, .. } = &mut self.sender {
+            *busy_until = finish;
         }
-        let Some(d) = self.dequeue(now, dropped) else { return };
-        let finish = self.rate().finish(now, d.packet.packet.wire_bytes);
-        self.busy_until = finish;
-        self.depart(d, now, finish, out);
         if self.is_empty() {
             self.idle_since = Some(finish);
         }
+        Some(self.depart(d, now, finish))
     }
 
-    fn serve_opportunity(&mut self, now: Time, dropped: &mut Vec<Dropped>, out: &mut Vec<Departure>) {
-        let Service::Trace(trace) = &self.service else { return };
-        let (at, mut budget) = trace.next_after(now.saturating_sub(1));
-        if at != now || self.served.is_some_and(|s| s >= now) {
-            return;
+    /// When the last bit of `bytes` starting at `now` leaves: within the
+    /// rate's current step as on a constant link (with the same cache of two
+    /// sizes), across steps by integrating the schedule.
+    fn finish(&mut self, now: Time, bytes: u32) -> Time {
+        let Sender::Rate { rate, last_serialization, cached_rate, .. } = &mut self.sender else { return now };
+        let step = rate.step_at(now);
+        if *cached_rate != step.value {
+            // The rate changed: the sizes' times are those of the old rate.
+            *last_serialization = [(0, 0); 2];
+            *cached_rate = step.value;
         }
-        self.served = Some(now);
-        while budget > 0 {
-            let mut partial = match self.partial.take() {
+        let [newest, older] = *last_serialization;
+        let serialization = if newest.0 == bytes {
+            newest.1
+        } else if older.0 == bytes {
+            *last_serialization = [older, newest];
+            older.1
+        } else {
+            let t = serialization_time(bytes, step.value);
+            *last_serialization = [(bytes, t), newest];
+            t
+        };
+        let finish = now + serialization;
+        if finish <= step.until {
+            return finish;
+        }
+        rate.schedule().finish(now, bytes)
+    }
+
+    fn serve_opportunity(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Departure> {
+        let Sender::Trace { trace, opportunity, budget, .. } = &mut self.sender else { return None };
+        if *opportunity != Some(now) {
+            // A new opportunity, if there is one now and it was not used yet.
+            let (at, bytes) = trace.next_after(now.saturating_sub(1));
+            if at != now || opportunity.is_some_and(|o| o >= now) {
+                return None;
+            }
+            *opportunity = Some(now);
+            *budget = bytes;
+        }
+        loop {
+            let Sender::Trace { budget, partial, .. } = &mut self.sender else { return None };
+            if *budget == 0 {
+                return None;
+            }
+            let mut p = match partial.take() {
                 Some(p) => p,
                 None => {
-                    let Some(dequeued) = self.dequeue(now, dropped) else { break };
+                    let Some(dequeued) = self.dequeue(now, dropped) else {
+                        // Bytes nobody uses are lost, even to a packet arriving at this instant.
+                        if let Sender::Trace { budget, .. } = &mut self.sender {
+                            *budget = 0;
+                        }
+                        return None;
+                    };
                     let bytes_left = dequeued.packet.packet.wire_bytes as u64;
                     Partial { dequeued, start: now, bytes_left }
                 }
             };
-            let sent = partial.bytes_left.min(budget);
-            partial.bytes_left -= sent;
-            budget -= sent;
-            if partial.bytes_left == 0 {
-                self.depart(partial.dequeued, partial.start, now, out);
-            } else {
-                self.partial = Some(partial);
+            let Sender::Trace { budget, partial, .. } = &mut self.sender else { return None };
+            let sent = p.bytes_left.min(*budget);
+            p.bytes_left -= sent;
+            *budget -= sent;
+            if p.bytes_left > 0 {
+                *partial = Some(p);
+                continue;
             }
-        }
-        if self.is_empty() {
-            self.idle_since = Some(now);
+            if self.is_empty() {
+                self.idle_since = Some(now);
+            }
+            return Some(self.depart(p.dequeued, p.start, now));
         }
     }
 
     fn dequeue(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Dequeued> {
+        let before = dropped.len();
         let d = self.queue.dequeue(now, dropped);
+        if let Some(d) = &d {
+            self.held.packets -= 1;
+            self.held.bytes -= d.packet.packet.wire_bytes as u64;
+        }
+        self.forget(&dropped[before..]);
         match &d {
             Some(d) => self.last_sojourn = d.packet.sojourn(now),
             None => self.idle_since = Some(now),
@@ -214,10 +309,10 @@ impl Transmitter {
         d
     }
 
-    fn depart(&mut self, d: Dequeued, start: Time, finish: Time, out: &mut Vec<Departure>) {
+    fn depart(&mut self, d: Dequeued, start: Time, finish: Time) -> Departure {
         let arrival = finish.saturating_add(self.delay.value_at(finish)).max(self.last_arrival);
         self.last_arrival = arrival;
-        out.push(Departure { packet: d.packet, marked: d.marked, start, finish, arrival });
+        Departure { packet: d.packet, marked: d.marked, start, finish, arrival }
     }
 
     pub fn metrics(&self, m: &mut Metrics) {
@@ -246,14 +341,22 @@ mod tests {
         Box::new(FifoQueue::new(Box::new(DropTail::new(BufferLimit::Unlimited))))
     }
 
+    /// Everything that leaves at `now`.
+    fn serve_all(t: &mut Transmitter, now: Time, out: &mut Vec<Departure>) {
+        let mut dropped = Vec::new();
+        while let Some(d) = t.serve(now, &mut dropped) {
+            out.push(d);
+        }
+    }
+
     /// Serves every time `next_service` gives until nothing is held.
     fn drain(t: &mut Transmitter, from: Time) -> Vec<Departure> {
-        let (mut dropped, mut out) = (Vec::new(), Vec::new());
+        let mut out = Vec::new();
         let mut now = from;
         while !t.is_empty() {
             now = t.next_service(now);
             assert_ne!(now, NEVER, "a held packet never leaves");
-            t.serve(now, &mut dropped, &mut out);
+            serve_all(t, now, &mut out);
         }
         out
     }
@@ -303,10 +406,10 @@ mod tests {
         let (mut dropped, mut out) = (Vec::new(), Vec::new());
         t.offer(millis(1), queued(1, 100, millis(1)), &mut dropped);
         assert_eq!(t.next_service(millis(1)), millis(5));
-        t.serve(millis(5), &mut dropped, &mut out);
+        serve_all(&mut t, millis(5), &mut out);
         t.offer(millis(5), queued(2, 100, millis(5)), &mut dropped);
         assert_eq!(t.next_service(millis(5)), millis(10));
-        t.serve(millis(10), &mut dropped, &mut out);
+        serve_all(&mut t, millis(10), &mut out);
         let got: Vec<(u32, Time)> = out.iter().map(|d| (d.packet.packet.id, d.arrival)).collect();
         assert_eq!(got, [(1, millis(7)), (2, millis(12))]);
     }

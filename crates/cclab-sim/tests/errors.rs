@@ -670,9 +670,9 @@ fn unknown_names_list_the_valid_ones() {
         "unknown direction \"revers\"; did you mean \"reverse\"? (one of forward, reverse)",
     );
     expect(
-        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"codel\""),
+        &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"sfq\""),
         "topology.bottleneck.queue",
-        "unknown queue discipline \"codel\" (one of droptail, red, cw)",
+        "unknown queue discipline \"sfq\" (one of droptail, red, cw, pie)",
     );
     expect(&tcp_with("pacing = \"fq\""), "flows[0].pacing", "(one of none, rtt, linux)");
 }

@@ -7,12 +7,17 @@
 //! its discipline as it would from CoDel; this gives every FIFO rule that
 //! shape unchanged.
 
-use super::{Admission, DequeueDiscipline, Dequeued, Dropped, QueueDiscipline, QueueOccupancy, Queued};
+use super::{
+    droptail, Admission, BufferLimit, DequeueDiscipline, Dequeued, Dropped, QueueDiscipline, QueueOccupancy,
+    Queued,
+};
 use cclab_wire::{Metrics, Time};
 use std::collections::VecDeque;
 
 pub struct FifoQueue {
     rule: Box<dyn QueueDiscipline>,
+    /// The rule's limit if it is plain tail drop, decided here without a virtual call.
+    tail_drop: Option<BufferLimit>,
     packets: VecDeque<Queued>,
     bytes: u64,
     /// When the transmitter went idle, for the next arrival only (RED's
@@ -23,7 +28,7 @@ pub struct FifoQueue {
 
 impl FifoQueue {
     pub fn new(rule: Box<dyn QueueDiscipline>) -> Self {
-        Self { rule, packets: VecDeque::new(), bytes: 0, idle_since: None }
+        Self { tail_drop: rule.tail_drop_limit(), rule, packets: VecDeque::new(), bytes: 0, idle_since: None }
     }
 }
 
@@ -34,7 +39,13 @@ impl DequeueDiscipline for FifoQueue {
 
     fn enqueue(&mut self, now: Time, packet: Queued, _: &mut Vec<Dropped>) -> Admission {
         let idle_since = self.idle_since.take();
-        let admission = self.rule.admit(now, self.occupancy(), idle_since, &packet.packet);
+        let admission = match self.tail_drop {
+            Some(limit) if droptail::fits(limit, self.occupancy(), packet.packet.wire_bytes) => {
+                Admission::Enqueue
+            }
+            Some(_) => Admission::Drop,
+            None => self.rule.admit(now, self.occupancy(), idle_since, &packet.packet),
+        };
         if matches!(admission, Admission::Enqueue | Admission::EnqueueMarked) {
             self.bytes += packet.packet.wire_bytes as u64;
             self.packets.push_back(packet);
@@ -66,7 +77,7 @@ mod tests {
     use super::*;
     use crate::events::Seq;
     use crate::pool::PacketRef;
-    use crate::queue::{BufferLimit, DropTail};
+    use crate::queue::DropTail;
 
     fn queued(id: u32, at: Time) -> Queued {
         let packet = PacketRef { id, dst: 0, wire_bytes: 1000, ect: false };
