@@ -329,6 +329,7 @@ impl Link {
         } else if now >= window.start && finish < window.end {
             self.stats.window_busy += finish - start;
             self.stats.window_bytes += bytes as u64;
+            self.stats.window_departures += 1;
             if start > now {
                 self.add_waiting_time(start - now, bytes);
                 self.count_queue_max();
@@ -337,6 +338,7 @@ impl Link {
             self.stats.window_busy += window.overlap(start, finish);
             if window.contains(start) {
                 self.stats.window_bytes += bytes as u64;
+                self.stats.window_departures += 1;
             }
             if start > now {
                 self.add_waiting_time(window.overlap(now, start), bytes);
@@ -577,6 +579,7 @@ impl Link {
         self.stats.window_busy += window.overlap(d.start, d.finish);
         if window.contains(d.start) {
             self.stats.window_bytes += d.packet.packet.wire_bytes as u64;
+            self.stats.window_departures += 1;
         }
         Some((d, more))
     }
@@ -664,6 +667,26 @@ impl Link {
 
     /// The share of the window the transmitter was busy; on a link whose
     /// rate varies, the bytes sent over those it could have sent.
+    /// The mean time a packet waited in the queue inside the window, in
+    /// nanoseconds: the window's queue integral over the packets that left
+    /// the queue in it (Little's law; packets an AQM dropped at the head
+    /// waited too and count in the integral, not among those that left).
+    pub fn queue_delay_mean(&self) -> f64 {
+        match self.stats.window_departures {
+            0 => 0.0,
+            n => self.stats.queue_packet_time as f64 / n as f64,
+        }
+    }
+
+    /// The name of the link's queue discipline.
+    pub fn discipline_name(&self) -> &'static str {
+        match (&self.transmitter, &self.rule) {
+            (Some(p), _) => p.transmitter.discipline_name(),
+            (None, Rule::TailDrop(_)) => droptail::DESCRIPTOR.name,
+            (None, Rule::Other(d)) => d.name(),
+        }
+    }
+
     pub fn utilization(&self, window: &MeasurementWindow) -> f64 {
         if window.is_empty() {
             return 0.0;
@@ -681,10 +704,7 @@ impl Link {
         }
     }
 
-    /// The name of the discipline a link that dequeues pulls from.
-    pub fn dequeue_discipline(&self) -> Option<&'static str> {
-        self.transmitter.as_ref().map(|p| p.transmitter.discipline_name())
-    }
+
 }
 
 #[cfg(test)]

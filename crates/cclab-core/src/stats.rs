@@ -60,6 +60,8 @@ pub struct LinkStats {
     pub window_busy: Time,
     /// Wire bytes whose transmission started inside the window.
     pub window_bytes: u64,
+    /// Packets whose transmission started inside the window.
+    pub window_departures: u64,
     /// Integral of the number (and bytes) of waiting packets over the window.
     pub queue_packet_time: u128,
     pub queue_byte_time: u128,

@@ -151,6 +151,11 @@ pub struct LinkResult {
     pub queue_mean_bytes: f64,
     pub queue_max_pkts: u64,
     pub queue_max_bytes: u64,
+    /// The queue discipline (`droptail`, `codel`, ...).
+    pub queue: &'static str,
+    /// The mean time a packet waited in the queue, by Little's law: the
+    /// queue's time integral over the packets that left it in the window.
+    pub queue_delay_mean_s: f64,
 }
 
 /// Time series as columns (one entry per sample and flow or link).
@@ -418,6 +423,8 @@ impl RunResult {
                     queue_mean_bytes: q_bytes,
                     queue_max_pkts: l.stats.queue_max_packets,
                     queue_max_bytes: l.stats.queue_max_bytes,
+                    queue: l.discipline_name(),
+                    queue_delay_mean_s: l.queue_delay_mean() / 1e9,
                 }
             })
             .collect();
