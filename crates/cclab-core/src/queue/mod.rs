@@ -16,9 +16,11 @@
 //! transmitted, as ns-2's DropTail `limit_` does.
 
 pub mod avg_queue;
+pub mod codel;
 pub mod cw;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
 pub mod red;
 #[cfg(test)]
 mod test_support;
@@ -218,7 +220,8 @@ pub type QueueBuild = fn(&Params, QueueLink) -> Result<Discipline, ParamError>;
 pub type QueueDescriptor = Descriptor<QueueBuild>;
 
 /// The queue disciplines a link can use (`queue = NAME`).
-pub const QUEUE_DISCIPLINES: &[QueueDescriptor] = &[droptail::DESCRIPTOR, red::DESCRIPTOR, cw::DESCRIPTOR];
+pub const QUEUE_DISCIPLINES: &[QueueDescriptor] =
+    &[droptail::DESCRIPTOR, red::DESCRIPTOR, cw::DESCRIPTOR, codel::DESCRIPTOR, fq_codel::DESCRIPTOR];
 
 pub fn find(name: &str) -> Option<&'static QueueDescriptor> {
     QUEUE_DISCIPLINES.iter().find(|d| d.name == name)
