@@ -703,8 +703,6 @@ impl Link {
             _ => self.stats.window_busy as f64 / window.len() as f64,
         }
     }
-
-
 }
 
 #[cfg(test)]

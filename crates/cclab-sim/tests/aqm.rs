@@ -73,7 +73,8 @@ fn codel_keeps_the_sojourn_time_near_its_target() {
 fn pie_steers_the_queueing_delay_to_its_reference() {
     let text = bulk("pie", 2, "").replace("buffer = \"1bdp\"", "buffer = \"2bdp\"");
     let pie = run_toml(&text, "t", Some(1)).expect("runs");
-    let droptail = run_toml(&text.replace("queue = \"pie\"", "queue = \"droptail\""), "t", Some(1)).expect("runs");
+    let droptail =
+        run_toml(&text.replace("queue = \"pie\"", "queue = \"droptail\""), "t", Some(1)).expect("runs");
     let (p, d) = (bottleneck(&pie), bottleneck(&droptail));
     eprintln!(
         "pie: mean queueing delay {:.2} ms (droptail {:.2} ms), utilisation {:.3}, {} early drops",
@@ -125,8 +126,10 @@ rtt = "40ms"
 fn ecn_marks_replace_drops() {
     for queue in ["codel", "fq_codel", "pie"] {
         let plain = run_toml(&bulk(queue, 2, ""), "t", Some(3)).expect("runs");
-        let text = bulk(queue, 2, "ecn = true")
-            .replace(&format!("queue = \"{queue}\""), &format!("queue = \"{queue}\"\nqueue_params = {{ ecn = true }}"));
+        let text = bulk(queue, 2, "ecn = true").replace(
+            &format!("queue = \"{queue}\""),
+            &format!("queue = \"{queue}\"\nqueue_params = {{ ecn = true }}"),
+        );
         let marked = run_toml(&text, "t", Some(3)).expect("runs");
         let (p, m) = (bottleneck(&plain), bottleneck(&marked));
         eprintln!("{queue}: {} drops without ECN; {} marks and {} drops with it", p.drops, m.marks, m.drops);

@@ -16,9 +16,11 @@
 //! transmitted, as ns-2's DropTail `limit_` does.
 
 pub mod avg_queue;
+pub mod codel;
 pub mod cw;
 pub mod droptail;
 pub mod fifo;
+pub mod fq_codel;
 pub mod pie;
 pub mod red;
 #[cfg(test)]
@@ -219,8 +221,14 @@ pub type QueueBuild = fn(&Params, QueueLink) -> Result<Discipline, ParamError>;
 pub type QueueDescriptor = Descriptor<QueueBuild>;
 
 /// The queue disciplines a link can use (`queue = NAME`).
-pub const QUEUE_DISCIPLINES: &[QueueDescriptor] =
-    &[droptail::DESCRIPTOR, red::DESCRIPTOR, cw::DESCRIPTOR, pie::DESCRIPTOR];
+pub const QUEUE_DISCIPLINES: &[QueueDescriptor] = &[
+    droptail::DESCRIPTOR,
+    red::DESCRIPTOR,
+    cw::DESCRIPTOR,
+    codel::DESCRIPTOR,
+    fq_codel::DESCRIPTOR,
+    pie::DESCRIPTOR,
+];
 
 pub fn find(name: &str) -> Option<&'static QueueDescriptor> {
     QUEUE_DISCIPLINES.iter().find(|d| d.name == name)
