@@ -130,6 +130,7 @@ def delay(source: Result | pl.DataFrame, links: Sequence[str] | None = None,
     handles, labels = ax.get_legend_handles_labels()
     if twin is not None:
         twin.set_ylabel("link rate (Mbit/s)")
+        twin.set_ylim(bottom=0)
         more = twin.get_legend_handles_labels()
         handles, labels = handles + more[0], labels + more[1]
     ax.set_ylim(bottom=0)

@@ -214,30 +214,47 @@ class Scenario:
 TRACE_KEYS = ("trace", "reverse_trace")
 
 
-def _anchor_trace_paths(data: dict[str, Any], base: Path) -> None:
-    """Makes the relative trace paths of a scenario read from a file relative
-    to that file, as a reader expects (the core reads them relative to the
-    working directory)."""
+def _anchor_trace_paths(data: dict[str, Any], base: Path) -> bool:
+    """Makes the relative trace paths of a scenario read from a file absolute,
+    relative to that file as a reader expects (the core reads them relative to
+    the working directory, which a sweep's workers may not share); whether
+    any changed."""
     topology = data.get("topology")
     if not isinstance(topology, dict):
-        return
+        return False
     links = [topology.get("bottleneck")]
     if isinstance(topology.get("links"), list):
         links.extend(topology["links"])
+    changed = False
     for link in links:
         if not isinstance(link, dict):
             continue
         for key in TRACE_KEYS:
             value = link.get(key)
             if isinstance(value, str) and value and not Path(value).is_absolute():
-                link[key] = str(base / value)
+                link[key] = str((base / value).resolve())
+                changed = True
+    return changed
+
+
+def anchor_trace_paths(text: str, base: Path) -> str:
+    """Scenario text with its relative trace paths made relative to `base`
+    (the scenario file's directory); the text itself when it has none."""
+    if "trace" not in text:
+        return text
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return text  # the core reports the syntax error, with its place
+    return tomli_w.dumps(data) if _anchor_trace_paths(data, base) else text
 
 
 def read_scenario_file(path: str | Path) -> str:
-    """The text of a scenario file; a ScenarioError naming the file if it cannot be read."""
+    """The text of a scenario file (its relative trace paths made relative to
+    it); a ScenarioError naming the file if it cannot be read."""
     p = Path(path)
     try:
-        return p.read_text(encoding="utf-8")
+        return anchor_trace_paths(p.read_text(encoding="utf-8"), p.parent)
     except FileNotFoundError:
         problem = "no such file"
     except IsADirectoryError:

@@ -511,6 +511,7 @@ impl Link {
     /// that packet, and packets the discipline dropped to make room go to
     /// `dropped` (both counted here). The caller serves anything due at
     /// `now` first ([`Link::serve`]).
+    #[inline(always)]
     pub fn offer(
         &mut self,
         now: Time,
@@ -558,6 +559,7 @@ impl Link {
     /// and whether another may follow at `now` (a trace's opportunity may
     /// carry several; a rate is busy once it sends); what the discipline
     /// drops on the way goes to `dropped`.
+    #[inline(always)]
     pub fn serve(
         &mut self,
         now: Time,

@@ -123,6 +123,7 @@ impl Transmitter {
     /// Offers `packet` to the discipline at `now` (after serving anything due
     /// at `now`, which the caller does first: departures at an instant go
     /// before arrivals, as on a FIFO link and in Mahimahi).
+    #[inline(always)]
     pub fn offer(&mut self, now: Time, packet: Queued, dropped: &mut Vec<Dropped>) -> Admission {
         if let Some(since) = self.idle_since.take() {
             if since <= now && self.is_empty() {
@@ -197,6 +198,7 @@ impl Transmitter {
     /// arrival at an idle rate transmitter), if one can: a rate sends one and
     /// is then busy; a trace's opportunity sends packets until its bytes run
     /// out. What the discipline drops on the way goes to `dropped`.
+    #[inline(always)]
     pub fn serve(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Departure> {
         match self.sender {
             Sender::Rate { .. } => self.serve_rate(now, dropped),

