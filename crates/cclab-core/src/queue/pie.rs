@@ -15,7 +15,10 @@
 //!   2048, 512, 128, 32, 8 or 2 while `drop_prob` is below 1e-6, 1e-5, 1e-4,
 //!   1e-3, 1e-2 or 0.1 (the auto-tuning table); `drop_prob += p`; if `qdelay`
 //!   and `qdelay_old` are both 0, `drop_prob *= 0.98`; `drop_prob` is bounded
-//!   to [0, 1]; `qdelay_old = qdelay`.
+//!   to [0, 1]; `qdelay_old = qdelay`. `alpha` and `beta` are used as
+//!   given whatever `tupdate` is: §4.2 tunes them for 15 ms and asks that a
+//!   halved `tupdate` come with alpha halved and beta raised by alpha / 4;
+//!   that is left to the scenario, as in ns-3 and Linux.
 //! - §4.3, the delay `qdelay` is by default the sojourn time of the packet
 //!   last dequeued, and 0 once a dequeue empties the queue (Linux
 //!   `pie_process_dequeue` with `dq_rate_estimator` off, and ns-3's
@@ -24,11 +27,14 @@
 //! - §4.4, the burst allowance starts at `max_burst`, loses `tupdate` at
 //!   every update down to 0, and is set back to `max_burst` by an arrival
 //!   (one the buffer refuses included) that finds `drop_prob` 0 and both
-//!   `qdelay` and `qdelay_old` below `target / 2` (Appendix A's `enque`). The probability keeps being updated
-//!   during the allowance; only the random drop is skipped.
+//!   `qdelay` and `qdelay_old` below `target / 2` (Appendix A's `enque`).
+//!   The probability keeps being updated during the allowance; only the
+//!   random drop is skipped.
 //! - §5.1, with `ecn`, a chosen ECN-capable packet is marked (CE) while
 //!   `drop_prob` is at most 10 %, and dropped above; other chosen packets are
-//!   dropped.
+//!   dropped. "At most" is Linux's `prob <= MAX_PROB / 10`: Appendix B's
+//!   pseudocode marks only while `drop_prob_ < MAX_ECNTH`, as ns-3 and
+//!   FreeBSD do; the two differ only at exactly 10 %.
 //! - §5.2, with `dq_rate_estimator`: a measurement starts at a departure that
 //!   leaves at least `dq_threshold` bytes queued, counts the bytes that
 //!   depart after it, and ends at the departure that brings the count to
@@ -37,9 +43,16 @@
 //!   takes `qdelay = queued bytes x avg_dq_time / dq_threshold` (0 before
 //!   the first sample).
 //! - §5.4, with `derandomize`: `accu_prob` (reset when `drop_prob` is 0,
-//!   at a drop, and when the draw chooses) accumulates `drop_prob` at each
-//!   arrival past the early accepts; no draw below 0.85, a certain choice
-//!   from 8.5 on, the draw between.
+//!   when the draw chooses, after each chosen arrival, marked or dropped, as
+//!   Appendix B's `enque` reads (its `accu_prob_ = 0` follows the unbraced
+//!   mark-or-drop; Linux and ns-3 reset at drops only, so a certain choice
+//!   that ends in a mark leaves their sum above 8.5 and every later
+//!   ECN-capable arrival marked), and at a tail drop) accumulates `drop_prob`
+//!   at each arrival past the early accepts; no draw below 0.85, a certain
+//!   choice from 8.5 on, the draw between. The burst allowance counts as an
+//!   early accept (as in Linux `pie_drop_early`): Appendix B's `enque` calls
+//!   `drop_early()` before it tests the allowance, so its sum also grows
+//!   during the allowance.
 //! - §5.5, with `cap_drop_adjustment` (ns-3's default), a step `p` is capped
 //!   at 0.02 while `drop_prob >= 0.1`.
 //! - The buffer is the hard limit: an arrival that does not fit is dropped
@@ -85,9 +98,9 @@
 //!   is at time 0 (`Supdate`);
 //! - ns-3's early accept on length counts packets (at most 2) when its limit
 //!   is in packets; here it is bytes against `2 mean_packet_size`, always;
-//! - ns-3 marks only below `MarkEcnThreshold` (Linux: at most 10 %, as here),
-//!   drops when its draw is at most `drop_prob` (here: below, as the RFC),
-//!   and resets `accu_prob` only at drops;
+//! - ns-3 drops when its draw is at most `drop_prob` (here: below, as the
+//!   RFC), and resets `accu_prob` only at drops (here also after a mark and
+//!   when the draw chooses, as Appendix B);
 //! - ns-3's rate estimator averages the rate `bytes / time` with weight 0.5
 //!   (Linux: 1/8) over measurements that restart while more than the
 //!   threshold waits; here it is §5.2's dequeue time with weight
@@ -564,12 +577,17 @@ impl DequeueDiscipline for Pie {
         }
         let admission = if !self.choose() {
             Admission::Enqueue
-        } else if self.config.ecn && packet.packet.ect && self.state.drop_prob <= MARK_ECN_THRESHOLD {
-            Admission::EnqueueMarked
         } else {
+            // Appendix B's `enque`: the sum restarts after the chosen
+            // arrival is marked or dropped (after a mark too: a certain
+            // choice at 8.5 would otherwise mark every later arrival).
             self.accu_prob = 0.0;
-            self.drops += 1;
-            Admission::EarlyDrop
+            if self.config.ecn && packet.packet.ect && self.state.drop_prob <= MARK_ECN_THRESHOLD {
+                Admission::EnqueueMarked
+            } else {
+                self.drops += 1;
+                Admission::EarlyDrop
+            }
         };
         if admission != Admission::EarlyDrop {
             self.bytes += packet.packet.wire_bytes as u64;
@@ -939,6 +957,33 @@ mod tests {
         q.accu_prob = 5.0;
         assert_eq!(offer(&mut q, 1, |_| false), [Admission::Enqueue]);
         assert_eq!(q.accu_prob, 0.0);
+    }
+
+    /// RFC 8033 Appendix B's `enque`, as written, sets `accu_prob_` back to 0
+    /// after it acts on a chosen arrival, mark or drop (the statement follows
+    /// the unbraced `if mark else drop`): a certain choice (the sum at 8.5 or
+    /// more) that ends in an ECN mark restarts the sum as a drop does.
+    /// Otherwise (Linux, ns-3: reset at drops only) the sum stays above 8.5
+    /// and every later ECN-capable arrival is marked without a draw until a
+    /// drop or a probability of 0.
+    #[test]
+    fn a_mark_restarts_the_accumulated_probability_as_a_drop_does() {
+        let both = Config { derandomize: true, ecn: true, ..config() };
+        let mut q = congested(both);
+        q.state.drop_prob = 0.05;
+        q.accu_prob = 8.46;
+        // 8.51: chosen without a draw and marked; then 0.05: below 0.85.
+        assert_eq!(offer(&mut q, 2, |_| true), [Admission::EnqueueMarked, Admission::Enqueue]);
+        assert!((q.accu_prob - 0.05).abs() < 1e-12, "{}", q.accu_prob);
+        assert!(draws_used(&mut q, 7, 0));
+
+        // Over 400 arrivals the marks keep to about drop_prob (5 %, some 20),
+        // not every arrival once the sum first reaches 8.5.
+        let mut q = congested(both);
+        q.state.drop_prob = 0.05;
+        q.accu_prob = 8.46;
+        let marks = count(&offer(&mut q, 400, |_| true), Admission::EnqueueMarked);
+        assert!((5..=60).contains(&marks), "{marks} marks");
     }
 
     #[test]
