@@ -769,7 +769,7 @@ mod tests {
                 t.offer(millis(10), queued(100, sparse, 1000, millis(10), false), &mut dropped);
             }
             now = next;
-            t.serve(now, &mut dropped, &mut out);
+            out.extend(t.serve(now, &mut dropped));
         }
         assert!(dropped.is_empty());
         let order: Vec<u32> = out.iter().map(|d| d.packet.packet.id).collect();
