@@ -120,8 +120,7 @@ fn add_duplex(
     pending: &mut Vec<PendingBuffer>,
 ) -> (u32, u32) {
     let mut ids = [0u32; 2];
-    let directions =
-        [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, &params.reverse_capacity)];
+    let directions = [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, params.reverse())];
     for (i, (from, to, loss, capacity)) in directions.into_iter().enumerate() {
         let name = format!("{}->{}", net.nodes[from as usize].name, net.nodes[to as usize].name);
         let (rate_bps, rate, trace) = match capacity {

@@ -181,6 +181,7 @@ impl Writer {
             buffer_rate,
         } = p;
         // `rate` is what the directions without a trace carry (see capacity.rs).
+        let reverse_capacity = reverse_capacity.as_ref().unwrap_or(capacity);
         match (capacity, reverse_capacity) {
             (Capacity::Trace(f), Capacity::Trace(r)) => {
                 self.string("trace", f.path.as_str());

@@ -81,9 +81,14 @@ pub struct LinkParams {
     pub loss: LossModel,
     pub reverse_loss: LossModel,
     /// What each direction carries over time (`rate` or `trace`, and
-    /// `reverse_rate` or `reverse_trace` where the reverse differs).
+    /// `reverse_rate` or `reverse_trace` where the reverse differs). Left
+    /// out of the JSON form when they say no more than `rate_bps`: the
+    /// resolved form keys the sweep cache, whose committed runs stay valid.
+    #[serde(skip_serializing_if = "Capacity::is_constant")]
     pub capacity: Capacity,
-    pub reverse_capacity: Capacity,
+    /// `None` when the reverse direction carries what the forward one does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse_capacity: Option<Capacity>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub delay_schedule: Option<Schedule>,
     /// The rate a BDP-sized buffer is computed from, on a link whose rate varies.
@@ -109,7 +114,7 @@ impl LinkParams {
             loss: LossModel::NONE,
             reverse_loss: LossModel::NONE,
             capacity: Capacity::Rate(rate_bps),
-            reverse_capacity: Capacity::Rate(rate_bps),
+            reverse_capacity: None,
             delay_schedule: None,
             buffer_rate: None,
         }
@@ -117,7 +122,12 @@ impl LinkParams {
 
     /// Whether either direction's rate varies (a schedule or a trace).
     pub fn varies(&self) -> bool {
-        !self.capacity.is_constant() || !self.reverse_capacity.is_constant()
+        !self.capacity.is_constant() || !self.reverse().is_constant()
+    }
+
+    /// What the reverse direction carries over time.
+    pub fn reverse(&self) -> &Capacity {
+        self.reverse_capacity.as_ref().unwrap_or(&self.capacity)
     }
 }
 
@@ -574,6 +584,7 @@ fn parse_link_params(
     check_buffer_nonzero(s, buffer)?;
     let buffer_rate = s.rate("buffer_rate")?;
     let varies = !capacity.is_constant() || !reverse_capacity.is_constant();
+    let reverse_capacity = (reverse_capacity != capacity).then_some(reverse_capacity);
     if buffer_rate.is_some() && !varies {
         return Err(s.error(
             "buffer_rate",

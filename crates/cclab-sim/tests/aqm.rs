@@ -193,7 +193,10 @@ recovery = "newreno"
                 sim.check_conservation().unwrap_or_else(|e| panic!("{case}: {e}"));
                 let link = &sim.engine.net.links[0];
                 // With random loss the flows may never fill the queue; without, they must.
-                assert!(link.stats.drops + link.stats.marks > 0 || loss != "0.0", "{case}: the queue never acted");
+                assert!(
+                    link.stats.drops + link.stats.marks > 0 || loss != "0.0",
+                    "{case}: the queue never acted"
+                );
                 for f in sim.flows.iter().filter(|f| f.group == 0) {
                     assert!(tiles(sim.deliveries(f).expect("recorded"), size), "{case} flow {}", f.flow_id);
                     assert!(sim.sender(f).expect("sender").is_finished(), "{case}");
