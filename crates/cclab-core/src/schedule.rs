@@ -55,6 +55,13 @@ impl Cursor {
     pub fn value_at(&mut self, t: Time) -> u64 {
         self.step_at(t).value
     }
+
+    /// Whether `t` falls in the step last read and its value is above zero:
+    /// the common case, answered without touching the schedule.
+    #[inline(always)]
+    pub fn nonzero_in_current_step(&self, t: Time) -> bool {
+        self.step.contains(t) && self.step.value > 0
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -168,22 +168,38 @@ impl Transmitter {
     }
 
     /// When the transmitter can next take a packet, if it holds any; `NEVER` otherwise.
+    #[inline]
     pub fn next_service(&mut self, now: Time) -> Time {
         if self.is_empty() {
             return NEVER;
         }
-        match &mut self.sender {
+        match &self.sender {
             Sender::Rate { rate, busy_until, .. } => {
                 let t = (*busy_until).max(now);
+                if rate.nonzero_in_current_step(t) {
+                    t
+                } else {
+                    self.next_service_elsewhere(t)
+                }
+            }
+            Sender::Trace { .. } => self.next_service_elsewhere(now),
+        }
+    }
+
+    /// [`Transmitter::next_service`] outside the rate's current step, or of a trace.
+    #[inline(never)]
+    fn next_service_elsewhere(&mut self, t: Time) -> Time {
+        match &mut self.sender {
+            Sender::Rate { rate, .. } => {
                 if rate.value_at(t) > 0 {
                     t
                 } else {
                     rate.schedule().next_nonzero(t)
                 }
             }
-            // Strictly after the last opportunity used, and after `now`: an
+            // Strictly after the last opportunity used, and after `t`: an
             // arrival at an opportunity's instant comes after it was used.
-            Sender::Trace { trace, opportunity, .. } => trace.next_after(opportunity.unwrap_or(0).max(now)).0,
+            Sender::Trace { trace, opportunity, .. } => trace.next_after(opportunity.unwrap_or(0).max(t)).0,
         }
     }
 
@@ -208,7 +224,7 @@ impl Transmitter {
 
     fn serve_rate(&mut self, now: Time, dropped: &mut Vec<Dropped>) -> Option<Departure> {
         let Sender::Rate { rate, busy_until, .. } = &mut self.sender else { return None };
-        if *busy_until > now || rate.value_at(now) == 0 {
+        if *busy_until > now || (!rate.nonzero_in_current_step(now) && rate.value_at(now) == 0) {
             return None;
         }
         let d = self.dequeue(now, dropped)?;

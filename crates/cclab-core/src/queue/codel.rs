@@ -190,6 +190,7 @@ impl CodelState {
 
     /// The RFC's `dodequeue`: pops the head and says whether it is OK to
     /// drop it (its sojourn stayed at or above target for an interval).
+    #[inline]
     fn pop_and_judge(
         &mut self,
         now: Time,
@@ -216,6 +217,7 @@ impl CodelState {
 
     /// The RFC's `dequeue`: the packet to send at `now`, if any; the packets
     /// dropped at the head on the way go to `dropped` as early drops.
+    #[inline]
     pub fn dequeue(
         &mut self,
         now: Time,
@@ -302,10 +304,12 @@ impl PacketFifo {
 }
 
 impl CodelQueue for PacketFifo {
+    #[inline]
     fn pop_head(&mut self) -> Option<Queued> {
         self.pop()
     }
 
+    #[inline]
     fn backlog_bytes(&self) -> u64 {
         self.bytes
     }
@@ -392,11 +396,13 @@ pub(super) mod tests {
     }
 
     impl CodelQueue for Standing {
+        #[inline]
         fn pop_head(&mut self) -> Option<Queued> {
             self.popped += 1;
             Some(queued(self.popped, 0, 1000, self.now - self.sojourn, self.ect))
         }
 
+        #[inline]
         fn backlog_bytes(&self) -> u64 {
             self.backlog
         }

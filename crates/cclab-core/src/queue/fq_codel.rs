@@ -192,6 +192,7 @@ struct SharedBacklog<'a> {
 }
 
 impl CodelQueue for SharedBacklog<'_> {
+    #[inline]
     fn pop_head(&mut self) -> Option<Queued> {
         let packet = self.packets.pop()?;
         self.held.packets -= 1;
@@ -199,6 +200,7 @@ impl CodelQueue for SharedBacklog<'_> {
         Some(packet)
     }
 
+    #[inline]
     fn backlog_bytes(&self) -> u64 {
         self.held.bytes
     }
@@ -237,6 +239,7 @@ impl FqCodel {
         ((u128::from(hash) * self.queues.len() as u128) >> 64) as usize
     }
 
+    #[inline]
     fn over_limit(&self) -> bool {
         let over_buffer = match self.buffer {
             BufferLimit::Packets(n) => self.held.packets > n,
@@ -291,6 +294,7 @@ impl FqCodel {
 
 /// SplitMix64's finaliser: a bijection of 64-bit words whose every output
 /// bit depends on every input bit.
+#[inline]
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
