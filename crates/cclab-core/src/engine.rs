@@ -1658,7 +1658,7 @@ impl Engine {
     /// Rows go into one reused vector, so a sample allocates only when it grows.
     fn sample(&mut self, o: u32) {
         let now = self.now;
-        let Self { observations, slots, net, series, .. } = self;
+        let Self { observations, slots, net, series, live, .. } = self;
         let Some(observation) = observations.get_mut(o as usize) else { return };
         let Observation { watches, on_change, last, every } = observation;
         for watch in watches.iter_mut() {
@@ -1691,6 +1691,14 @@ impl Engine {
                 Source::Link(id) => {
                     let Some(link) = net.links.get_mut(id as usize) else { continue };
                     let occ = link.waiting_at(now);
+                    for &(flow, series) in &watch.flow_backlog {
+                        // The key of the flow's data packets: its flow id and receiver's node.
+                        let Some(c) = live.get(&flow) else { continue };
+                        let key = ((flow as u64) << 32) | slots[c.receiver as usize].node as u64;
+                        if let Some(backlog) = link.flow_backlog(key) {
+                            sink.rows.push(MetricRow { time: now, series, value: backlog.bytes as f64 });
+                        }
+                    }
                     let s = &link.stats;
                     let mut m = Metrics::new(&mut sink);
                     m.put("queue_packets", occ.packets as f64);

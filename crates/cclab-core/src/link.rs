@@ -387,6 +387,12 @@ impl Link {
         }
     }
 
+    /// The backlog of the queue packets of `flow` (a [`Queued::flow`] key)
+    /// join, if the link's discipline keeps flows apart.
+    pub fn flow_backlog(&self, flow: u64) -> Option<QueueOccupancy> {
+        self.transmitter.as_ref()?.transmitter.flow_backlog(flow)
+    }
+
     /// The rate at `now`, in bit/s: a trace's is its capacity over the last
     /// 100 ms (a trace offers opportunities, not a rate).
     pub fn rate_at(&self, now: Time) -> f64 {

@@ -134,6 +134,9 @@ pub struct Watch {
     pub(crate) delivered: Option<u32>,
     /// For a link: the flows whose departures it records, each with its series.
     pub per_flow: Vec<(FlowId, u32)>,
+    /// For a link whose discipline keeps flows apart: the flows whose
+    /// queue's backlog it records, each with its series.
+    pub flow_backlog: Vec<(FlowId, u32)>,
     /// What the source published at each position of its last sample, and
     /// what it was recorded as (see [`Learned`]).
     pub(crate) learned: Vec<Learned>,
@@ -142,7 +145,14 @@ pub struct Watch {
 impl Watch {
     pub fn new(source: Source, metrics: Vec<(String, u32)>) -> Self {
         let delivered = metrics.iter().find(|(n, _)| n == "bytes_delivered").map(|&(_, id)| id);
-        Self { source, metrics, delivered, per_flow: Vec::new(), learned: Vec::new() }
+        Self {
+            source,
+            metrics,
+            delivered,
+            per_flow: Vec::new(),
+            flow_backlog: Vec::new(),
+            learned: Vec::new(),
+        }
     }
 }
 

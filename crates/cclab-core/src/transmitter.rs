@@ -337,6 +337,11 @@ impl Transmitter {
         self.queue.metrics(m);
     }
 
+    /// The backlog of the queue `flow`'s packets join, if the discipline keeps flows apart.
+    pub fn flow_backlog(&self, flow: u64) -> Option<QueueOccupancy> {
+        self.queue.flow_backlog(flow)
+    }
+
     pub fn discipline_name(&self) -> &'static str {
         self.queue.name()
     }

@@ -17,6 +17,7 @@
 use crate::error::ScenarioError;
 use crate::observe;
 use crate::scenario::{Scenario, Start, Topology};
+use cclab_core::queue::fq_codel::FLOW_BACKLOG;
 use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
 use serde::Serialize;
 
@@ -317,12 +318,16 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     }
     for (i, o) in scenario.observe.iter().enumerate() {
         let samples = scenario.run.duration / o.every.max(1) + 1;
-        let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
+        let per_flow = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
+        let once_per_flow =
+            per_flow.iter().filter(|&&name| o.metrics.iter().any(|m| m == name)).count() as u64;
+        // A link's own metrics and its discipline's, at most all of both.
         let link_metrics = LINK_METRICS
             .iter()
-            .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
+            .chain(cclab_core::queue::QUEUE_DISCIPLINES.iter().flat_map(|d| d.metrics))
+            .filter(|d| !per_flow.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
             .count() as u64
-            + if per_flow { long_lived_flows(scenario) } else { 0 };
+            + once_per_flow * long_lived_flows(scenario);
         let mut series = times(o.links.len() as u64, link_metrics);
         for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
             let metrics =

@@ -13,7 +13,11 @@ use crate::error::{suggestion, ScenarioError};
 use crate::protocols;
 use crate::reader::Section;
 use crate::scenario::{Direction, FlowGroup, Topology};
+use cclab_core::queue::fq_codel::FLOW_BACKLOG;
 use cclab_core::stats::{DEPARTED_PER_FLOW, FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
+
+/// The link metrics recorded once per long-lived flow, not by the link's own sample.
+const PER_FLOW: [&str; 2] = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
 use cclab_transport::registry;
 use cclab_wire::metrics::glob;
 use cclab_wire::{MetricDesc, Time};
@@ -381,30 +385,36 @@ pub fn plan(
         }
         let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
         for (id, name) in link_names.iter().enumerate() {
-            let wanted: Vec<(String, &'static str)> = link_metrics(link_queue(&scenario.topology, name))
+            let metrics = link_metrics(link_queue(&scenario.topology, name));
+            let backlog = metrics.iter().any(|d| d.name == FLOW_BACKLOG.name)
+                && o.metrics.iter().any(|m| m == FLOW_BACKLOG.name);
+            let wanted: Vec<(String, &'static str)> = metrics
                 .into_iter()
-                .filter(|d| d.name != DEPARTED_PER_FLOW && o.metrics.iter().any(|m| m == d.name))
+                .filter(|d| !PER_FLOW.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
                 .map(|d| (d.name.to_string(), d.unit))
                 .collect();
-            if (wanted.is_empty() && !per_flow) || !o.links.iter().any(|l| l == name) {
+            if (wanted.is_empty() && !per_flow && !backlog) || !o.links.iter().any(|l| l == name) {
                 continue;
             }
             let mut link =
                 watch(Source::Link(id as u32), name, None, None, wanted.clone(), &selection, o.every);
+            // One series per long-lived flow, whether or not its route crosses this link.
+            let long_lived =
+                || flows.iter().filter(|f| f.sender.is_some() && observable(&scenario.flows[f.group]));
+            let mut one = |f: &crate::FlowInstance, metric: &str, unit: &'static str| {
+                let wanted = vec![(metric.to_string(), unit)];
+                let one =
+                    watch(Source::Link(id as u32), name, None, Some(f.flow_id), wanted, &selection, o.every);
+                one.metrics.iter().map(|&(_, series)| (f.flow_id, series)).collect::<Vec<_>>()
+            };
             if per_flow {
-                // One series per long-lived flow, whether or not its route crosses this link.
-                for f in flows.iter().filter(|f| f.sender.is_some() && observable(&scenario.flows[f.group])) {
-                    let wanted = vec![(DEPARTED_PER_FLOW.to_string(), "bytes")];
-                    let one = watch(
-                        Source::Link(id as u32),
-                        name,
-                        None,
-                        Some(f.flow_id),
-                        wanted,
-                        &selection,
-                        o.every,
-                    );
-                    link.per_flow.extend(one.metrics.iter().map(|&(_, series)| (f.flow_id, series)));
+                for f in long_lived() {
+                    link.per_flow.extend(one(f, DEPARTED_PER_FLOW, "bytes"));
+                }
+            }
+            if backlog {
+                for f in long_lived() {
+                    link.flow_backlog.extend(one(f, FLOW_BACKLOG.name, FLOW_BACKLOG.unit));
                 }
             }
             watches.push(link);

@@ -104,6 +104,25 @@ app = { kind = "cbr", rate = "1Mbps", size = "200B" }
 rtt = "40ms"
 "#
     };
+    // The backlog of each flow's queue: the sparse flow's stays near empty.
+    let observed = text("fq_codel")
+        + "[[observe]]\nlinks = [\"left->right\"]\nmetrics = [\"fq_codel.flow_backlog_bytes\"]\nevery = \"100ms\"\n";
+    let r = run_toml(&observed, "t", Some(2)).expect("runs");
+    let ts = r.timeseries.as_ref().expect("observed");
+    let mean_backlog = |flow_id: u32| {
+        let id = ts.series.iter().position(|s| s.flow_id == Some(flow_id)).expect("a series per flow");
+        let m = &ts.metrics;
+        let values: Vec<f64> = (0..m.series.len())
+            .filter(|&i| m.series[i] as usize == id && m.time_s[i] >= 5.0)
+            .map(|i| m.value[i])
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let bulk_backlog = (0..4).map(mean_backlog).fold(f64::MAX, f64::min);
+    let voice_backlog = mean_backlog(4);
+    eprintln!("fq_codel: mean backlog of the sparse flow's queue {voice_backlog:.0} B, the bulk flows' at least {bulk_backlog:.0} B");
+    assert!(voice_backlog < 400.0, "the sparse flow's queue held {voice_backlog} bytes on average");
+    assert!(bulk_backlog > 4.0 * voice_backlog.max(1.0), "bulk {bulk_backlog}");
     let queueing = |queue: &str| {
         let r = run_toml(&text(queue), "t", Some(2)).expect("runs");
         let voice = r.flows.iter().find(|f| f.name == "voice").expect("cbr flow");

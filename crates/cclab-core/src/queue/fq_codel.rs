@@ -111,7 +111,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             meaning: "most packets one overflow drops from the fattest queue (Linux drop_batch_size)",
         },
     ],
-    metrics: &[NEW_FLOWS, OLD_FLOWS, DROPS, MAX_BACKLOG_BYTES],
+    metrics: &[NEW_FLOWS, OLD_FLOWS, DROPS, MAX_BACKLOG_BYTES, FLOW_BACKLOG],
     build,
 };
 
@@ -128,6 +128,14 @@ pub const MAX_BACKLOG_BYTES: MetricDesc = MetricDesc {
     name: "fq_codel.max_backlog_bytes",
     unit: "bytes",
     meaning: "byte backlog of the fattest queue now (the one an overflow would cut)",
+};
+
+/// Recorded once per long-lived flow (its series carry the flow's id), from
+/// [`DequeueDiscipline::flow_backlog`] of the flow's data packets' key.
+pub const FLOW_BACKLOG: MetricDesc = MetricDesc {
+    name: "fq_codel.flow_backlog_bytes",
+    unit: "bytes",
+    meaning: "bytes in the queue each long-lived flow's data packets hash to (other flows may share it): one series per flow, named by its flow_id",
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
