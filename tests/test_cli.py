@@ -185,6 +185,30 @@ BAD_INPUTS = [
         'protocol = "udt"',
         "flows[0].recovery: only applies to protocol tcp, not udt",
     ),
+    # Links that dequeue (issue 44): disciplines, schedules, traces.
+    ('queue = "droptail"', 'queue = "codle"', 'topology.bottleneck.queue: unknown queue discipline "codle"'),
+    (
+        'queue = "droptail"',
+        'queue = "codel"\nqueue_params = { target = "100ms" }',
+        "topology.bottleneck.queue_params.target: must be below interval",
+    ),
+    (
+        'queue = "droptail"',
+        'queue = "fq_codel"\nqueue_params = { quantum = "-1514B" }',
+        "topology.bottleneck.queue_params.quantum",
+    ),
+    (
+        'rate = "100Mbps"',
+        'rate = [["0s", "100Mbps"], ["5s", "10Mbps"], ["2s", "50Mbps"]]',
+        "topology.bottleneck.rate: the schedule goes back in time at step 2",
+    ),
+    ('delay = "10ms"', 'delay = [["1s", "10ms"]]', "topology.bottleneck.delay: the schedule must start at 0s"),
+    ('rate = "100Mbps"', 'rate = "100Mbps"\ntrace = "nope.trace"', "topology.bottleneck.trace: no such trace file"),
+    (
+        'rate = "100Mbps"',
+        f'rate = "100Mbps"\ntrace = "{EXAMPLES / "traces" / "constant-12mbps.trace"}"',
+        "topology.bottleneck.buffer: a buffer sized in BDPs on a link whose rate varies needs buffer_rate",
+    ),
 ]
 
 
@@ -211,6 +235,30 @@ def test_bad_input_is_one_line_naming_the_key_and_exits_2(
     tmp_path: Path, dumbbell: Path, old: str, new: str, message: str
 ) -> None:
     refused(tmp_path, dumbbell, old, new, message)
+
+
+@pytest.mark.parametrize(
+    ("trace", "message"),
+    [
+        ("", "has no delivery opportunities"),
+        ("1\n5\n3\n", "line 3 goes back in time"),
+        ("1\ntwo\n", "line 2 is not a whole number of milliseconds"),
+        ("1\n\n2\n", "line 2 is empty"),
+        ("0\n", "lasts no time"),
+    ],
+)
+def test_a_bad_trace_file_is_one_line_naming_the_key_and_the_line(
+    tmp_path: Path, dumbbell: Path, trace: str, message: str
+) -> None:
+    # A relative path is relative to the scenario file, which refused() writes beside it.
+    (tmp_path / "bad.trace").write_text(trace)
+    new = 'rate = "100Mbps"\ntrace = "bad.trace"\nbuffer = "100pkts"'
+    text = dumbbell.read_text().replace('buffer = "1bdp"', "")
+    scenario = tmp_path / "base.toml"
+    scenario.write_text(text)
+    refused(
+        tmp_path, scenario, 'rate = "100Mbps"', new, f"topology.bottleneck.trace: {tmp_path / 'bad.trace'}: {message}"
+    )
 
 
 def test_missing_file_and_directory(tmp_path: Path) -> None:
