@@ -9,8 +9,9 @@
 //! - our sender ([`send::start`], a file) to the reference receiver (a UDT listener).
 //!
 //! Each must deliver the file byte for byte and both ends must report success.
-//! Without `g++` or UDT 4.11's headers and library the tests fail (they do not
-//! skip): `apt-get install -y g++ libudt-dev`. A case fails, stopping our end
+//! Without `g++` or UDT 4.11's headers the tests are ignored, with the line
+//! that installs them (`apt-get install -y g++ libudt-dev`), unless `CI` is
+//! set: then they run and fail saying so (the crate's `build.rs` decides). A case fails, stopping our end
 //! and killing the reference program, when its transfer makes no progress for
 //! [`STALL`], when one end outlives the other by [`GRACE`], or after
 //! [`TIMEOUT`]. The cases run one at a time.
@@ -401,21 +402,25 @@ fn ours_to_reference(tag: &str, emulated: bool) {
 }
 
 #[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn udt4_sender_to_our_receiver_over_loopback() {
     reference_to_ours("udt4-to-ours", false);
 }
 
 #[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn our_sender_to_udt4_receiver_over_loopback() {
     ours_to_reference("ours-to-udt4", false);
 }
 
 #[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn udt4_sender_to_our_receiver_through_the_emulator() {
     reference_to_ours("udt4-to-ours-emulated", true);
 }
 
 #[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn our_sender_to_udt4_receiver_through_the_emulator() {
     ours_to_reference("ours-to-udt4-emulated", true);
 }
