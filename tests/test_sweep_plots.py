@@ -159,8 +159,16 @@ def test_an_aggregate_per_flow_draws_one_line_per_flow_and_series(three: cclab.S
         assert xs == sorted(set(xs)), "a line visits each x once, left to right"
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert "newreno, bulk[0]" in labels and "sack, bulk[1]" in labels
-    # A SweepResult: the flows of each run summed, one line per recovery.
+    # A SweepResult: each flow its own series by default (issue 52), or the
+    # flows of each run summed, one series per recovery.
     fig = plot.sweep(three, x=RATE, metric="goodput_bps", by=RECOVERY)
+    assert len(_series(fig)) == 2 * 2
+    assert (
+        " ".join(fig.axes[0].get_title().split())
+        == "Goodput (per flow) by bottleneck rate and loss recovery of flows[0]"
+    )
+    assert fig.axes[0].get_legend().get_title().get_text() == "loss recovery of flows[0], flow"
+    fig = plot.sweep(three, x=RATE, metric="goodput_bps", by=RECOVERY, per_run="sum")
     assert len(_series(fig)) == 2
     assert "sum over the 2 flows" in fig.axes[0].get_title()
 
@@ -175,11 +183,18 @@ def test_bit_rates_in_mbit_s_without_an_offset(three: cclab.SweepResult) -> None
     assert "Mbit/s" in ax.get_ylabel()
     assert ax.yaxis.get_offset_text().get_text() == "", "no 1e7 above the axis"
     assert max(y for line in _series(fig) for y in line.get_ydata()) < 1000
-    # Grid values with a unit are placed by value, in a unit the axis names.
-    assert "Mbit/s" in ax.get_xlabel()
-    assert sorted(set(_series(fig)[0].get_xdata())) == [20.0, 50.0]
+    # Two grid values with a unit are categories named in a display unit: a
+    # line between two points would say nothing.
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["20 Mbit/s", "50 Mbit/s"]
+    assert all(line.get_linestyle() == "None" for line in _series(fig))
     fig = plot.sweep(three, x=RATE, metric="rtt_mean_s", per_run="mean")
-    assert "ms" in fig.axes[0].get_ylabel()
+    assert fig.axes[0].get_ylabel() == "mean RTT (ms)"
+    # Three or more are placed by value, in a unit the axis names.
+    summary = pl.DataFrame({RATE: ["10Mbps", "20Mbps", "50Mbps"], "n": [3, 3, 3],
+                            "goodput_bps_mean": [9e6, 18e6, 40e6], "goodput_bps_ci95": [1e6, 1e6, 2e6]})  # fmt: skip
+    fig = plot.sweep(summary, x=RATE, metric="goodput_bps")
+    assert fig.axes[0].get_xlabel() == "bottleneck rate (Mbit/s)"
+    assert list(_series(fig)[0].get_xdata()) == [10.0, 20.0, 50.0]
 
 
 def test_two_replications_draw_no_interval_and_say_so(two: cclab.SweepResult) -> None:

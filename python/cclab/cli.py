@@ -777,13 +777,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--kind", required=True, choices=["goodput", "cwnd", "seq", "queue", "delay", "tseq", "panels", "sweep"]
     )
     plot.add_argument("--x", help="sweep: the grid key on the x axis (default: the first)")
-    plot.add_argument("--metric", default="goodput_bps", help="sweep: a flow or link column (default goodput_bps)")
+    plot.add_argument(
+        "--y", "--metric", dest="metric", default="goodput_bps", help="sweep: the flow or link column to plot"
+    )
     plot.add_argument("--by", help="sweep: one line per value of this column (default: another grid key)")
     plot.add_argument(
         "--per-run",
-        choices=["sum", "mean"],
-        default="sum",
-        help="sweep: combine a run's flows (or chosen links) by sum (default) or mean",
+        choices=["flow", "sum", "mean"],
+        default="flow",
+        help="sweep: each flow its own series (default), or a run's flows (or chosen links) summed or averaged",
     )
     plot.add_argument("--link", metavar="NAME", help="sweep, link metric: this link (e.g. left->right)")
     plot.add_argument(

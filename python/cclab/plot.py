@@ -194,6 +194,61 @@ _DISPLAY = {
 _QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%bdp|[A-Za-zµ/]+)\s*")
 
 
+#: How a result column reads in a title or on an axis.
+_COLUMN_WORDS = {
+    "goodput_bps": "goodput",
+    "throughput_bps": "throughput",
+    "ack_throughput_bps": "ACK throughput",
+    "rtt_mean_s": "mean RTT",
+    "rtt_min_s": "smallest RTT",
+    "retransmits": "retransmissions",
+    "timeouts": "retransmission timeouts",
+    "recoveries": "loss recoveries",
+    "bytes_delivered": "bytes delivered",
+    "utilization": "utilisation",
+    "drops": "drops",
+    "early_drops": "AQM drops",
+    "marks": "ECN marks",
+    "losses": "random losses",
+    "queue_mean_pkts": "mean queue",
+    "queue_max_pkts": "largest queue",
+    "queue_delay_mean_s": "mean queueing delay",
+    "completion_s": "completion time",
+}
+#: How the last part of a scenario key path reads.
+_KEY_WORDS = {
+    "rate": "rate",
+    "delay": "delay",
+    "buffer": "buffer",
+    "queue": "queue discipline",
+    "loss": "loss rate",
+    "reverse_loss": "reverse loss rate",
+    "recovery": "loss recovery",
+    "cc": "congestion control",
+    "pacing": "pacing",
+    "rtt": "RTT",
+    "count": "flows",
+    "mss": "MSS",
+}
+
+
+def words(name: str) -> str:
+    """A result column or a scenario key path as a reader says it: `goodput_bps` is
+    "goodput", `topology.bottleneck.rate` "bottleneck rate", `flows[0].recovery`
+    "loss recovery of flows[0]"; anything else as it is."""
+    if name in _COLUMN_WORDS:
+        return _COLUMN_WORDS[name]
+    parts = name.split(".")
+    if len(parts) < 2:
+        return name
+    leaf = _KEY_WORDS.get(parts[-1], parts[-1].replace("_", " "))
+    if parts[0] == "topology":
+        return " ".join([*parts[1:-1], leaf])
+    if parts[0].startswith("flows"):
+        return f"{leaf} of {'.'.join(parts[:-1])}"
+    return f"{leaf} ({'.'.join(parts[:-1])})"
+
+
 def value_unit(metric: str, values: Iterable[float | None]) -> tuple[float, str]:
     """Scale and unit to show a result column in, from its name and the size of its values:
     bit/s in Mbit/s (Gbit/s from 1 Gbit/s), seconds in ms below 1 s, utilisation
@@ -241,11 +296,13 @@ def _flow_label(name: Any, index: Any) -> str:
 
 def sweep_summary(result: SweepResult, x: str, metric: str = "goodput_bps", by: str | None = None, *,
                   link: str | None = None, role: str | None = None,
-                  per_run: str = "sum") -> tuple[pl.DataFrame, str]:  # fmt: skip
+                  per_run: str = "flow") -> tuple[pl.DataFrame, str]:  # fmt: skip
     """The aggregate a sweep plot draws, and a phrase saying what it is.
 
-    Each run's value is ``metric`` summed (``per_run="sum"``) or averaged over
-    the run's flows (a flow column), or over the chosen links (a link column:
+    Each flow's value (``per_run="flow"``, a series per flow), or each run's
+    ``metric`` summed (``per_run="sum"``) or averaged over the run's flows (a
+    flow column), or over the chosen links (a link column, summed unless
+    ``"mean"``:
     ``link`` by name, else ``role``, else the link with role ``bottleneck``);
     then mean, n and 95 % interval across replications per grid point (and
     value of ``by``). A column that is both (``throughput_bps``) is the flows'
@@ -256,8 +313,8 @@ def sweep_summary(result: SweepResult, x: str, metric: str = "goodput_bps", by: 
 
     if x not in result.grid:
         raise PlotError("x", f" {x}: not a grid key of this sweep (grid keys: {', '.join(result.grid) or 'none'})")
-    if per_run not in ("sum", "mean"):
-        raise PlotError("per_run", f" {per_run!r}: use sum or mean")
+    if per_run not in ("flow", "sum", "mean"):
+        raise PlotError("per_run", f" {per_run!r}: use flow, sum or mean")
     flows, links = result.flows, result.links
     on_links = link is not None or role is not None or (metric not in flows.columns and metric in links.columns)
     table = links if on_links else flows
@@ -267,15 +324,23 @@ def sweep_summary(result: SweepResult, x: str, metric: str = "goodput_bps", by: 
         raise PlotError("metric", f" {metric}: not a numeric flow or link column (choose from {', '.join(numeric)})")
     if by is not None and by not in table.columns:
         raise PlotError("by", f" {by}: not a column of the {'links' if on_links else 'flows'} table")
+    flow_keys: list[str] = []
     if on_links:
-        table, what = _choose_links(table, metric, link, role, per_run)
+        combine_links = "sum" if per_run == "flow" else per_run
+        table, what = _choose_links(table, metric, link, role, combine_links)
+        per_run = combine_links
+    elif per_run == "flow":
+        # Each flow (name and index) its own series, its value in each run as it is.
+        flow_keys = ["name", "index"]
+        counts = table.group_by("run").len()["len"]
+        what = "" if counts.max() == 1 else "per flow"
     else:
         counts = table.group_by("run").len()["len"]
         n = str(counts.max()) if counts.min() == counts.max() else "varying number of"
         what = "" if counts.max() == 1 else f"{per_run} over the {n} flows of each run"
         if by is not None and by not in result.grid:
             what = f"{per_run} per {by} in each run"
-    keys = list(dict.fromkeys([*result.grid, *([by] if by else []), "replication"]))
+    keys = list(dict.fromkeys([*result.grid, *([by] if by else []), *flow_keys, "replication"]))
     combine = pl.col(metric).sum() if per_run == "sum" else pl.col(metric).mean()
     runs = table.group_by(keys, maintain_order=True).agg(combine)
     return aggregate(runs, [k for k in keys if k != "replication"], [metric]), what
@@ -309,20 +374,23 @@ def _choose_links(links: pl.DataFrame, metric: str, link: str | None, role: str 
 
 def sweep(data: SweepResult | pl.DataFrame, x: str, metric: str = "goodput_bps", by: str | None = None,
           scale: float | None = None, ylabel: str | None = None, title: str | None = None, *,
-          link: str | None = None, role: str | None = None, per_run: str = "sum",
+          link: str | None = None, role: str | None = None, per_run: str = "flow",
           nonnegative: bool | None = None) -> Figure:  # fmt: skip
     """A metric against a grid key: one line (one marker and style) per series,
     95 % confidence bars where there are at least three replications.
 
-    ``data`` is a :class:`~cclab.sweep.SweepResult` (each run's flows summed or
-    averaged by ``per_run``, a link column read from the bottleneck unless
+    ``data`` is a :class:`~cclab.sweep.SweepResult` (each flow its own series,
+    or with ``per_run`` each run's flows summed or averaged, a link column read
+    from the bottleneck unless
     ``link`` or ``role`` says otherwise: see :func:`sweep_summary`) or an
     aggregate with ``{metric}_mean``, ``{metric}_ci95`` and ``n`` columns
     (``SweepResult.aggregate``). Every combination of the other columns that
     vary (``by``, other grid keys, a flow's ``name`` and ``index``) is its own
     series, so lines never jump between flows. bit/s are shown in Mbit/s
     (Gbit/s when large) and seconds in ms unless ``scale`` is given; grid values
-    with a unit ("20Mbps") are placed by value, other strings as categories.
+    with a unit ("20Mbps") are placed by value when there are three or more
+    (two points joined by a line say nothing a line can), other values as
+    categories. Titles and axes name columns and keys in words (:func:`words`).
     Intervals of a non-negative metric (``nonnegative``; by default, when no
     mean is negative) are clipped at 0."""
     from cclab.sweep import SweepResult
@@ -359,10 +427,12 @@ def sweep(data: SweepResult | pl.DataFrame, x: str, metric: str = "goodput_bps",
     if nonnegative is None:
         nonnegative = all(m is None or m >= 0 for m in means)
 
-    xlabel = f"{x} ({xunit})" if xunit else x
+    xlabel = f"{words(x)} ({xunit})" if xunit else words(x)
     # Wrapped: a grid key and what was summed easily outgrow the figure's width.
-    heading = textwrap.fill(title or f"{metric}{f' ({what})' if what else ''} vs {x}", width=64)
-    fig, ax = _figure(heading, xlabel, ylabel or (f"{metric} ({unit})" if unit else metric))
+    against = f"{words(x)} and {words(by)}" if by and by != x and by not in ("name", "index") else words(x)
+    said = f"{words(metric)}{f' ({what})' if what else ''} by {against}"
+    heading = textwrap.fill(title or said[:1].upper() + said[1:], width=64)
+    fig, ax = _figure(heading, xlabel, ylabel or (f"{words(metric)} ({unit})" if unit else words(metric)))
     groups: list[tuple[tuple[Any, ...], pl.DataFrame]] = (
         [((), summary)] if not keys else list(summary.group_by(keys, maintain_order=True))
     )
@@ -404,7 +474,9 @@ def sweep(data: SweepResult | pl.DataFrame, x: str, metric: str = "goodput_bps",
         ax.errorbar(px, py, yerr=yerr, **style)
 
     if xkind == "category":
-        ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+        parsed = quantities(xs)
+        labels = [f"{v:g} {parsed[1]}" for v in parsed[0]] if parsed else [str(v) for v in xs]
+        ax.set_xticks(range(len(xs)), labels)
         ax.set_xlim(-0.5, len(xs) - 0.5)
     else:
         ordered = sorted(set(positions))
@@ -426,7 +498,7 @@ def _x_axis(dtype: Any, xs: list[Any]) -> tuple[str, list[float], str]:
     if dtype.is_numeric() and dtype != pl.Boolean:
         return "number", [float(v) for v in xs], ""
     parsed = quantities(xs)
-    if parsed is not None:
+    if parsed is not None and len(set(parsed[0])) >= 3:
         return "number", parsed[0], parsed[1]
     return "category", [float(i) for i in range(len(xs))], ""
 
@@ -537,7 +609,7 @@ def _legend(ax: Any, keys: list[str], by: str | None, notes: list[str], series: 
     if not handles:
         return
     shown = [k for k in keys if not (k == "index" and "name" in keys)]
-    title = by if shown == [by] else ", ".join("flow" if k == "name" and "index" in keys else k for k in shown)
+    title = ", ".join("flow" if k == "name" and "index" in keys else words(k) for k in shown)
     ax.legend(handles, labels, title=title or None, fontsize="small")
 
 
