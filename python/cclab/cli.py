@@ -161,6 +161,7 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
             lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
+    lines += _fairness(summary["flows"])
     completions = (summary.get("transfers") or {}).get("completion_s") or []
     if any(f.get("app") in ("arrivals", "web") for f in summary["flows"]):
         done = sorted(c for c in completions if c is not None)
@@ -172,7 +173,7 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         lines.append(f"transfers: {len(done):,} of {len(completions):,} completed; {timing}")
     lines += [
         "",
-        f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20}",
+        f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20} {'delay ms':>9}",
     ]
     hidden = 0
     for link in summary["links"]:
@@ -182,11 +183,33 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         lines.append(
             f"{link['name']:<24} {link['role']:<19} {link['utilization'] * 100:6.2f}% "
             f"{link['drops']:>7} {link['losses']:>7} "
-            f"{link['queue_mean_pkts']:>11.1f} / {link['queue_max_pkts']:<6}"
+            f"{link['queue_mean_pkts']:>11.1f} / {link['queue_max_pkts']:<6} "
+            f"{_ms(link.get('queue_delay_mean_s'))}"
         )
     if hidden:
         lines.append(f"({hidden} access links not shown; --all-links or --json lists them)")
     return "\n".join(line.rstrip() for line in lines)
+
+
+def _fairness(flows: list[dict[str, Any]]) -> list[str]:
+    """A line per flow group of several long-lived flows: how equally they shared,
+    as Jain's index of their goodputs (1 when equal), so that two identical
+    flows at unequal rates read as what they are."""
+    groups: dict[str, list[float]] = {}
+    for f in flows:
+        if f.get("app") in (None, "bulk") and f.get("goodput_bps") is not None:
+            groups.setdefault(f["name"], []).append(f["goodput_bps"])
+    lines = []
+    for name, goodputs in groups.items():
+        total, squares = sum(goodputs), sum(g * g for g in goodputs)
+        if len(goodputs) < 2 or squares == 0:
+            continue
+        jain = total * total / (len(goodputs) * squares)
+        lines.append(
+            f"{name}: {len(goodputs)} flows, Jain's fairness index {jain:.2f} (1 = equal shares; "
+            "flows that start apart take many round trips to converge)"
+        )
+    return lines
 
 
 def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:

@@ -486,6 +486,9 @@ def sweep(data: SweepResult | pl.DataFrame, x: str, metric: str = "goodput_bps",
         ax.set_xticks(ordered, [f"{p:g}" for p in ordered])
         ax.minorticks_off()
     ax.ticklabel_format(axis="y", useOffset=False)
+    if nonnegative:
+        # From zero: a difference between two series reads at its true proportion.
+        ax.set_ylim(bottom=0)
 
     _legend(ax, keys, by, intervals.notes(), len(series))
     return fig
