@@ -268,17 +268,27 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         assert message in proc.stderr and "Traceback" not in proc.stderr
 
 
-def test_bad_arguments_exit_2(dumbbell: Path) -> None:
-    for args in (
-        ("run", str(dumbbell), "--seed", "-1"),
-        ("run", str(dumbbell), "--seed", "x"),
-        ("bench", str(dumbbell), "--repeat", "0"),
-        ("frobnicate",),
-        (),
-    ):
-        proc = cclab(*args)
-        assert proc.returncode == 2, args
-        assert "Traceback" not in proc.stderr
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", "{dumbbell}", "--seed", "-1"), "argument --seed: -1 is outside [0, 2^64); see cclab run --help"),
+        (("run", "{dumbbell}", "--seed", "abc"), "argument --seed: 'abc' is not a whole number; see cclab run --help"),
+        (("sweep", "{dumbbell}", "--replications", "0"), "argument --replications: 0 is outside [1, 2^31)"),
+        (("sweep", "{dumbbell}", "--jobs", "0"), "argument --jobs: 0 is outside [1, 2^31); see cclab sweep --help"),
+        (("plot", "{dumbbell}", "--kind", "pie"), "argument --kind: invalid choice: 'pie' (choose from 'goodput',"),
+        (("bench", "{dumbbell}", "--repeat", "0"), "argument --repeat: 0 is outside [1, 2^31)"),
+        (("run",), "the following arguments are required: file; see cclab run --help"),
+        (("frobnicate",), "argument COMMAND: invalid choice: 'frobnicate'"),
+        ((), "the following arguments are required: COMMAND; see cclab --help"),
+    ],
+)
+def test_bad_arguments_are_one_line_without_a_usage_block(dumbbell: Path, args: tuple[str, ...], message: str) -> None:
+    """Like every other cclab error: one `cclab: error:` line and status 2 (argparse's
+    own report starts with a usage block of several lines)."""
+    proc = cclab(*(a.format(dumbbell=dumbbell) for a in args))
+    assert proc.returncode == 2, args
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("cclab: error: "), proc.stderr
+    assert message in proc.stderr and "usage:" not in proc.stderr, proc.stderr
 
 
 def test_binding_raises_scenario_error_with_the_key_path() -> None:

@@ -759,8 +759,18 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     return 0
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """Reports a bad argument as every other cclab error: one line on stderr and
+    status 2, where argparse would print the usage block first. Subcommands'
+    parsers are of the same class (argparse makes them like their parent)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"cclab: error: {message}; see {self.prog} --help", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="cclab", description="A congestion-control laboratory.")
+    parser = ArgumentParser(prog="cclab", description="A congestion-control laboratory.")
     parser.add_argument(
         "--version", action="version", version=f"cclab {_core.__version__} (build {_core.build_id()[:12]})"
     )
