@@ -94,9 +94,35 @@ def test_run_accepts_toml_text_and_says_what_it_expects() -> None:
     with pytest.raises(cclab.ScenarioError) as err:
         cclab.run("nowhere.toml")
     assert err.value.args[0] == "nowhere.toml: no such file (expected a path, TOML text or a Scenario)"
-    with pytest.raises(TypeError) as type_err:
+    with pytest.raises(cclab.ScenarioError) as err:
         cclab.run(42)  # type: ignore[arg-type]
-    assert "expected a path, TOML text, a dict or a Scenario, not int" in str(type_err.value)
+    assert err.value.args == ("scenario: expected a path, TOML text, a dict or a Scenario, not int", "scenario")
+
+
+def test_errors_print_as_one_sentence_and_wrong_types_name_the_argument(tmp_path: Path) -> None:
+    """`print(e)` shows the message, not the (message, key_path) tuple in `args`;
+    a value of the wrong type is a ScenarioError naming the argument, not a raw TypeError."""
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.load(tmp_path / "nope.toml")
+    assert str(err.value) == f"{tmp_path / 'nope.toml'}: no such file"
+    assert err.value.args == (str(err.value), "")
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(DUMBBELL.read_text().replace('"20s"', '"20 parsecs"'))
+    assert str(err.value).startswith('run.duration: unknown time unit "parsecs"')
+    assert err.value.args[1] == "run.duration"
+    for call, message in (
+        (lambda: cclab.load(None), "path: expected a scenario file's path (a str or Path), not NoneType"),  # type: ignore[arg-type]
+        (lambda: cclab.run(None), "scenario: expected a path, TOML text, a dict or a Scenario, not NoneType"),  # type: ignore[arg-type]
+        (lambda: cclab.estimate_memory(3.5), "scenario: expected a path, TOML text, a dict or a Scenario, not float"),  # type: ignore[arg-type]
+        (lambda: cclab.Scenario.from_toml(b"[run]"), "text: expected TOML text (a str), not bytes"),  # type: ignore[arg-type]
+        (lambda: cclab.Scenario.from_dict([1]), "data: expected a dict shaped like the TOML file, not list"),  # type: ignore[arg-type]
+    ):
+        with pytest.raises(cclab.ScenarioError) as err:
+            call()
+        assert str(err.value) == message
+        assert err.value.args[1] == message.split(":")[0]
+    cancelled = cclab.RunCancelled("run cancelled at 1.5 of 20 simulated seconds, after 100 events", 1.5)
+    assert str(cancelled) == "run cancelled at 1.5 of 20 simulated seconds, after 100 events"
 
 
 @pytest.mark.parametrize("seed", [-1, 2**64, "7", 1.0, True])

@@ -2,13 +2,11 @@
 
 from typing import Any
 
+# Defined in Python, so that they print their message rather than their args.
+from cclab._errors import RunCancelled as RunCancelled
+from cclab._errors import ScenarioError as ScenarioError
+
 __version__: str
-
-class ScenarioError(ValueError):
-    """A scenario problem. ``args`` is ``(message, key_path)``."""
-
-class RunCancelled(KeyboardInterrupt):
-    """A run stopped by its CancelToken (Ctrl-C). ``args`` is ``(message, simulated_seconds_reached)``."""
 
 class CancelToken:
     """A request to stop runs; ``cancel()`` from any thread or a signal handler."""

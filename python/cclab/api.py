@@ -57,7 +57,9 @@ def _scenario(scenario: ScenarioLike, memory_limit: str | int | None, *, validat
         return load(scenario, memory_limit, validate=validate)
     if isinstance(scenario, Mapping):
         return Scenario.from_dict(scenario, memory_limit=memory_limit, validate=validate)
-    raise TypeError(f"expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}")
+    raise ScenarioError(
+        f"scenario: expected a path, TOML text, a dict or a Scenario, not {type(scenario).__name__}", "scenario"
+    )
 
 
 def run_json(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 import sys
 from collections.abc import Iterator, Mapping
@@ -118,6 +119,8 @@ class Scenario:
         validate: bool = True,
     ) -> Scenario:
         """A scenario from nested dicts shaped like the TOML file, validated unless ``validate=False``."""
+        if not isinstance(data, Mapping):
+            raise ScenarioError(f"data: expected a dict shaped like the TOML file, not {type(data).__name__}", "data")
         scenario = cls(data, name, memory_limit=memory_limit)
         if validate:
             scenario.validate()
@@ -134,6 +137,8 @@ class Scenario:
         validate: bool = True,
     ) -> Scenario:
         """A scenario from TOML text, validated unless ``validate=False`` (then only parsed)."""
+        if not isinstance(text, str):
+            raise ScenarioError(f"text: expected TOML text (a str), not {type(text).__name__}", "text")
         try:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -271,6 +276,8 @@ def read_scenario_file(path: str | Path) -> str:
 def load(path: str | Path, memory_limit: str | int | None = None, *, validate: bool = True) -> Scenario:
     """Reads and validates a scenario file (its memory estimate against ``memory_limit``);
     with ``validate=False`` only reads and parses it."""
+    if not isinstance(path, str | os.PathLike):
+        raise ScenarioError(f"path: expected a scenario file's path (a str or Path), not {type(path).__name__}", "path")
     p = Path(path)
     text = read_scenario_file(p)
     try:

@@ -3,8 +3,7 @@
 
 use cclab_sim::RunError;
 use cclab_wire::ParamDefault;
-use pyo3::create_exception;
-use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -13,16 +12,14 @@ use pyo3::types::PyDict;
 #[global_allocator]
 static ALLOCATOR: cclab_sim::HugePageAlloc = cclab_sim::HugePageAlloc;
 
-create_exception!(_core, ScenarioError, PyValueError, "A scenario problem; args are (message, key_path).");
-// A KeyboardInterrupt, like asyncio's CancelledError is a BaseException: a
-// request to stop is not an error, so `except Exception` must not swallow it,
-// and `except KeyboardInterrupt` catches Ctrl-C however the run was stopped.
-create_exception!(
-    _core,
-    RunCancelled,
-    PyKeyboardInterrupt,
-    "A run stopped by its CancelToken (Ctrl-C); args are (message, simulated_seconds_reached)."
-);
+// Defined in Python (python/cclab/_errors.py) so that `print(e)` shows the
+// message, where an exception made here would print its `(message, key_path)`
+// args as a tuple. RunCancelled, like asyncio's CancelledError, is a
+// BaseException (a KeyboardInterrupt): a request to stop is not an error, so
+// `except Exception` must not swallow it, and `except KeyboardInterrupt`
+// catches Ctrl-C however the run was stopped.
+pyo3::import_exception!(cclab._errors, ScenarioError);
+pyo3::import_exception!(cclab._errors, RunCancelled);
 
 fn to_py(e: cclab_sim::ScenarioError) -> PyErr {
     ScenarioError::new_err((e.to_string(), e.path))
