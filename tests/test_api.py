@@ -132,6 +132,21 @@ def test_run_refuses_seeds_the_command_line_refuses(seed: object) -> None:
     assert err.value.args[0].startswith("seed: ") and err.value.args[1] == "seed"
 
 
+def test_a_run_estimated_above_an_hour_of_cpu_is_refused_unless_allow_long() -> None:
+    """Issue 45 item 2, from Python: refused before anything is built, with the
+    estimate; loading and validating do not refuse it."""
+    slow = cclab.load(DUMBBELL).with_(**{"run.duration": "1000000s"})
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(slow)
+    assert err.value.args[1] == "run.duration"
+    assert "about 1.6 h of CPU, above the 1 h limit on a run's time" in str(err.value)
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run(slow, allow_long="yes")  # type: ignore[arg-type]
+    assert str(err.value) == "allow_long: expected True or False, not 'yes'"
+    quick = cclab.load(DUMBBELL).with_(**{"run.duration": "1s", "run.warmup": 0})
+    assert cclab.run(quick, allow_long=True).flows.height == 2
+
+
 def test_memory_limit_refuses_a_scenario_before_it_is_built() -> None:
     big = cclab.load(DUMBBELL).with_(**{"flows[0].count": 1000})
     with pytest.raises(cclab.ScenarioError) as err:

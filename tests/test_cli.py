@@ -169,6 +169,15 @@ BAD_INPUTS = [
     ('warmup = "5s"', 'warmup = "25s"', "run.warmup: must be shorter than run.duration"),
     ('buffer = "1bdp"', 'buffer = "0pkts"', "topology.bottleneck.buffer: is under one packet"),
     ('rtt = "40ms"', 'rtt = "12ms"', "flows[0].rtt:"),
+    # Issue 45 items 3 and 4: values outside physically meaningful ranges; a rate too slow for a BDP buffer.
+    ('rtt = "40ms"', 'rtt = "100000s"', "flows[0].rtt: 100000s is above 20s, the longest round trip a flow may have"),
+    ('buffer = "1bdp"', 'buffer = "1e12bdp"', 'topology.bottleneck.buffer: "1e12bdp" is above 1000bdp'),
+    ('delay = "10ms"', 'delay = "1h"', "topology.bottleneck.delay: 3600s is above 10s"),
+    (
+        'rate = "100Mbps"',
+        'rate = "1bps"',
+        'topology.bottleneck.rate: 1bps is too slow for the buffer topology.bottleneck.buffer = "1bdp"',
+    ),
     ("[run]", "[run\n", "invalid TOML"),
     ('app = "bulk"', 'app = { kind = "web", load = 1.5 }', "flows[0].app.load: 1.5 is out of range [0, 1]"),
     ('app = "bulk"', 'app = { kind = "web", load = 0 }', "flows[0].app.load: must be above 0 and at most 1"),
@@ -424,3 +433,56 @@ def test_an_unknown_observed_link_exits_2_with_one_line_naming_the_key(tmp_path:
     assert proc.returncode == 2, proc
     line = proc.stderr.strip()
     assert "\n" not in line and line.startswith("cclab: error: ") and "observe[0].links: unknown link" in line, line
+
+
+def test_a_path_too_fast_for_memory_is_refused_by_validate_at_once(tmp_path: Path) -> None:
+    """Issue 45 item 1: a 100 Tbit/s bottleneck (1000 Tbit/s access) for 1000 s passed
+    validate ("memory about 34.5 KB") and its run aborted on a failed allocation."""
+    import time
+
+    scenario = tmp_path / "tbit.toml"
+    scenario.write_text(
+        '[run]\nduration = "1000s"\n[topology]\nkind = "dumbbell"\naccess = { rate = "1000Tbps" }\n'
+        '[topology.bottleneck]\nrate = "100Tbps"\ndelay = "10ms"\n[[flows]]\nname = "bulk"\nrtt = "40ms"\n'
+    )
+    started = time.monotonic()
+    proc = cclab("validate", str(scenario))
+    assert time.monotonic() - started < 5  # the interpreter's start included; the check itself is milliseconds
+    assert proc.returncode == 2 and proc.stdout == "", proc
+    assert proc.stderr == (
+        f"cclab: error: {scenario}: topology.bottleneck.rate: up to 961,538,462 packets of 1040 bytes in flight "
+        "and queued on the bottleneck left->right (100Tbps x the 40ms RTT, and its 1bdp buffer) need about 240 GB, "
+        "above the 4 GB memory limit; raise the limit with --memory-limit, memory_limit= or CCLAB_MEMORY_LIMIT if the "
+        "machine has the memory\n"
+    )
+    proc = cclab("run", str(scenario))
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "need about 240 GB" in proc.stderr, proc
+
+
+@pytest.mark.parametrize(
+    ("changes", "estimate"),
+    [
+        ({'duration = "20s"': 'duration = "1000000s"'}, "1000000s simulated with 2 flow instances is about "),
+        (
+            {'duration = "20s"': 'duration = "100000s"', "count = 2": "count = 100000"},
+            "100000s simulated with 100,000 flow instances is about 7,211,538,462 packet hops, about 11.3 h of CPU",
+        ),
+    ],
+)
+def test_a_run_estimated_above_an_hour_is_refused_unless_allowed(
+    tmp_path: Path, dumbbell: Path, changes: dict[str, str], estimate: str
+) -> None:
+    """Issue 45 item 2: such runs validated as ok and ran for hours."""
+    text = dumbbell.read_text()
+    for old, new in changes.items():
+        text = text.replace(old, new)
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(text)
+    for command in ("validate", "run"):
+        proc = cclab(command, str(scenario))
+        assert proc.returncode == 2 and proc.stdout == "", proc
+        assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"cclab: error: {scenario}: run.duration: ")
+        assert estimate in proc.stderr and "above the 1 h limit on a run's time; pass --allow-long" in proc.stderr
+    proc = cclab("validate", str(scenario), "--allow-long")
+    assert proc.returncode == 0 and proc.stdout.startswith(f"{scenario}: ok ("), proc
+    assert " h of CPU" not in proc.stdout and "CPU about " in proc.stdout and " h)" in proc.stdout, proc.stdout

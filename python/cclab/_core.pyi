@@ -20,6 +20,7 @@ class CancelToken:
         """``(simulated_s, end_s)`` of the run holding this token, as it last reported; None before it starts."""
 
 DEFAULT_MEMORY_LIMIT: int
+RUN_TIME_LIMIT_S: float
 
 def run_toml(
     text: str,
@@ -27,15 +28,21 @@ def run_toml(
     seed: int | None = None,
     memory_limit: str | None = None,
     cancel: CancelToken | None = None,
+    allow_long: bool = False,
 ) -> str:
     """Run scenario TOML text; returns the JSON summary. Releases the GIL; raises
-    RunCancelled within milliseconds once ``cancel`` is cancelled.
+    RunCancelled within milliseconds once ``cancel`` is cancelled; refuses a run
+    estimated above RUN_TIME_LIMIT_S of CPU unless ``allow_long``.
 
     ``memory_limit`` (a size such as "16GB", or "unlimited"; default
     ``CCLAB_MEMORY_LIMIT``, else 4 GB) refuses a scenario whose estimate is above it."""
 
 def validate_toml(text: str, name: str, memory_limit: str | None = None) -> str:
     """Check scenario TOML text without running it; returns the resolved scenario as JSON."""
+
+def estimate_run_time(text: str, name: str, allow_long: bool = False) -> str:
+    """The CPU a run needs as JSON (packet_hops, flow_instances, transfers, cpu_s,
+    limit_s); ScenarioError above the limit unless ``allow_long``."""
 
 def estimate_memory(text: str, name: str) -> str:
     """The memory a run needs, as JSON: ``bytes`` and ``parts`` (``key``, ``what``, ``bytes``)."""

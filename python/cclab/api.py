@@ -69,8 +69,10 @@ def run_json(
     memory_limit: str | None = None,
     cancel: _core.CancelToken | None = None,
     progress: bool | None = None,
+    allow_long: bool = False,
 ) -> str:
-    """Runs scenario text and returns its JSON summary. From the main thread the
+    """Runs scenario text and returns its JSON summary (refused if its estimated
+    run time is above the limit, unless ``allow_long``). From the main thread the
     run goes to a worker thread, so that Ctrl-C stops it within milliseconds
     (raising ``RunCancelled``) instead of waiting for it to end; so does
     ``cancel.cancel()`` from anywhere. ``progress`` (default: when stderr is a
@@ -88,7 +90,9 @@ def run_json(
 
     try:
         return call_interruptibly(
-            lambda: _core.run_toml(text, name, seed, memory_limit, token), token.cancel, show if bar.enabled else None
+            lambda: _core.run_toml(text, name, seed, memory_limit, token, allow_long),
+            token.cancel,
+            show if bar.enabled else None,
         )
     finally:
         bar.close()
@@ -104,6 +108,7 @@ def run(
     memory_limit: str | int | None = None,
     cancel: _core.CancelToken | None = None,
     progress: bool | None = False,
+    allow_long: bool = False,
 ) -> Result:
     """Runs a scenario (with ``seed``, or its own ``run.seed``) and returns its Result.
 
@@ -115,16 +120,20 @@ def run(
     ``cancel.cancel()`` from another thread, stops the run within milliseconds
     and raises :class:`cclab.RunCancelled` (a ``KeyboardInterrupt``); a
     cancelled run leaves no result. ``progress=True`` (or ``None``: when stderr
-    is a terminal) shows the simulated time reached on stderr once the run has
-    taken a second.
+    is a terminal) shows the simulated time reached, and the time left, on
+    stderr once the run has taken a second. A run estimated to need more than
+    an hour of CPU (``cclab._core.RUN_TIME_LIMIT_S``; see docs/scenario.md,
+    "Run time") is refused before it starts unless ``allow_long=True``.
     """
+    if not isinstance(allow_long, bool):
+        raise ScenarioError(f"allow_long: expected True or False, not {allow_long!r}", "allow_long")
     if seed is not None:
         seed = whole_number(seed, "seed", SEEDS, lambda m: ScenarioError(m, "seed"))
     scn = as_scenario(scenario, memory_limit)
     limit = limit_text(scn.memory_limit if memory_limit is None else memory_limit)
     text = scn.to_toml()
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel, progress))
+        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel, progress, allow_long))
     except ScenarioError as e:
         raise ScenarioError(*e.args) from None
     return Result(summary=summary, config=scn.validate(memory_limit), seed=summary["seed"])

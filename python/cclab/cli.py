@@ -50,14 +50,23 @@ def _read_scenario(path: str) -> tuple[str, str]:
 
 
 def _run(
-    path: str, text: str, name: str, seed: int | None, memory_limit: str | None, progress: bool | None = None
+    path: str,
+    text: str,
+    name: str,
+    seed: int | None,
+    memory_limit: str | None,
+    progress: bool | None = None,
+    allow_long: bool = False,
 ) -> dict[str, Any]:
     """The run's summary; ``progress`` (default: on a terminal) shows the simulated
-    time reached on stderr once the run has taken a second."""
+    time reached on stderr once the run has taken a second. A run estimated to
+    take more than an hour of CPU is refused unless ``allow_long``."""
     from cclab.api import run_json
 
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, name, seed, memory_limit, progress=progress))
+        summary: dict[str, Any] = json.loads(
+            run_json(text, name, seed, memory_limit, progress=progress, allow_long=allow_long)
+        )
     except _core.ScenarioError as e:
         _fail(f"{path}: {e.args[0]}")
     return summary
@@ -257,7 +266,7 @@ def _ensure_writable(out: Path, argument: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     text, name = _read_scenario(args.file)
     try:
-        summary = _run(args.file, text, name, args.seed, args.memory_limit)
+        summary = _run(args.file, text, name, args.seed, args.memory_limit, allow_long=args.allow_long)
     except _core.RunCancelled as e:
         written = "; nothing written" if args.out is not None else ""
         print(f"cclab: interrupted: {e.args[0]}{written}", file=sys.stderr)
@@ -287,6 +296,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(_core.resolved_toml(text, name, args.memory_limit), end="")
             return 0
         resolved = json.loads(_core.validate_toml(text, name, args.memory_limit))
+        cpu_s = json.loads(_core.estimate_run_time(text, name, args.allow_long))["cpu_s"]
         memory = 0 if args.json else json.loads(_core.estimate_memory(text, name))["bytes"]
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")
@@ -296,7 +306,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         instances = sum(f["count"] for f in resolved["flows"])
         print(
             f"{args.file}: ok ({resolved['topology']['kind']}, {len(resolved['flows'])} flow groups, "
-            f"{instances} flows, {resolved['run']['duration']:g} s; memory about {fmt_bytes(memory)})"
+            f"{instances} flows, {resolved['run']['duration']:g} s; memory about {fmt_bytes(memory)}, "
+            f"CPU about {fmt_cpu(cpu_s)})"
         )
     return 0
 
@@ -366,13 +377,13 @@ class _Variant:
         self.cpus: list[float] = []
         self.summary: dict[str, Any] = {}
 
-    def run(self, path: str, seed: int | None, memory_limit: str | None) -> None:
+    def run(self, path: str, seed: int | None, memory_limit: str | None, allow_long: bool) -> None:
         # Process CPU time (user + system) counts the Rust simulation too: it runs in
         # this process (on a worker thread, so that Ctrl-C can stop it), and the main
         # thread only waits, so nothing else in the process is busy.
         cpu, wall = time.process_time(), time.perf_counter()
         # No progress line: it would draw while being timed.
-        self.summary = _run(path, self.text, self.name, seed, memory_limit, progress=False)
+        self.summary = _run(path, self.text, self.name, seed, memory_limit, progress=False, allow_long=allow_long)
         self.call_walls.append(time.perf_counter() - wall)
         self.cpus.append(time.process_time() - cpu)
         self.sim_walls.append(self.summary["wall_s"])
@@ -462,7 +473,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     # variants alike and neither always runs first.
     for i in range(args.repeat):
         for v in variants if i % 2 == 0 else variants[::-1]:
-            v.run(args.file, args.seed, args.memory_limit)
+            v.run(args.file, args.seed, args.memory_limit, args.allow_long)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if other is None:
         _print_bench(base)
@@ -784,6 +795,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--all-links", action="store_true", help="also list access links")
     run.add_argument("--out", metavar="DIR", help="also write Parquet tables, the summary and the resolved scenario")
     _add_memory_limit(run)
+    _add_allow_long(run)
     run.set_defaults(func=cmd_run)
 
     sweep = sub.add_parser("sweep", help="run a scenario over a grid of values, with replications")
@@ -854,6 +866,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--toml", action="store_true", help="print the resolved scenario as a scenario file `cclab run` accepts"
     )
     _add_memory_limit(validate)
+    _add_allow_long(validate)
     validate.set_defaults(func=cmd_validate)
 
     algorithms = sub.add_parser("algorithms", help="list the algorithms, their parameters and sources")
@@ -872,6 +885,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="also time a variant with this key path set (repeatable), interleaved run by run",
     )
     _add_memory_limit(bench)
+    _add_allow_long(bench)
     bench.set_defaults(func=cmd_bench)
 
     from cclab.realnet import add_emulate_parser, add_transfer_parsers
@@ -889,6 +903,22 @@ def _add_memory_limit(command: argparse.ArgumentParser) -> None:
         help="refuse a scenario estimated to need more memory (e.g. 16GB, or unlimited; "
         "default: CCLAB_MEMORY_LIMIT, else 4GB)",
     )
+
+
+def _add_allow_long(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-long",
+        action="store_true",
+        help="run a scenario estimated to need more than an hour of CPU (refused without it)",
+    )
+
+
+def fmt_cpu(seconds: float) -> str:
+    """CPU time as `cclab validate` prints it: "0.2 s", "12 min", "1.6 h", "11.6 days"."""
+    for unit, scale in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
 
 
 def _check_memory_limit_env() -> None:

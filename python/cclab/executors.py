@@ -49,8 +49,10 @@ class Task:
 def run_task(
     text: str, name: str, seed: int, memory_limit: str | None = None, cancel: _core.CancelToken | None = None
 ) -> str:
-    """Runs one scenario; module-level so that Dask workers can import it."""
-    summary: str = _core.run_toml(text, name, seed, memory_limit, cancel)
+    """Runs one scenario; module-level so that Dask workers can import it. A sweep's
+    runs are not refused for their estimated run time (``allow_long``): the sweep
+    shows its progress run by run, and refusing one run would stop it midway."""
+    summary: str = _core.run_toml(text, name, seed, memory_limit, cancel, allow_long=True)
     return summary
 
 

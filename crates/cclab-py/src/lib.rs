@@ -73,7 +73,7 @@ fn limit(memory_limit: Option<&str>) -> Result<cclab_sim::MemoryLimit, cclab_sim
 /// simulating; refuses a scenario whose memory estimate is above
 /// `memory_limit`; raises `RunCancelled` if `cancel` is cancelled first.
 #[pyfunction]
-#[pyo3(signature = (text, name, seed=None, memory_limit=None, cancel=None))]
+#[pyo3(signature = (text, name, seed=None, memory_limit=None, cancel=None, allow_long=false))]
 fn run_toml(
     py: Python<'_>,
     text: String,
@@ -81,10 +81,12 @@ fn run_toml(
     seed: Option<u64>,
     memory_limit: Option<String>,
     cancel: Option<&Bound<'_, CancelToken>>,
+    allow_long: bool,
 ) -> PyResult<String> {
     let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
     let token = cancel.map(|c| c.get().0.clone()).unwrap_or_default();
-    let result = py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, limit, &token));
+    let result =
+        py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, limit, allow_long, &token));
     match result {
         Ok(result) => to_json(&result),
         Err(RunError::Scenario(e)) => Err(to_py(e)),
@@ -113,6 +115,15 @@ fn validate_toml(
 #[pyfunction]
 fn estimate_memory(text: String, name: String) -> PyResult<String> {
     to_json(&cclab_sim::estimate_toml(&text, &name).map_err(to_py)?)
+}
+
+/// The CPU a run of scenario text needs, as JSON (`packet_hops`,
+/// `flow_instances`, `transfers`, `cpu_s`, `limit_s`), estimated without
+/// building it; a ScenarioError above the limit unless `allow_long`.
+#[pyfunction]
+#[pyo3(signature = (text, name, allow_long=false))]
+fn estimate_run_time(text: String, name: String, allow_long: bool) -> PyResult<String> {
+    to_json(&cclab_sim::run_time_toml(&text, &name, allow_long).map_err(to_py)?)
 }
 
 /// The memory limit in bytes (`None` for "unlimited") that `memory_limit` (a
@@ -645,9 +656,11 @@ fn joined() -> PyErr {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_run_time, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit_bytes, m)?)?;
     m.add("DEFAULT_MEMORY_LIMIT", cclab_sim::limits::DEFAULT_MEMORY_LIMIT)?;
+    m.add("RUN_TIME_LIMIT_S", cclab_sim::limits::RUN_TIME_LIMIT_S)?;
     m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(write_pcaps, m)?)?;

@@ -26,7 +26,7 @@ fn main() {
         }
     };
     for _ in 0..repeat {
-        match cclab_sim::run_cancellable(&scenario, None, cclab_sim::MemoryLimit::Unlimited, &token) {
+        match cclab_sim::run_cancellable(&scenario, None, cclab_sim::MemoryLimit::Unlimited, true, &token) {
             Ok(r) if std::env::var_os("CCLAB_JSON").is_some() => {
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
             }

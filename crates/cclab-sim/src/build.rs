@@ -70,6 +70,9 @@ struct PendingBuffer {
     queue_params: Params,
     /// Where the buffer was configured, for error messages.
     key: String,
+    /// Where the rate its BDP is computed from was configured (`rate`, or
+    /// `buffer_rate` on a link whose rate varies), for error messages.
+    rate_key: String,
 }
 
 impl PlannedFlow {
@@ -120,6 +123,8 @@ fn add_duplex(
     pending: &mut Vec<PendingBuffer>,
 ) -> (u32, u32) {
     let mut ids = [0u32; 2];
+    let rate_name = if params.buffer_rate.is_some() { "buffer_rate" } else { "rate" };
+    let rate_key = format!("{}{rate_name}", buffer_key.strip_suffix("buffer").unwrap_or(buffer_key));
     let directions = [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, params.reverse())];
     for (i, (from, to, loss, capacity)) in directions.into_iter().enumerate() {
         let name = format!("{}->{}", net.nodes[from as usize].name, net.nodes[to as usize].name);
@@ -147,6 +152,7 @@ fn add_duplex(
             queue: params.queue.clone(),
             queue_params: params.queue_params.clone(),
             key: buffer_key.into(),
+            rate_key: rate_key.clone(),
         });
     }
     (ids[0], ids[1])
@@ -489,11 +495,24 @@ fn resolve_buffers(
             BufferSpec::Bdp(multiple) => {
                 let bdp_packets = link.spec.rate_bps as f64 / 8.0 * mean_rtt_s / mean_wire;
                 let packets = (multiple * bdp_packets).round();
-                if packets < 1.0 {
+                if packets < 1.0 && bdp_packets >= 1.0 {
                     return Err(ScenarioError::at(
                         &b.key,
                         format!(
                             "{multiple}bdp is {:.2} packets of {mean_wire:.0} bytes, under one packet",
+                            multiple * bdp_packets
+                        ),
+                    ));
+                }
+                if packets < 1.0 {
+                    // One BDP is under a packet: the rate (or an RTT that short) is the cause.
+                    let rate = crate::resolved::rate(link.spec.rate_bps);
+                    return Err(ScenarioError::at(
+                        &b.rate_key,
+                        format!(
+                            "{rate} is too slow for the buffer {} = \"{multiple}bdp\": {multiple} x {rate} x the flows' mean RTT of {} is {:.2} packets of {mean_wire:.0} bytes, under one packet; raise the rate, or give the buffer in packets (\"10pkts\")",
+                            b.key,
+                            crate::scenario::fmt_time((mean_rtt_s * 1e9).round() as Time),
                             multiple * bdp_packets
                         ),
                     ));

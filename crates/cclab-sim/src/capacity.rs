@@ -12,6 +12,7 @@
 
 use crate::error::ScenarioError;
 use crate::reader::Section;
+use crate::units::MAX_LINK_DELAY;
 use cclab_core::delivery_trace::DeliveryTrace;
 use cclab_core::schedule::{Schedule, ScheduleError};
 use cclab_wire::Time;
@@ -179,10 +180,25 @@ pub fn trace(
 /// `key` as a constant delay (returned as a one-value schedule's value and
 /// no schedule) or a delay schedule; `None` if absent.
 pub fn delay(s: &mut Section, key: &'static str) -> Result<Option<(Time, Option<Schedule>)>, ScenarioError> {
-    if let Some(schedule) = schedule(s, key, cclab_wire::units::duration, "[\"0s\", \"10ms\"]")? {
-        return Ok(Some((schedule.value_at(0), Some(schedule))));
+    let delay = match schedule(s, key, cclab_wire::units::duration, "[\"0s\", \"10ms\"]")? {
+        Some(schedule) => (schedule.value_at(0), Some(schedule)),
+        None => match s.duration(key)? {
+            Some(d) => (d, None),
+            None => return Ok(None),
+        },
+    };
+    let longest = delay.1.as_ref().map_or(delay.0, |schedule| schedule.range().1);
+    if longest > MAX_LINK_DELAY {
+        return Err(s.error(
+            key,
+            format!(
+                "{} is above {}, the longest one-way delay a link may have (the Moon is 1.3 s away)",
+                crate::scenario::fmt_time(longest),
+                crate::scenario::fmt_time(MAX_LINK_DELAY)
+            ),
+        ));
     }
-    Ok(s.duration(key)?.map(|d| (d, None)))
+    Ok(Some(delay))
 }
 
 #[cfg(test)]

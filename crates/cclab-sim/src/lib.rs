@@ -47,15 +47,20 @@ pub fn run_toml(text: &str, default_name: &str, seed: Option<u64>) -> Result<Run
 }
 
 /// Runs a scenario like [`run`], refusing it if its memory estimate is above
-/// `limit`, until it finishes or `cancel` is cancelled; a cancelled run stops
-/// within milliseconds and returns no result.
+/// `limit`, or its run-time estimate above [`limits::RUN_TIME_LIMIT_S`] unless
+/// `allow_long`, until it finishes or `cancel` is cancelled; a cancelled run
+/// stops within milliseconds and returns no result.
 pub fn run_cancellable(
     scenario: &Scenario,
     seed: Option<u64>,
     limit: MemoryLimit,
+    allow_long: bool,
     cancel: &CancelToken,
 ) -> Result<RunResult, RunError> {
     let wall = Instant::now();
+    // Memory first, as `validate` reports it; both before anything is built.
+    limits::check(scenario, limit)?;
+    limits::check_run_time(scenario, allow_long)?;
     let mut sim = build_within(scenario, seed.unwrap_or(scenario.run.seed), limit)?;
     sim.engine.run_cancellable(cancel)?;
     sim.check_agents()?;
@@ -68,9 +73,10 @@ pub fn run_toml_cancellable(
     default_name: &str,
     seed: Option<u64>,
     limit: MemoryLimit,
+    allow_long: bool,
     cancel: &CancelToken,
 ) -> Result<RunResult, RunError> {
-    run_cancellable(&parse(text, default_name)?, seed, limit, cancel)
+    run_cancellable(&parse(text, default_name)?, seed, limit, allow_long, cancel)
 }
 
 /// Parses and builds a scenario without running it, so every error a run
@@ -93,6 +99,16 @@ pub fn validate_toml_within(
 /// Parses scenario text and estimates the memory a run of it needs.
 pub fn estimate_toml(text: &str, default_name: &str) -> Result<MemoryEstimate, ScenarioError> {
     Ok(limits::estimate(&parse(text, default_name)?))
+}
+
+/// Parses scenario text and estimates the CPU a run of it needs; refuses it
+/// above [`limits::RUN_TIME_LIMIT_S`] unless `allow_long`.
+pub fn run_time_toml(
+    text: &str,
+    default_name: &str,
+    allow_long: bool,
+) -> Result<limits::RunTimeEstimate, ScenarioError> {
+    limits::check_run_time(&parse(text, default_name)?, allow_long)
 }
 
 /// Validates scenario text as [`validate_toml_within`] does and writes the resolved

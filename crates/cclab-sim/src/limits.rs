@@ -10,15 +10,22 @@
 //! and each `[[observe]]` section). The per-item constants below were measured
 //! as the peak resident memory of `cclab run --json` (Rust engine, results,
 //! JSON and the Python tables together) on 1 000 to 100 000 flow instances; see
-//! docs/scenario.md ("Memory") for the measurements. What the estimate leaves
-//! out is what depends on the traffic rather than the scenario: packets queued
-//! in buffers and the SACK scoreboards of large windows.
+//! docs/scenario.md ("Memory") for the measurements. It also counts the packets
+//! the links can hold at once, from their rates, delays and buffers (a link
+//! holds its rate x the RTT in flight, data one way and ACKs the other, plus
+//! its buffer), which a fast long path makes the largest part of all: at
+//! 100 Tbit/s and 40 ms, a billion packets. What the estimate leaves out is
+//! what depends on the traffic alone: packets waiting in unlimited buffers.
 
 use crate::error::ScenarioError;
 use crate::observe;
-use crate::scenario::{Scenario, Start, Topology};
+use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
+use crate::sources::AppSpec;
+use crate::units::BufferSpec;
 use cclab_core::queue::fq_codel::FLOW_BACKLOG;
 use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
+use cclab_wire::time::to_secs_f64;
+use cclab_wire::Time;
 use serde::Serialize;
 
 /// The limit when neither `--memory-limit`, `memory_limit=` nor
@@ -53,6 +60,14 @@ pub const BYTES_PER_METRIC_ROW: u64 = 150;
 /// One segment of an initial window in flight: the packet in the pool, its
 /// place in a link's delay line and queue, and its scoreboard record.
 pub const BYTES_PER_SEGMENT: u64 = 250;
+/// A packet in flight or queued on a link: the same record as an
+/// initial-window segment (the packet in the pool, its place in the link's
+/// delay line or queue, its sender's scoreboard record), ACKs included.
+pub const BYTES_PER_PACKET_HELD: u64 = BYTES_PER_SEGMENT;
+/// The smallest packet a link's capacity is counted in when no flow says:
+/// an IP and TCP header.
+const SMALLEST_PACKET_BYTES: u64 = 40;
+
 /// Initial-window segments that [`BYTES_PER_FLOW`] already counts (RFC 3390's
 /// window for the default 1000-byte segments, with which it was measured).
 pub const SEGMENTS_IN_BYTES_PER_FLOW: u64 = 4;
@@ -272,6 +287,7 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
             });
         }
     }
+    parts.extend(packets_held(scenario));
     for (i, f) in scenario.flows.iter().enumerate() {
         // Every instance sends its initial window at once, into buffers that may be unlimited.
         let iw = f.tcp.as_ref().map_or(0, |t| t.initial_window as u64);
@@ -353,6 +369,130 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     }
     let bytes = parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.bytes));
     MemoryEstimate { bytes, parts }
+}
+
+/// The bytes of the smallest full data packet of `flows` (at least an IP and
+/// TCP header): a link's capacity holds the most packets of that size.
+fn smallest_packet<'a>(flows: impl Iterator<Item = &'a FlowGroup>) -> f64 {
+    flows
+        .map(FlowGroup::wire_segment_bytes)
+        .filter(|&b| b > 0)
+        .min()
+        .unwrap_or(SMALLEST_PACKET_BYTES)
+        .max(SMALLEST_PACKET_BYTES) as f64
+}
+
+/// Packets a buffer holds when full, in packets of `packet` bytes; a BDP
+/// buffer from `rate_bps` x `rtt` (an upper bound of the flows' mean RTT that
+/// the run sizes it from); an unlimited one holds what the traffic puts in
+/// it, which the scenario does not say: nothing is counted for it.
+fn buffer_packets(buffer: BufferSpec, rate_bps: u64, rtt: Time, packet: f64) -> f64 {
+    match buffer {
+        BufferSpec::Packets(n) => n as f64,
+        BufferSpec::Bytes(b) => b as f64 / packet,
+        BufferSpec::Bdp(multiple) => multiple * rate_bps as f64 / 8.0 * to_secs_f64(rtt) / packet,
+        BufferSpec::Unlimited => 0.0,
+    }
+}
+
+/// The longest one-way delay of a link, whichever its delay schedule.
+fn longest_delay(link: &LinkParams) -> Time {
+    link.delay_schedule.as_ref().map_or(link.delay, |s| s.range().1)
+}
+
+/// The packets the links can hold at once, one part per link direction that
+/// can hold many: in flight, its fastest rate (a trace's busiest millisecond)
+/// x the round trip (data one way and the ACKs clocking it the other, counted
+/// in the smallest data packets), and a full buffer. On a dumbbell each
+/// direction of the bottleneck that flows send over, with the longest RTT of
+/// those flows (the access links carry those flows' windows, which the
+/// bottleneck's pipe and buffer bound); on a graph every link direction,
+/// with twice its own delay. TCP flows whose windows are all bounded
+/// (`max_window`) hold no more than those windows.
+fn packets_held(scenario: &Scenario) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut add = |key: String, where_: String, capacity: f64, windows: f64, packet: f64| {
+        let packets = capacity.min(windows);
+        parts.push(Part {
+            key,
+            what: format!(
+                "up to {} packets of {packet:.0} bytes in flight and queued on {where_}",
+                fmt_count(packets.round().min(u64::MAX as f64) as u64)
+            ),
+            bytes: (packets * BYTES_PER_PACKET_HELD as f64).round().min(u64::MAX as f64) as u64,
+        });
+    };
+    match &scenario.topology {
+        Topology::Dumbbell(d) => {
+            let link = &d.bottleneck;
+            for (direction, capacity, name, rate_key) in [
+                (Direction::Forward, &link.capacity, "left->right", "rate"),
+                (Direction::Reverse, link.reverse(), "right->left", "reverse_rate"),
+            ] {
+                let flows = || scenario.flows.iter().filter(move |f| f.direction == direction);
+                if flows().next().is_none() {
+                    continue;
+                }
+                let packet = smallest_packet(flows());
+                let rtt = flows()
+                    .map(|f| f.rtt.map_or(0, |r| r.latest()))
+                    .max()
+                    .unwrap_or(0)
+                    .max(2 * longest_delay(link));
+                let rate = capacity.peak_bps();
+                let pipe = rate as f64 / 8.0 * to_secs_f64(rtt) / packet;
+                let buffer = buffer_packets(link.buffer, link.rate_bps, rtt, packet);
+                let key = if direction == Direction::Reverse && link.reverse_capacity.is_some() {
+                    format!("topology.bottleneck.{rate_key}")
+                } else {
+                    "topology.bottleneck.rate".into()
+                };
+                let where_ = format!(
+                    "the bottleneck {name} ({} x the {} RTT, and its {} buffer)",
+                    crate::resolved::rate(rate),
+                    crate::scenario::fmt_time(rtt),
+                    crate::resolved::buffer(link.buffer)
+                );
+                add(key, where_, pipe + buffer, windows(flows()), packet);
+            }
+        }
+        Topology::Graph(g) => {
+            let packet = smallest_packet(scenario.flows.iter());
+            let windows = windows(scenario.flows.iter());
+            for (i, l) in g.links.iter().enumerate() {
+                let p = &l.params;
+                let rtt = 2 * longest_delay(p);
+                let mut capacity = 0.0;
+                for c in [&p.capacity, p.reverse()] {
+                    capacity += c.peak_bps() as f64 / 8.0 * to_secs_f64(rtt) / 2.0 / packet;
+                    capacity += buffer_packets(p.buffer, p.rate_bps, rtt, packet);
+                }
+                let where_ = format!(
+                    "the link {}<->{} ({} x twice its {} delay, and its {} buffer, each way)",
+                    l.from,
+                    l.to,
+                    crate::resolved::rate(p.capacity.peak_bps().max(p.reverse().peak_bps())),
+                    crate::scenario::fmt_time(longest_delay(p)),
+                    crate::resolved::buffer(p.buffer)
+                );
+                add(format!("topology.links[{i}].rate"), where_, capacity, windows, packet);
+            }
+        }
+    }
+    // Parts of a few packets say nothing a refusal needs.
+    parts.retain(|p| p.bytes >= 1_000_000);
+    parts
+}
+
+/// Packets `flows` can have in flight at once if every one is a TCP flow with
+/// a bounded window (`max_window` segments, and as many ACKs); else unbounded.
+fn windows<'a>(flows: impl Iterator<Item = &'a FlowGroup>) -> f64 {
+    flows
+        .map(|f| match f.tcp.as_ref().and_then(|t| t.max_window) {
+            Some(w) => 2.0 * w as f64 * f.count as f64,
+            _ => f64::INFINITY,
+        })
+        .sum()
 }
 
 /// The packet events a `[[trace]]` entry is expected to record: its flows send
@@ -444,6 +584,183 @@ pub fn check(scenario: &Scenario, limit: MemoryLimit) -> Result<MemoryEstimate, 
         format!(
             "{} {need}; raise the limit with --memory-limit, memory_limit= or {MEMORY_LIMIT_ENV} if the machine has the memory",
             part.what
+        ),
+    ))
+}
+
+// ---- Run time ----
+//
+// The work of a run is mostly packet hops (a packet's arrival at a link: two
+// thirds of a dumbbell's are access-link hops), so the run time is estimated
+// from the packets the flows can send: at most what their path's fastest
+// rate carries in their smallest packets over the time they are active, less
+// if the application offers less (a transfer's size, a source's transfers, a
+// CBR rate), each making its hops and its ACK's. Many flows cost more than
+// their packets: every flow's timers fire, and each event touches a flow's
+// state that is no longer in the cache. The constants are CPU time on the
+// 2-CPU machine of benchmarks/results/ (2026-11-29): see docs/scenario.md
+// ("Run time").
+
+/// CPU per packet hop: 55-80 ns measured (benchmarks/results/, the 200 s
+/// pacing benchmark at 2.5 Gbit/s: about 48 ns; the dumbbell example 51-81 ns
+/// on a loaded machine); the higher end, so that a run is refused rather
+/// than let run for hours.
+pub const NS_PER_PACKET_HOP: f64 = 80.0;
+/// CPU per flow instance per simulated second of its activity, beyond its
+/// packets: 20 000 SACK flows on the 100 Mbit/s dumbbell cost 8.5 s of CPU
+/// for 80 s and 2.2 s for 5 s, 3.9 us per flow-second of which the hops are
+/// 0.3 us.
+pub const NS_PER_FLOW_SECOND: f64 = 4_000.0;
+/// CPU per flow instance to build it and report it: the same runs, less
+/// their per-second costs, 90 us a flow.
+pub const NS_PER_FLOW: f64 = 90_000.0;
+/// CPU per transfer a traffic source opens (a connection set up and torn
+/// down, and its row of the transfers table): examples/arrivals.toml.
+pub const NS_PER_TRANSFER: f64 = 30_000.0;
+/// Runs estimated to need more CPU than this are refused unless allowed
+/// (`--allow-long`, `allow_long=True`): an hour, long enough for anything
+/// the project runs (its longest single run, the pacing benchmark's 200 s at
+/// 2.5 Gbit/s, takes about 30 s) and short of a run left going overnight by
+/// mistake.
+pub const RUN_TIME_LIMIT_S: f64 = 3600.0;
+
+/// The work of a run, estimated before it is built.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunTimeEstimate {
+    pub packet_hops: f64,
+    pub flow_instances: u64,
+    pub transfers: f64,
+    pub cpu_s: f64,
+    pub limit_s: f64,
+}
+
+/// Data packets flow group `f` can send while active for `seconds`, over a
+/// path whose fastest link carries `rate_bps`, in packets of `packet` bytes.
+fn data_packets(scenario: &Scenario, group: usize, rate_bps: u64, seconds: f64, packet: f64) -> f64 {
+    let f = &scenario.flows[group];
+    let count = f.count as f64;
+    let carried = rate_bps as f64 / 8.0 / packet * seconds;
+    let offered = match f.app {
+        AppSpec::Bulk => f64::INFINITY,
+        AppSpec::Transfer { size } => count * size as f64 / packet,
+        AppSpec::Arrivals { size, .. } => expected_transfers(scenario, group) * size.mean() / packet,
+        AppSpec::Web(w) => expected_transfers(scenario, group) * w.size.mean() / packet,
+        AppSpec::Cbr { rate, size, .. } => count * rate as f64 / 8.0 / size.max(1) as f64 * seconds,
+    };
+    offered.min(count * carried)
+}
+
+/// Seconds group `f` is active: from its earliest start to the end of the run.
+fn active_seconds(scenario: &Scenario, f: &FlowGroup) -> f64 {
+    to_secs_f64(scenario.run.duration.saturating_sub(f.start.earliest()))
+}
+
+/// ACKs per data packet: a TCP receiver's (one for two with delayed ACKs);
+/// UDP sends none, and UDT's few (one per 10 ms) are left out.
+fn acks_per_packet(f: &FlowGroup) -> f64 {
+    match &f.tcp {
+        Some(t) if t.delayed_ack => 0.5,
+        Some(_) => 1.0,
+        None => 0.0,
+    }
+}
+
+/// The CPU a run of `scenario` needs, estimated from its rates, durations and
+/// flows; see the constants above.
+pub fn estimate_run_time(scenario: &Scenario) -> RunTimeEstimate {
+    let mut hops = 0.0;
+    match &scenario.topology {
+        Topology::Dumbbell(d) => {
+            // Every packet crosses an access link, the bottleneck and an access link.
+            let link = &d.bottleneck;
+            for (direction, capacity) in
+                [(Direction::Forward, &link.capacity), (Direction::Reverse, link.reverse())]
+            {
+                let groups: Vec<usize> =
+                    (0..scenario.flows.len()).filter(|&g| scenario.flows[g].direction == direction).collect();
+                if groups.is_empty() {
+                    continue;
+                }
+                let packet = smallest_packet(groups.iter().map(|&g| &scenario.flows[g]));
+                let rate = capacity.peak_bps();
+                let longest =
+                    groups.iter().map(|&g| active_seconds(scenario, &scenario.flows[g])).fold(0.0, f64::max);
+                let mut packets = 0.0;
+                let mut acks: f64 = 0.0;
+                for &g in &groups {
+                    let f = &scenario.flows[g];
+                    packets += data_packets(scenario, g, rate, active_seconds(scenario, f), packet);
+                    acks = acks.max(acks_per_packet(f));
+                }
+                let carried = rate as f64 / 8.0 / packet * longest;
+                hops += packets.min(carried) * 3.0 * (1.0 + acks);
+            }
+        }
+        Topology::Graph(g) => {
+            // Paths are known only once built: the fastest link bounds a flow's
+            // rate, and a path has at most every node once.
+            let fastest =
+                g.links.iter().map(|l| l.params.capacity.peak_bps().max(l.params.reverse().peak_bps())).max();
+            let path = g.nodes.len().saturating_sub(1).max(1) as f64;
+            let packet = smallest_packet(scenario.flows.iter());
+            for (i, f) in scenario.flows.iter().enumerate() {
+                let packets =
+                    data_packets(scenario, i, fastest.unwrap_or(0), active_seconds(scenario, f), packet);
+                hops += packets * path * (1.0 + acks_per_packet(f));
+            }
+        }
+    }
+    let flow_instances = flow_instances(scenario);
+    let flow_seconds: f64 = scenario.flows.iter().map(|f| f.count as f64 * active_seconds(scenario, f)).sum();
+    let transfers: f64 = (0..scenario.flows.len()).map(|g| expected_transfers(scenario, g)).sum();
+    let cpu_ns = hops * NS_PER_PACKET_HOP
+        + flow_seconds * NS_PER_FLOW_SECOND
+        + flow_instances as f64 * NS_PER_FLOW
+        + transfers * NS_PER_TRANSFER;
+    RunTimeEstimate {
+        packet_hops: hops,
+        flow_instances,
+        transfers,
+        cpu_s: cpu_ns / 1e9,
+        limit_s: RUN_TIME_LIMIT_S,
+    }
+}
+
+/// "40 s", "12 min", "1.6 h", "11.6 days".
+pub fn fmt_cpu(seconds: f64) -> String {
+    let (value, unit) = match seconds {
+        s if s >= 86_400.0 => (s / 86_400.0, "days"),
+        s if s >= 3_600.0 => (s / 3_600.0, "h"),
+        s if s >= 60.0 => (s / 60.0, "min"),
+        s => (s, "s"),
+    };
+    let text = if value >= 100.0 || (unit == "s" && value >= 10.0) {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.1}")
+    };
+    format!("{} {unit}", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+/// Refuses a scenario whose estimated run time is above [`RUN_TIME_LIMIT_S`]
+/// unless `allow_long`; returns the estimate otherwise.
+pub fn check_run_time(scenario: &Scenario, allow_long: bool) -> Result<RunTimeEstimate, ScenarioError> {
+    let estimate = estimate_run_time(scenario);
+    if allow_long || estimate.cpu_s <= estimate.limit_s {
+        return Ok(estimate);
+    }
+    let flows = estimate.flow_instances;
+    Err(ScenarioError::at(
+        "run.duration",
+        format!(
+            "{} simulated with {} flow instance{} is about {} packet hops, about {} of CPU, above the {} limit on a run's time; \
+             pass --allow-long (allow_long=True in Python) to run it all the same, or shorten run.duration",
+            crate::scenario::fmt_time(scenario.run.duration),
+            fmt_count(flows),
+            if flows == 1 { "" } else { "s" },
+            fmt_count(estimate.packet_hops.round().min(u64::MAX as f64) as u64),
+            fmt_cpu(estimate.cpu_s),
+            fmt_cpu(estimate.limit_s),
         ),
     ))
 }

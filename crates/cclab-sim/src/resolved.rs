@@ -39,7 +39,8 @@ fn duration(t: Time) -> String {
     exact(t, &[("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000), ("ns", 1)])
 }
 
-fn rate(bps: u64) -> String {
+/// "100Mbps", "1bps": a rate in the largest unit that writes it exactly.
+pub(crate) fn rate(bps: u64) -> String {
     exact(
         bps,
         &[
@@ -62,7 +63,8 @@ fn size(bytes: u64) -> String {
     )
 }
 
-fn buffer(b: BufferSpec) -> String {
+/// "1bdp", "100pkts", "300KB", "unlimited": a buffer as a scenario writes it.
+pub(crate) fn buffer(b: BufferSpec) -> String {
     match b {
         BufferSpec::Packets(n) => format!("{n}pkts"),
         BufferSpec::Bytes(n) => size(n),

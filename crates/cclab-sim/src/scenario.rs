@@ -14,7 +14,7 @@ use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
-use crate::units::BufferSpec;
+use crate::units::{self, BufferSpec};
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
 use cclab_core::schedule::Schedule;
@@ -473,6 +473,15 @@ pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<S
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     let duration = s.positive_duration("duration")?.ok_or_else(|| s.error("duration", "is required"))?;
+    if duration > units::MAX_RUN_DURATION {
+        return Err(s.error(
+            "duration",
+            format!(
+                "{} is above 8760h (365 days), the longest run a scenario may ask for",
+                fmt_time(duration)
+            ),
+        ));
+    }
     let warmup = s.duration("warmup")?.unwrap_or(0);
     if warmup >= duration {
         return Err(s.error(
@@ -741,17 +750,31 @@ fn parse_start(s: &mut Section) -> Result<Start, ScenarioError> {
 /// `rtt = "40ms"` or `rtt = "20ms..200ms"` (dumbbell), read like `start`; a
 /// value that is not a range keeps the messages of a plain positive duration.
 fn parse_rtt(s: &mut Section) -> Result<Option<Rtt>, ScenarioError> {
-    match s.get("rtt") {
+    let rtt = match s.get("rtt") {
         Some(toml::Value::String(text)) if text.contains("..") => {
             let text = text.clone();
             let rtt = parse_range(s, "rtt", &text, "an rtt like \"40ms\" or a range like \"20ms..200ms\"")?;
             if rtt.earliest() == 0 {
                 return Err(s.error("rtt", "must be greater than zero"));
             }
-            Ok(Some(rtt))
+            rtt
         }
-        _ => Ok(s.positive_duration("rtt")?.map(Rtt::At)),
+        _ => match s.positive_duration("rtt")? {
+            Some(rtt) => Rtt::At(rtt),
+            None => return Ok(None),
+        },
+    };
+    if rtt.latest() > units::MAX_RTT {
+        return Err(s.error(
+            "rtt",
+            format!(
+                "{} is above {}, the longest round trip a flow may have (twice the longest one-way delay of a link)",
+                fmt_time(rtt.latest()),
+                fmt_time(units::MAX_RTT)
+            ),
+        ));
     }
+    Ok(Some(rtt))
 }
 
 /// One duration, or two joined by exactly two dots, drawn uniformly per instance.

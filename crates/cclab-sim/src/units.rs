@@ -3,7 +3,37 @@
 //! [`cclab_wire::units`].
 
 use cclab_wire::units::{size, split_number};
+use cclab_wire::Time;
 use serde::Serialize;
+
+// Physically meaningful ranges. A value outside them is a typo (a unit of `h`
+// for `ms`, an exponent too many) rather than an experiment, and the run it
+// asked for would report nonsense (no packet delivered in the whole run) or
+// take the machine's memory, so it is refused naming the key and the range.
+// Rates are bounded where they are parsed (`cclab_wire::units::rate`: 1 bit/s,
+// the slowest links in use carry a few bits a second, to 1 Pbit/s, more than
+// any fibre has carried); segment sizes by their protocols' ranges.
+
+/// The longest one-way delay of a link: the Moon is 1.3 s away and a
+/// geostationary satellite 0.12 s, so 10 s is generous for any path on Earth
+/// or near it.
+pub const MAX_LINK_DELAY: Time = 10_000_000_000;
+/// The longest base RTT of a flow: twice the longest one-way delay.
+pub const MAX_RTT: Time = 2 * MAX_LINK_DELAY;
+/// The longest run: a year of simulated time. No congestion-control question
+/// needs more, and the run-time limit refuses far shorter runs unless asked.
+pub const MAX_RUN_DURATION: Time = 365 * 24 * 3600 * 1_000_000_000;
+/// The largest buffer in BDPs: 1000 BDP hold 40 s of queueing on a 40 ms
+/// path, ten times the worst bufferbloat measured (seconds); a buffer that
+/// never drops is "unlimited".
+pub const MAX_BUFFER_BDP: f64 = 1000.0;
+/// The largest buffer in packets: 100 million full packets are 100 GB or more.
+pub const MAX_BUFFER_PACKETS: u64 = 100_000_000;
+/// The largest buffer in bytes: 100 GB, well above the packet memory of any
+/// router (a few GB).
+pub const MAX_BUFFER_BYTES: u64 = 100_000_000_000;
+/// What to write instead of a larger buffer.
+const LARGER_BUFFER: &str = "write \"unlimited\" for a buffer that never drops";
 
 /// A buffer size as the user wrote it, resolved to packets or bytes once the
 /// topology (and so the BDP) is known.
@@ -32,11 +62,26 @@ pub fn buffer(s: &str) -> Result<BufferSpec, String> {
             if value.fract() != 0.0 {
                 return Err(format!("\"{s}\": a packet count must be whole"));
             }
+            if value > MAX_BUFFER_PACKETS as f64 {
+                return Err(format!(
+                    "\"{s}\" is above {MAX_BUFFER_PACKETS}pkts, the largest buffer in packets; {LARGER_BUFFER}"
+                ));
+            }
             Ok(BufferSpec::Packets(value as u64))
         }
-        "bdp" | "BDP" => Ok(BufferSpec::Bdp(value)),
-        "%bdp" | "%BDP" => Ok(BufferSpec::Bdp(value / 100.0)),
+        "bdp" | "BDP" | "%bdp" | "%BDP" => {
+            let multiple = if unit.starts_with('%') { value / 100.0 } else { value };
+            if multiple > MAX_BUFFER_BDP {
+                return Err(format!(
+                    "\"{s}\" is above {MAX_BUFFER_BDP}bdp, the largest buffer in BDPs (1000 BDP queue 40 s on a 40 ms path); {LARGER_BUFFER}"
+                ));
+            }
+            Ok(BufferSpec::Bdp(multiple))
+        }
         _ => match size(t) {
+            Ok(bytes) if bytes > MAX_BUFFER_BYTES => Err(format!(
+                "\"{s}\" is above 100GB, the largest buffer in bytes (routers have a few GB); {LARGER_BUFFER}"
+            )),
             Ok(bytes) => Ok(BufferSpec::Bytes(bytes)),
             Err(_) if unit.is_empty() => {
                 Err(format!("{value} has no unit; write it like \"100pkts\", \"64KB\" or \"1bdp\""))
@@ -62,5 +107,18 @@ mod tests {
         assert!(buffer("2.5pkts").unwrap_err().contains("whole"));
         assert!(buffer("100").unwrap_err().contains("no unit"));
         assert!(buffer("3furlongs").unwrap_err().contains("unknown buffer unit"));
+        assert_eq!(buffer("1000bdp"), Ok(BufferSpec::Bdp(1000.0)));
+        assert_eq!(buffer("100000%bdp"), Ok(BufferSpec::Bdp(1000.0)));
+        assert_eq!(buffer("100000000pkts"), Ok(BufferSpec::Packets(100_000_000)));
+        assert_eq!(buffer("100GB"), Ok(BufferSpec::Bytes(100_000_000_000)));
+        for (text, range) in [
+            ("1e12bdp", "is above 1000bdp"),
+            ("100001%bdp", "is above 1000bdp"),
+            ("100000001pkts", "is above 100000000pkts"),
+            ("101GB", "is above 100GB"),
+        ] {
+            let message = buffer(text).unwrap_err();
+            assert!(message.contains(range) && message.contains("\"unlimited\""), "{message}");
+        }
     }
 }

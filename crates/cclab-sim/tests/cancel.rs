@@ -32,7 +32,7 @@ fn a_run_of_two_hours_stops_soon_after_its_token_is_cancelled() {
     let runner = {
         let token = token.clone();
         std::thread::spawn(move || {
-            run_toml_cancellable(&dumbbell("2h"), "t", Some(1), MemoryLimit::Unlimited, &token)
+            run_toml_cancellable(&dumbbell("2h"), "t", Some(1), MemoryLimit::Unlimited, false, &token)
         })
     };
     std::thread::sleep(Duration::from_millis(200));
@@ -56,7 +56,8 @@ fn a_token_nobody_cancels_gives_the_plain_result() {
     let text = dumbbell("3s");
     let plain = run_toml(&text, "t", Some(4)).unwrap();
     let with_token =
-        run_toml_cancellable(&text, "t", Some(4), MemoryLimit::Unlimited, &CancelToken::new()).unwrap();
+        run_toml_cancellable(&text, "t", Some(4), MemoryLimit::Unlimited, false, &CancelToken::new())
+            .unwrap();
     let json = |r: &cclab_sim::RunResult| {
         let mut v = serde_json::to_value(r).unwrap();
         v.as_object_mut().unwrap().remove("wall_s");
@@ -68,7 +69,7 @@ fn a_token_nobody_cancels_gives_the_plain_result() {
 #[test]
 fn scenario_errors_stay_scenario_errors() {
     let bad = dumbbell("3s").replace("warmup = \"1s\"", "warmup = \"5s\"");
-    match run_toml_cancellable(&bad, "t", None, MemoryLimit::Unlimited, &CancelToken::new()) {
+    match run_toml_cancellable(&bad, "t", None, MemoryLimit::Unlimited, false, &CancelToken::new()) {
         Err(RunError::Scenario(e)) => assert_eq!(e.path, "run.warmup"),
         other => panic!("expected a scenario error, got {:?}", other.map(|r| r.events)),
     }

@@ -826,3 +826,150 @@ fn rtt_ranges_are_read_like_start_ranges() {
     expect(&rtt("0s..20ms"), "flows[0].rtt", "must be greater than zero");
     expect(&rtt("10ms..200ms"), "flows[0].rtt", "10ms is shorter than twice the bottleneck delay (20ms)");
 }
+
+/// Issue 45 item 3: values outside physically meaningful ranges are refused
+/// naming the key and the range, instead of running to a result of nothing
+/// (an RTT of 100 000 s delivers no packet in a 20 s run) or of no meaning.
+#[test]
+fn values_outside_physically_meaningful_ranges_name_the_key_and_the_range() {
+    let with = |old: &str, new: &str| {
+        assert!(BASE.contains(old), "{old}");
+        BASE.replace(old, new)
+    };
+    expect(
+        &with("rtt = \"40ms\"", "rtt = \"100000s\""),
+        "flows[0].rtt",
+        "100000s is above 20s, the longest round trip a flow may have",
+    );
+    expect(&with("rtt = \"40ms\"", "rtt = \"40ms..30s\""), "flows[0].rtt", "30s is above 20s");
+    expect(
+        &with("buffer = \"1bdp\"", "buffer = \"1e12bdp\""),
+        "topology.bottleneck.buffer",
+        "\"1e12bdp\" is above 1000bdp, the largest buffer in BDPs",
+    );
+    expect(
+        &with("buffer = \"1bdp\"", "buffer = \"1e9pkts\""),
+        "topology.bottleneck.buffer",
+        "above 100000000pkts",
+    );
+    expect(&with("buffer = \"1bdp\"", "buffer = \"1TB\""), "topology.bottleneck.buffer", "above 100GB");
+    expect(
+        &with("delay = \"10ms\"", "delay = \"11s\""),
+        "topology.bottleneck.delay",
+        "11s is above 10s, the longest one-way delay a link may have",
+    );
+    expect(
+        &with("delay = \"10ms\"", "delay = [[\"0s\", \"10ms\"], [\"5s\", \"1h\"]]"),
+        "topology.bottleneck.delay",
+        "3600s is above 10s",
+    );
+    expect(
+        &with("duration = \"20s\"", "duration = \"10000h\""),
+        "run.duration",
+        "36000000s is above 8760h (365 days)",
+    );
+    expect(&with("rate = \"100Mbps\"", "rate = \"2000Tbps\""), "topology.bottleneck.rate", "too fast");
+    // The edges of each range are accepted.
+    validate_toml(&with("rtt = \"40ms\"", "rtt = \"20s\""), "t").unwrap();
+    validate_toml(&with("delay = \"10ms\"", "delay = \"10s\"").replace("\"40ms\"", "\"20s\""), "t").unwrap();
+    validate_toml(&with("buffer = \"1bdp\"", "buffer = \"1000bdp\""), "t").unwrap();
+}
+
+/// Issue 45 item 4: a BDP buffer under one packet because the rate is tiny
+/// is blamed on the rate, the cause, with the buffer it makes too small.
+#[test]
+fn a_bdp_buffer_under_one_packet_names_the_rate() {
+    expect(
+        &BASE.replace("rate = \"100Mbps\"", "rate = \"1bps\""),
+        "topology.bottleneck.rate",
+        "1bps is too slow for the buffer topology.bottleneck.buffer = \"1bdp\": 1 x 1bps x the flows' mean RTT of 40ms is 0.00 packets of 1040 bytes, under one packet; raise the rate",
+    );
+    let graph = GRAPH.replace("buffer = \"50pkts\"", "buffer = \"1bdp\"").replace("\"10Mbps\"", "\"10bps\"");
+    expect(
+        &format!("{graph}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n"),
+        "topology.links[0].rate",
+        "10bps is too slow",
+    );
+}
+
+/// Issue 45 item 1: a 100 Tbit/s bottleneck (1000 Tbit/s access) holds about a
+/// billion packets in flight and in its one-BDP buffer. Its run aborted on an
+/// allocation failure while the estimate said 34.5 KB; it is now refused up
+/// front, in one line naming the rate, the estimate and the limit, at once.
+#[test]
+fn packets_a_fast_long_path_holds_count_against_the_memory_limit() {
+    use cclab_sim::{validate_toml_within, MemoryLimit};
+    let fast = BASE
+        .replace("duration = \"20s\"", "duration = \"1000s\"")
+        .replace("rate = \"1Gbps\"", "rate = \"1000Tbps\"")
+        .replace("rate = \"100Mbps\"", "rate = \"100Tbps\"");
+    let started = std::time::Instant::now();
+    let e = validate_toml_within(&fast, "t", MemoryLimit::Bytes(4_000_000_000)).unwrap_err();
+    assert!(started.elapsed().as_secs_f64() < 1.0, "took {:?}", started.elapsed());
+    assert_eq!(e.path, "topology.bottleneck.rate", "{e}");
+    let message = e.to_string();
+    assert!(
+        message.starts_with(
+            "topology.bottleneck.rate: up to 961,538,462 packets of 1040 bytes in flight and queued on the bottleneck \
+             left->right (100Tbps x the 40ms RTT, and its 1bdp buffer) need about 240 GB, above the 4 GB memory limit"
+        ),
+        "{message}"
+    );
+    let estimate = cclab_sim::estimate_toml(&fast, "t").unwrap();
+    assert!(estimate.bytes > 200_000_000_000, "{estimate:?}");
+    // Windows bounded by max_window bound what the path holds; a graph counts each link.
+    let bounded = fast.replace("rtt = \"40ms\"", "rtt = \"40ms\"\nmax_window = 1000");
+    validate_toml_within(&bounded, "t", MemoryLimit::Bytes(4_000_000_000)).unwrap();
+    let graph = GRAPH.replace("\"10Mbps\"", "\"10Tbps\"").replace("\"5ms\"", "\"500ms\"");
+    let e = validate_toml_within(
+        &format!("{graph}\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n"),
+        "t",
+        MemoryLimit::Bytes(4_000_000_000),
+    )
+    .unwrap_err();
+    assert!(e.path.starts_with("topology.links[") && e.path.ends_with("].rate"), "{e}");
+    assert!(e.to_string().contains("in flight and queued on the link "), "{e}");
+    // A path the project runs (the 2.5 Gbit/s benchmark at 100 ms and 1 BDP) needs little.
+    let bench = BASE.replace("rate = \"100Mbps\"", "rate = \"2.5Gbps\"").replace("\"40ms\"", "\"100ms\"");
+    let part = cclab_sim::estimate_toml(&bench, "t")
+        .unwrap()
+        .parts
+        .into_iter()
+        .find(|p| p.key == "topology.bottleneck.rate");
+    assert!(part.is_some_and(|p| p.bytes < 100_000_000));
+}
+
+/// Issue 45 item 2: a run estimated to need more than an hour of CPU is refused
+/// up front with its estimate, unless allowed; the scenarios the project runs
+/// are far below the limit.
+#[test]
+fn a_run_estimated_above_an_hour_of_cpu_is_refused_unless_allowed() {
+    use cclab_sim::limits::{check_run_time, estimate_run_time};
+    let long = BASE.replace("duration = \"20s\"", "duration = \"1000000s\"");
+    let e = check_run_time(&cclab_sim::parse(&long, "t").unwrap(), false).unwrap_err();
+    assert_eq!(e.path, "run.duration");
+    assert!(
+        e.to_string().starts_with(
+            "run.duration: 1000000s simulated with 1 flow instance is about 72,115,384,615 packet hops, about 1.6 h of CPU, \
+             above the 1 h limit on a run's time; pass --allow-long"
+        ),
+        "{e}"
+    );
+    assert!(check_run_time(&cclab_sim::parse(&long, "t").unwrap(), true).is_ok());
+    // 100 000 flows for 100 000 s: their timers and state, beyond the packets the bottleneck carries.
+    let many = BASE
+        .replace("duration = \"20s\"", "duration = \"100000s\"")
+        .replace("name = \"bulk\"", "name = \"bulk\"\ncount = 100000");
+    let e = check_run_time(&cclab_sim::parse(&many, "t").unwrap(), false).unwrap_err();
+    assert!(e.to_string().contains("with 100,000 flow instances is about"), "{e}");
+    assert!(e.to_string().contains("about 11.3 h of CPU"), "{e}");
+    // Within the limit: the 20 s example is estimated at under a second, as it runs.
+    let cpu = estimate_run_time(&cclab_sim::parse(BASE, "t").unwrap()).cpu_s;
+    assert!(cpu > 0.05 && cpu < 1.0, "{cpu}");
+    // A finite transfer offers only its size, whatever the rate.
+    let transfer = long
+        .replace("rate = \"100Mbps\"", "rate = \"10Gbps\"")
+        .replace("rtt = \"40ms\"", "rtt = \"40ms\"\napp = { kind = \"transfer\", size = \"1GB\" }");
+    let estimate = estimate_run_time(&cclab_sim::parse(&transfer, "t").unwrap());
+    assert!(estimate.packet_hops < 1e7 && estimate.cpu_s < 10.0, "{estimate:?}");
+}
