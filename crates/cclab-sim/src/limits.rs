@@ -697,17 +697,31 @@ pub fn estimate_run_time(scenario: &Scenario) -> RunTimeEstimate {
             }
         }
         Topology::Graph(g) => {
-            // Paths are known only once built: the fastest link bounds a flow's
-            // rate, and a path has at most every node once.
-            let fastest =
-                g.links.iter().map(|l| l.params.capacity.peak_bps().max(l.params.reverse().peak_bps())).max();
-            let path = g.nodes.len().saturating_sub(1).max(1) as f64;
+            // Each group over its route (found as the run will find it), at most
+            // its slowest link's rate; all of them together at most what every
+            // link direction carries, each data packet with its ACK.
             let packet = smallest_packet(scenario.flows.iter());
+            let mut acks: f64 = 0.0;
+            let mut routed = 0.0;
             for (i, f) in scenario.flows.iter().enumerate() {
-                let packets =
-                    data_packets(scenario, i, fastest.unwrap_or(0), active_seconds(scenario, f), packet);
-                hops += packets * path * (1.0 + acks_per_packet(f));
+                let (path, rate) = f
+                    .from
+                    .as_deref()
+                    .zip(f.to.as_deref())
+                    .and_then(|(from, to)| route(g, from, to))
+                    .unwrap_or((0, 0));
+                let packets = data_packets(scenario, i, rate, active_seconds(scenario, f), packet);
+                routed += packets * path as f64 * (1.0 + acks_per_packet(f));
+                acks = acks.max(acks_per_packet(f));
             }
+            let seconds = to_secs_f64(scenario.run.duration);
+            let carried: f64 = g
+                .links
+                .iter()
+                .flat_map(|l| [l.params.capacity.peak_bps(), l.params.reverse().peak_bps()])
+                .map(|rate| rate as f64 / 8.0 / packet * seconds)
+                .sum();
+            hops += routed.min(carried * (1.0 + acks));
         }
     }
     let flow_instances = flow_instances(scenario);
@@ -724,6 +738,40 @@ pub fn estimate_run_time(scenario: &Scenario) -> RunTimeEstimate {
         cpu_s: cpu_ns / 1e9,
         limit_s: RUN_TIME_LIMIT_S,
     }
+}
+
+/// The links of the route from node `from` to node `to` and the slowest rate
+/// on it, as the run routes (least delay, then fewest links); `None` if `to`
+/// cannot be reached (the build says so).
+fn route(g: &crate::scenario::Graph, from: &str, to: &str) -> Option<(usize, u64)> {
+    use std::cmp::Reverse;
+    use std::collections::{BinaryHeap, HashMap};
+    // Each link both ways: (next node, delay, rate).
+    let mut out: HashMap<&str, Vec<(&str, Time, u64)>> = HashMap::new();
+    for l in &g.links {
+        let p = &l.params;
+        out.entry(l.from.as_str()).or_default().push((l.to.as_str(), p.delay, p.capacity.peak_bps()));
+        out.entry(l.to.as_str()).or_default().push((l.from.as_str(), p.delay, p.reverse().peak_bps()));
+    }
+    let mut best: HashMap<&str, (Time, usize, u64)> = HashMap::from([(from, (0, 0, u64::MAX))]);
+    let mut heap = BinaryHeap::from([Reverse((0, 0, from))]);
+    while let Some(Reverse((delay, links, node))) = heap.pop() {
+        let Some(&(d, n, slowest)) = best.get(node) else { continue };
+        if (d, n) != (delay, links) {
+            continue;
+        }
+        if node == to {
+            return Some((links, slowest));
+        }
+        for &(next, link_delay, rate) in out.get(node).map_or(&[][..], Vec::as_slice) {
+            let candidate = (delay + link_delay, links + 1, slowest.min(rate));
+            if best.get(next).is_none_or(|b| (candidate.0, candidate.1) < (b.0, b.1)) {
+                best.insert(next, candidate);
+                heap.push(Reverse((candidate.0, candidate.1, next)));
+            }
+        }
+    }
+    None
 }
 
 /// "40 s", "12 min", "1.6 h", "11.6 days".

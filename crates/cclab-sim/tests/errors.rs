@@ -966,6 +966,13 @@ fn a_run_estimated_above_an_hour_of_cpu_is_refused_unless_allowed() {
     // Within the limit: the 20 s example is estimated at under a second, as it runs.
     let cpu = estimate_run_time(&cclab_sim::parse(BASE, "t").unwrap()).cpu_s;
     assert!(cpu > 0.05 && cpu < 1.0, "{cpu}");
+    // On a graph a flow's route carries at most its slowest link: 10 s at 10 Mbit/s
+    // over two links, not the 10 Gbit/s of a link off its route.
+    let graph = format!(
+        "{GRAPH}\n[[topology.links]]\nfrom = \"b\"\nto = \"island\"\nrate = \"10Gbps\"\ndelay = \"1ms\"\nbuffer = \"50pkts\"\n\n[[flows]]\nfrom = \"a\"\nto = \"b\"\n"
+    );
+    let hops = estimate_run_time(&cclab_sim::parse(&graph, "t").unwrap()).packet_hops;
+    assert!((hops - 10e6 / 8.0 / 1040.0 * 10.0 * 2.0 * 2.0).abs() < 1.0, "{hops}");
     // A finite transfer offers only its size, whatever the rate.
     let transfer = long
         .replace("rate = \"100Mbps\"", "rate = \"10Gbps\"")

@@ -135,6 +135,7 @@ class StudyContext:
         repeated reproduction (or ``--from-cache``) reads them; run on threads; results in order."""
         from concurrent.futures import ThreadPoolExecutor
 
+        # A study's runs are planned, like a sweep's: none is refused for its estimated run time.
         from cclab.api import run
         from cclab.result import Result
         from cclab.sweep import RunSpec, RunStore, check_replayable, keyed_build, run_key
@@ -152,7 +153,8 @@ class StudyContext:
             todo = [spec for spec in specs if spec.index not in summaries]
             check_replayable(len(todo), len(specs), store.out)
             with ThreadPoolExecutor(max_workers=self.options.jobs or 2) as pool:
-                for spec, result in zip(todo, pool.map(lambda s: run(s.scenario, seed=s.seed), todo), strict=True):
+                results = pool.map(lambda s: run(s.scenario, seed=s.seed, allow_long=True), todo)
+                for spec, result in zip(todo, results, strict=True):
                     store.save(spec, result.summary)
                     summaries[spec.index] = result.summary
         finally:

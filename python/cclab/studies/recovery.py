@@ -235,7 +235,7 @@ class RecoveryStudy(Study):
             traced = scenario.with_(**{VARIANT_KEY: variant, BOTTLENECK_KEY: seq_speed, "run.sample": "20ms",
                                        "trace": [{"flows": [SEQUENCE_FLOW], "from": f"{EPISODE_AFTER_S}s",
                                                   "to": f"{EPISODE_AFTER_S + TRACE_SPAN_S}s"}]})  # fmt: skip
-            result = run(traced, seed=seed)
+            result = run(traced, seed=seed, allow_long=True)  # planned, like the sweep's runs
             sampled.append(result.timeseries.filter(pl.col("name") == SEQUENCE_FLOW).with_columns(name=pl.lit(variant)))
             episode = loss_episode(result.trace, variant)
             episodes.append(episode)
