@@ -483,6 +483,9 @@ def test_a_run_estimated_above_an_hour_is_refused_unless_allowed(
         assert proc.returncode == 2 and proc.stdout == "", proc
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"cclab: error: {scenario}: run.duration: ")
         assert estimate in proc.stderr and "above the 1 h limit on a run's time; pass --allow-long" in proc.stderr
+    for form in ("--json", "--toml"):
+        proc = cclab("validate", str(scenario), form)
+        assert proc.returncode == 2 and proc.stdout == "" and "pass --allow-long" in proc.stderr, proc
     proc = cclab("validate", str(scenario), "--allow-long")
     assert proc.returncode == 0 and proc.stdout.startswith(f"{scenario}: ok ("), proc
     assert " h of CPU" not in proc.stdout and "CPU about " in proc.stdout and " h)" in proc.stdout, proc.stdout

@@ -37,8 +37,9 @@ def run_toml(
     ``memory_limit`` (a size such as "16GB", or "unlimited"; default
     ``CCLAB_MEMORY_LIMIT``, else 4 GB) refuses a scenario whose estimate is above it."""
 
-def validate_toml(text: str, name: str, memory_limit: str | None = None) -> str:
-    """Check scenario TOML text without running it; returns the resolved scenario as JSON."""
+def validate_toml(text: str, name: str, memory_limit: str | None = None, allow_long: bool = True) -> str:
+    """Check scenario TOML text without running it; returns the resolved scenario as JSON.
+    With ``allow_long=False`` also refuses a run above the run-time limit, as a run does."""
 
 def estimate_run_time(text: str, name: str, allow_long: bool = False) -> str:
     """The CPU a run needs as JSON (packet_hops, flow_instances, transfers, cpu_s,
@@ -51,7 +52,7 @@ def memory_limit_bytes(memory_limit: str | None = None) -> int | None:
     """The limit in bytes (None: unlimited) that ``memory_limit``, else ``CCLAB_MEMORY_LIMIT``,
     else the default sets; ScenarioError if it is not a size or "unlimited"."""
 
-def resolved_toml(text: str, name: str, memory_limit: str | None = None) -> str:
+def resolved_toml(text: str, name: str, memory_limit: str | None = None, allow_long: bool = True) -> str:
     """Check scenario TOML text; returns the resolved scenario as scenario TOML that ``run_toml`` accepts."""
 
 def algorithms() -> str:

@@ -292,11 +292,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     try:
         # Each form validates (and so builds) the scenario once. The JSON form is a
         # report in base units; --toml is the form `cclab run` reads back.
+        # Refused, like a run, above the memory limit and (unless --allow-long) the run-time limit.
         if args.toml:
-            print(_core.resolved_toml(text, name, args.memory_limit), end="")
+            print(_core.resolved_toml(text, name, args.memory_limit, args.allow_long), end="")
             return 0
-        resolved = json.loads(_core.validate_toml(text, name, args.memory_limit))
-        cpu_s = json.loads(_core.estimate_run_time(text, name, args.allow_long))["cpu_s"]
+        resolved = json.loads(_core.validate_toml(text, name, args.memory_limit, args.allow_long))
+        cpu_s = json.loads(_core.estimate_run_time(text, name, allow_long=True))["cpu_s"]
         memory = 0 if args.json else json.loads(_core.estimate_memory(text, name))["bytes"]
     except _core.ScenarioError as e:
         _fail(f"{args.file}: {e.args[0]}")

@@ -98,15 +98,16 @@ fn run_toml(
 
 /// Validates scenario text without running it; returns the resolved scenario as JSON.
 #[pyfunction]
-#[pyo3(signature = (text, name, memory_limit=None))]
+#[pyo3(signature = (text, name, memory_limit=None, allow_long=true))]
 fn validate_toml(
     py: Python<'_>,
     text: String,
     name: String,
     memory_limit: Option<String>,
+    allow_long: bool,
 ) -> PyResult<String> {
     let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
-    let scenario = py.detach(move || cclab_sim::validate_toml_within(&text, &name, limit));
+    let scenario = py.detach(move || cclab_sim::validate_toml_for_run(&text, &name, limit, allow_long));
     to_json(&scenario.map_err(to_py)?)
 }
 
@@ -140,15 +141,16 @@ fn memory_limit_bytes(memory_limit: Option<String>) -> PyResult<Option<u64>> {
 /// Validates scenario text; returns the resolved scenario as a scenario file
 /// (every default written out) that `run_toml` accepts.
 #[pyfunction]
-#[pyo3(signature = (text, name, memory_limit=None))]
+#[pyo3(signature = (text, name, memory_limit=None, allow_long=true))]
 fn resolved_toml(
     py: Python<'_>,
     text: String,
     name: String,
     memory_limit: Option<String>,
+    allow_long: bool,
 ) -> PyResult<String> {
     let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
-    py.detach(move || cclab_sim::resolved_toml(&text, &name, limit)).map_err(to_py)
+    py.detach(move || cclab_sim::resolved_toml(&text, &name, limit, allow_long)).map_err(to_py)
 }
 
 /// Writes the pcap files of a run's trace table (the summary's `trace`, as

@@ -91,7 +91,21 @@ pub fn validate_toml_within(
     default_name: &str,
     limit: MemoryLimit,
 ) -> Result<Scenario, ScenarioError> {
+    validate_toml_for_run(text, default_name, limit, true)
+}
+
+/// [`validate_toml_within`], also refusing a scenario whose run would take
+/// above [`limits::RUN_TIME_LIMIT_S`] of CPU unless `allow_long`, as a run
+/// does: memory first, then run time, both before anything is built.
+pub fn validate_toml_for_run(
+    text: &str,
+    default_name: &str,
+    limit: MemoryLimit,
+    allow_long: bool,
+) -> Result<Scenario, ScenarioError> {
     let scenario = parse(text, default_name)?;
+    limits::check(&scenario, limit)?;
+    limits::check_run_time(&scenario, allow_long)?;
     build_within(&scenario, scenario.run.seed, limit)?;
     Ok(scenario)
 }
@@ -111,8 +125,13 @@ pub fn run_time_toml(
     limits::check_run_time(&parse(text, default_name)?, allow_long)
 }
 
-/// Validates scenario text as [`validate_toml_within`] does and writes the resolved
+/// Validates scenario text as [`validate_toml_for_run`] does and writes the resolved
 /// scenario back as a scenario file that [`run_toml`] accepts (`cclab validate --toml`).
-pub fn resolved_toml(text: &str, default_name: &str, limit: MemoryLimit) -> Result<String, ScenarioError> {
-    Ok(resolved::to_toml(&validate_toml_within(text, default_name, limit)?))
+pub fn resolved_toml(
+    text: &str,
+    default_name: &str,
+    limit: MemoryLimit,
+    allow_long: bool,
+) -> Result<String, ScenarioError> {
+    Ok(resolved::to_toml(&validate_toml_for_run(text, default_name, limit, allow_long)?))
 }
