@@ -21,6 +21,7 @@ mod common;
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
+use cclab_net::stream::Framing;
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
@@ -347,6 +348,7 @@ fn reference_to_ours(tag: &str, emulated: bool) {
         out: Some(output.clone()),
         idle_timeout: secs(10),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     })
     .expect("our receiver starts");
     let emulator = emulated.then(|| emulator_in_front_of(receiver.local_addr));
@@ -387,6 +389,7 @@ fn ours_to_reference(tag: &str, emulated: bool) {
         cc_params: Vec::new(),
         duration: Some(secs(TIMEOUT.as_secs())),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     })
     .expect("our sender starts");
     // The reference receiver exits at our shutdown, or 3 s after the content is in.

@@ -6,6 +6,7 @@ mod common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
+use cclab_net::stream::Framing;
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
@@ -20,6 +21,7 @@ fn receiver(out: Option<std::path::PathBuf>) -> Handle<Summary> {
         out,
         idle_timeout: secs(10),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     };
     recv::start(spec).unwrap()
 }
@@ -32,6 +34,7 @@ fn sender(to: SocketAddr, source: Source, cc: &str) -> Handle<Summary> {
         cc_params: Vec::new(),
         duration: Some(secs(60)),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     };
     send::start(spec).unwrap()
 }
