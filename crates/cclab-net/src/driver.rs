@@ -224,6 +224,11 @@ pub enum TransferError {
     #[error("the sender shut the connection down after {received} of {expected} content bytes")]
     Incomplete { received: u64, expected: u64 },
     #[error(
+        "the sender shut the connection down after {received} bytes of a stream that declared {declared}: \
+         not cclab's framing; a plain UDT 4 sender's? receive it with --raw"
+    )]
+    NotFramed { received: u64, declared: u64 },
+    #[error(
         "the sender shut the connection down with data missing: {received} bytes in order, then a gap \
          before {held} packets that arrived"
     )]

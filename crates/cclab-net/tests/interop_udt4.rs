@@ -482,3 +482,31 @@ fn plain_udt4_sendfile_to_our_raw_receiver_through_the_emulator() {
 fn our_raw_sender_to_plain_udt4_recv_through_the_emulator() {
     ours_to_reference("ours-to-plain-udt4-emulated", true, Framing::Raw);
 }
+
+/// Without `--raw` our receiver takes a plain stream's first 8 bytes for a length: it must say
+/// so, and leave no file behind that looks like a result.
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn plain_udt4_sendfile_to_our_framed_receiver_is_refused_with_a_hint_and_no_file() {
+    let programs = programs();
+    let _one = common::serial();
+    let (input, output, _) = files("plain-udt4-to-framed");
+    let receiver = recv::start(RecvSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        out: Some(output.clone()),
+        idle_timeout: secs(10),
+        tuning: Tuning::default(),
+        framing: Framing::Framed,
+    })
+    .expect("our receiver starts");
+    let to = receiver.local_addr;
+    let args = [to.ip().to_string(), to.port().to_string(), input.display().to_string()];
+    let child = Child::spawn("udt4_plain_send", &programs.plain_send, &args);
+    let outcome = supervise(child, receiver, Instant::now());
+    eprint!("{}", outcome.printed);
+    let error = outcome.ours.err().unwrap_or_default();
+    assert!(error.contains("not cclab's framing") && error.contains("--raw"), "{error}");
+    assert!(!output.exists(), "no copy without a verified content");
+    assert!(!cclab_net::content::part_path(&output).exists(), "and no part file left");
+    std::fs::remove_file(input).unwrap();
+}

@@ -30,6 +30,9 @@ use std::path::PathBuf;
 /// After the content is complete and verified, the receiver keeps answering
 /// (its last ACK may be lost) until the sender's shutdown, or this long without a datagram.
 pub const LINGER: Time = secs(1);
+/// A declared content length beyond this (a petabyte) is the first 8 bytes of a stream without
+/// cclab's framing, most likely: a plain UDT 4 sender's, which `--raw` receives.
+const IMPLAUSIBLE_LENGTH: u64 = 1 << 50;
 /// The EXP timer's floor per expiration (UDT 4.11 `m_ullMinExpInt`).
 const MIN_EXP: Time = millis(300);
 
@@ -285,6 +288,9 @@ impl Receiving<'_> {
             } else if c.shutdown {
                 self.observe(c, now);
                 let (received, expected) = (c.stream.content_written(), c.stream.content_len().unwrap_or(0));
+                if expected > IMPLAUSIBLE_LENGTH {
+                    return Err(TransferError::NotFramed { received, declared: expected });
+                }
                 return Err(TransferError::Incomplete { received, expected });
             } else {
                 false
