@@ -135,7 +135,7 @@ def _kill_once_connected(proc: subprocess.Popen[str], connected_after: float = 1
 @pytest.mark.parametrize(
     ("protocol", "gives_up_within"),
     # UDT: the first EXP expiry more than 5 s after the receiver was last heard (on loopback the
-    # backed-off expiries fall at 0.3, 0.9, 1.8, 3.1, 4.6 and 6.4 s). TCP: 10 s of silence.
+    # backed-off expiries fall at 0.3, 0.9, 1.8, 3.0, 4.5 and 6.3 s). TCP: 10 s of silence.
     [("udt", (5.0, 9.0)), ("tcp", (10.0, 13.0))],
 )
 def test_a_sender_gives_up_on_a_receiver_killed_mid_transfer(

@@ -11,9 +11,9 @@
 //! A receiver that stops answering is given up at the first EXP expiry more
 //! than [`RECEIVER_SILENCE`] after it was last heard: UDT 4.11's `checkTimers`
 //! breaks the connection after more than 16 expiries and 5 s, but it restarts
-//! that 5 s at every expiry while the expiries back off (the k-th waits k x
-//! max(RTT + 4 RTTVar + SYN, 300 ms)), so a dead peer takes it 46 s at least, and
-//! minutes on a long or bloated path. The EXP timer itself, and 4.11's break
+//! that 5 s at every expiry while the expiries back off (the k-th comes
+//! max(k (RTT + 4 RTTVar) + SYN, k x 300 ms) after the one before), so a dead peer
+//! takes it 46 s at least, and minutes on a long or bloated path. The EXP timer itself, and 4.11's break
 //! behind ours, are the simulator's and unchanged.
 
 use super::handshake::{Agreed, Caller, CallerState, Offer};
