@@ -80,6 +80,7 @@ def test_ctrl_c_stops_it_with_a_summary() -> None:
         (["--listen", "127.0.0.1:0", "--forward", "127.0.0.1:9", "--rate", "1Mbps", "--queue", "0p"], "--queue: "),
         (["--listen", "127.0.0.1:0", "--forward", "127.0.0.1:9", "--duration", "0"], "--duration: 0 is not a positive"),
         (["--listen", "8.8.8.8:53", "--forward", "127.0.0.1:9"], "cannot listen on 8.8.8.8:53"),
+        (["--listen", "127.0.0.1:0", "--forward", "127.0.0.1:0"], "--forward: 127.0.0.1:0 has port 0"),
     ],
 )
 def test_bad_options_are_one_line_naming_the_option(options: list[str], message: str) -> None:

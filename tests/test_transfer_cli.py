@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -45,6 +46,7 @@ def test_a_file_arrives_intact_and_both_sides_report(tmp_path: Path) -> None:
     assert sender.returncode == 0, sent_err
     assert receiver.returncode == 0
     assert copy.read_bytes() == source.read_bytes()
+    assert not (tmp_path / "copy.bin.part").exists()
     sent, received = _json_lines(sent_out)[-1], _json_lines(received_out)[-1]
     assert sent["final"] and received["final"]
     assert sent["content_bytes"] == received["content_bytes"] == source.stat().st_size
@@ -121,6 +123,73 @@ def test_tcp_connections_from_one_host_share_its_memory_cap_through_the_emulator
     assert {row[1] for row in rows[1:]} == {"0", "1"}
 
 
+def _kill_once_connected(proc: subprocess.Popen[str], connected_after: float = 1.0) -> float:
+    """Kills `proc` (SIGKILL: it can say nothing to its peer) mid-transfer; when it did."""
+    time.sleep(connected_after)
+    assert proc.poll() is None, "the transfer ended before it could be interrupted"
+    proc.kill()
+    proc.wait(timeout=10)
+    return time.monotonic()
+
+
+@pytest.mark.parametrize(
+    ("protocol", "gives_up_within"),
+    # UDT: the first EXP expiry more than 5 s after the receiver was last heard (on loopback the
+    # backed-off expiries fall at 0.3, 0.9, 1.8, 3.0, 4.5 and 6.3 s). TCP: 10 s of silence.
+    [("udt", (5.0, 9.0)), ("tcp", (10.0, 13.0))],
+)
+def test_a_sender_gives_up_on_a_receiver_killed_mid_transfer(
+    protocol: str, gives_up_within: tuple[float, float]
+) -> None:
+    receiver, addr = _receiver("--protocol", protocol)
+    sender = _cclab("send", "--protocol", protocol, "--to", addr, "--bytes", "100GB", "--interval", "0.5")
+    killed = _kill_once_connected(receiver)
+    _, err = sender.communicate(timeout=30)
+    took = time.monotonic() - killed
+    assert sender.returncode == 1, err
+    last = err.strip().splitlines()[-1]
+    gave_up = r"cclab send: the receiver stopped responding: \d+ expiries, no response for [\d.]+ s"
+    assert re.fullmatch(gave_up, last), err
+    low, high = gives_up_within
+    assert low < took < high, f"gave up {took:.1f} s after the receiver was killed: {last}"
+
+
+def test_a_failed_receive_leaves_no_file_and_an_earlier_one_untouched(tmp_path: Path) -> None:
+    copy = tmp_path / "copy.bin"
+    copy.write_bytes(b"an earlier result")
+    receiver, addr = _receiver("--out", str(copy), "--timeout", "1")
+    sender = _cclab("send", "--to", addr, "--bytes", "100GB")
+    _kill_once_connected(sender, connected_after=0.5)
+    _, err = receiver.communicate(timeout=30)
+    assert receiver.returncode == 1
+    assert "the sender went silent" in err.strip().splitlines()[-1], err
+    assert copy.read_bytes() == b"an earlier result"
+    assert not (tmp_path / "copy.bin.part").exists()
+
+
+def test_raw_sends_the_content_alone_and_the_raw_receiver_keeps_it_only_if_the_sender_closed(
+    tmp_path: Path,
+) -> None:
+    source, copy = tmp_path / "source.bin", tmp_path / "copy.bin"
+    source.write_bytes(bytes(range(256)) * 4000 + b"no framing")
+    receiver, addr = _receiver("--raw", "--out", str(copy))
+    sender = _cclab("send", "--raw", str(source), "--to", addr)
+    _, sent_err = sender.communicate(timeout=60)
+    received_out, received_err = receiver.communicate(timeout=60)
+    assert sender.returncode == 0 and receiver.returncode == 0, (sent_err, received_err)
+    assert copy.read_bytes() == source.read_bytes()
+    assert f"complete: {source.stat().st_size} bytes" in received_out
+    assert "raw: written as it arrived until the sender closed" in received_out
+    # A sender that dies closes nothing: what arrived is not a result.
+    lost = tmp_path / "lost.bin"
+    receiver, addr = _receiver("--raw", "--out", str(lost), "--timeout", "1")
+    sender = _cclab("send", "--raw", "--to", addr, "--bytes", "100GB")
+    _kill_once_connected(sender, connected_after=0.5)
+    _, err = receiver.communicate(timeout=30)
+    assert receiver.returncode == 1 and "the sender went silent" in err, err
+    assert not lost.exists() and not (tmp_path / "lost.bin.part").exists()
+
+
 #: A send that would be valid but for the options after it.
 SEND = ["send", "--to", "127.0.0.1:9000", "--bytes", "1MB"]
 TCP_SEND = [*SEND, "--protocol", "tcp"]
@@ -141,6 +210,13 @@ TCP_SEND = [*SEND, "--protocol", "tcp"]
         (["send", "--to", "127.0.0.1:9000", "/no/such/file"], "/no/such/file"),
         (["send", "--to", "127.0.0.1:9000"], "send: give a file, --bytes SIZE, or --duration S"),
         (["send", "x", "--to", "127.0.0.1:9000", "--bytes", "1MB"], "--bytes: give a file or --bytes, not both"),
+        (["send", "--to", "127.0.0.1:0", "--bytes", "1MB"], "--to: 127.0.0.1:0 has port 0"),
+        ([*TCP_SEND[:2], "127.0.0.1:0", *TCP_SEND[3:]], "--to: 127.0.0.1:0 has port 0"),
+        (["send", "/", "--to", "127.0.0.1:9000"], "/: is a directory, not a file to send"),
+        (["send", "/dev/null", "--to", "127.0.0.1:9000"], "/dev/null: is not a regular file"),
+        (["recv", "--listen", "127.0.0.1:0", "--out", "/"], "--out: / is a directory"),
+        ([*TCP_SEND, "--raw"], "--raw: only with --protocol udt"),
+        (["recv", "--protocol", "tcp", "--listen", "127.0.0.1:0", "--raw"], "--raw: only with --protocol udt"),
         (["recv", "--listen", "127.0.0.1:0", "--timeout", "-1"], "--timeout:"),
         (["recv", "--listen", "127.0.0.1:0", "--interval", "0"], "--interval:"),
         (["recv", "--listen", "127.0.0.1:0", "--out", "/no/such/dir/x"], "/no/such/dir/x"),

@@ -103,7 +103,8 @@ def add_transfer_parsers(sub: Any) -> None:
     send = sub.add_parser(
         "send",
         help="send a file or test bytes over UDT or TCP-in-UDP to `cclab recv`",
-        description="Connects to a `cclab recv` (or, with UDT, any UDT 4 listener reading the same framing) "
+        description="Connects to a `cclab recv` (or, with UDT, any UDT 4 listener reading the same framing, "
+        "or with --raw any UDT 4 application) "
         "and sends a file, --bytes N of a test pattern, or the pattern for --duration seconds, with the "
         "simulator's own UDT or TCP code and the algorithms named as in a scenario. With --protocol tcp it "
         "is a sending host: --connections N transfers, each with its send-buffer policy, sharing "
@@ -132,6 +133,12 @@ def add_transfer_parsers(sub: Any) -> None:
     send.add_argument(
         "--mss", type=int, default=1500, help="largest packet, IP and UDP headers included (default 1500)"
     )
+    send.add_argument(
+        "--raw",
+        action="store_true",
+        help="UDT: send the content alone, with no length or checksum, as a plain UDT 4 application "
+        "(UDT::sendfile) does; for a receiver that is not `cclab recv`, or `cclab recv --raw`",
+    )
     tcp = send.add_argument_group("TCP (with --protocol tcp)")
     tcp.add_argument("--recovery", metavar="NAME", help="loss recovery (default newreno)")
     tcp.add_argument("--recovery-param", action="append", default=[], metavar="KEY=VALUE", help="(repeatable)")
@@ -157,8 +164,9 @@ def add_transfer_parsers(sub: Any) -> None:
         help="receive transfers from `cclab send` and verify them",
         description="Listens for one UDT 4 connection (or --connections N TCP-in-UDP ones), receives its "
         "byte stream, writes the content to --out if given, and verifies its size and checksum (or, for an "
-        "unbounded test, the pattern). Once per --interval it prints the rate and what it acknowledged; at "
-        "the end a summary.",
+        "unbounded test, the pattern). The content goes to FILE.part, renamed to FILE only once it is "
+        "complete and verified, and removed if the transfer fails. Once per --interval it prints the rate "
+        "and what it acknowledged; at the end a summary.",
     )
     recv.add_argument("--protocol", default="udt", choices=["udt", "tcp"], help="the transport (default udt)")
     recv.add_argument("--listen", required=True, metavar="ADDR:PORT", help="where to listen (port 0: any free port)")
@@ -167,6 +175,12 @@ def add_transfer_parsers(sub: Any) -> None:
         "--timeout", type=float, default=10.0, metavar="S", help="give up on a sender silent this long (default 10)"
     )
     recv.add_argument("--mss", type=int, default=1500, help="largest packet this side accepts (default 1500)")
+    recv.add_argument(
+        "--raw",
+        action="store_true",
+        help="UDT: take the stream as the content alone, as a plain UDT 4 sender (UDT::sendfile) sends it, "
+        "and write what arrives until the sender closes; nothing verifies it",
+    )
     tcp = recv.add_argument_group("TCP (with --protocol tcp)")
     tcp.add_argument("--connections", type=int, metavar="N", help="transfers to take before ending (default 1)")
     tcp.add_argument("--window", type=int, metavar="SEGMENTS", help="receive window it advertises (default 4096)")
@@ -234,11 +248,13 @@ def _run_transfer(transfer: Any, args: argparse.Namespace, sender: bool) -> int:
     if args.json:
         print(json.dumps({"final": True, "rate_mbps": round(rate, 3), **summary}), flush=True)
     else:
-        print(_summary_line(summary, rate, sender, args.protocol == "udt", interrupted), flush=True)
+        print(_summary_line(summary, rate, sender, args.protocol == "udt", interrupted, args.raw), flush=True)
     return 0 if summary["complete"] else 1
 
 
-def _summary_line(summary: dict[str, Any], rate_mbps: float, sender: bool, udt: bool, interrupted: bool) -> str:
+def _summary_line(
+    summary: dict[str, Any], rate_mbps: float, sender: bool, udt: bool, interrupted: bool, raw: bool = False
+) -> str:
     p = summary["progress"]
     if not p["connected"]:
         return "stopped before a connection was made"
@@ -246,7 +262,10 @@ def _summary_line(summary: dict[str, Any], rate_mbps: float, sender: bool, udt: 
     verified = ""
     transfers = len(summary["connections"])
     if not sender and summary["complete"]:
-        if summary["pattern_checked"]:
+        if raw:
+            verified = (f"; raw: written as it arrived until the sender closed, FNV-1a {summary['checksum']} "
+                        "(not verified: the stream carries no checksum)")  # fmt: skip
+        elif summary["pattern_checked"]:
             verified = "; content matches the test pattern"
         elif transfers > 1:
             verified = f"; {transfers} transfers, the size and checksum of each verified"
@@ -298,6 +317,7 @@ def cmd_send(args: argparse.Namespace) -> int:
             connections=args.connections,
             stagger_s=args.stagger,
             cwnd_growth=args.cwnd_growth,
+            raw=args.raw,
         )
     except (ValueError, OSError, OverflowError) as e:
         _fail(str(e))
@@ -335,6 +355,7 @@ def cmd_recv(args: argparse.Namespace) -> int:
             connections=args.connections,
             window=args.window,
             delayed_ack=args.delayed_ack,
+            raw=args.raw,
         )
     except (ValueError, OSError, OverflowError) as e:
         _fail(str(e))

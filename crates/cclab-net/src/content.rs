@@ -52,10 +52,21 @@ pub enum Content {
 }
 
 impl Content {
+    /// A regular file: the sender reads it by offset, again for each retransmission, so a
+    /// directory, a pipe or a device (whose length says nothing of its content) is refused.
     pub fn open(path: &Path) -> io::Result<Content> {
         let file = File::open(path)?;
-        let len = file.metadata()?.len();
-        Ok(Content::File { file, len })
+        let metadata = file.metadata()?;
+        if metadata.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "is a directory, not a file to send"));
+        }
+        if !metadata.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is not a regular file (a pipe or a device cannot be sent: it is read again by offset)",
+            ));
+        }
+        Ok(Content::File { file, len: metadata.len() })
     }
 
     pub fn len(&self) -> u64 {
@@ -107,36 +118,77 @@ impl Write for PatternCheck {
 /// pattern check (which only an unbounded test consults: its content is the pattern).
 #[derive(Default)]
 pub struct Sink {
-    file: Option<BufWriter<File>>,
+    file: Option<PartFile>,
     pub pattern: PatternCheck,
 }
 
+/// The output file while it is written: `FILE.part`, renamed to `FILE` by [`Sink::commit`] once
+/// the content is complete and verified, and removed if the transfer ends any other way, so a
+/// failed receive never leaves a file that looks like a result (nor touches an earlier `FILE`).
+struct PartFile {
+    writer: BufWriter<File>,
+    part: PathBuf,
+    target: PathBuf,
+    committed: bool,
+}
+
+impl Drop for PartFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Nothing more can be done about a file that cannot be removed; the error said why the transfer failed.
+            let _ = std::fs::remove_file(&self.part);
+        }
+    }
+}
+
+/// Where the output file is written until the transfer is verified: `FILE.part`.
+pub fn part_path(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".part");
+    PathBuf::from(name)
+}
+
 impl Sink {
-    /// A sink writing to `out` (created now, so that a bad path is reported before
+    /// A sink writing to `out` (its `.part` created now, so that a bad path is reported before
     /// listening), or only checking the pattern.
     pub fn create(out: Option<&Path>) -> Result<Sink, TransferError> {
-        let file = match out {
-            Some(path) => Some(BufWriter::with_capacity(
-                1 << 20,
-                File::create(path).map_err(|source| output_error(Some(path), source))?,
-            )),
-            None => None,
-        };
-        Ok(Sink { file, pattern: PatternCheck::default() })
+        let Some(target) = out else { return Ok(Sink::default()) };
+        if target.is_dir() {
+            return Err(crate::driver::invalid(
+                "--out",
+                format!("{} is a directory; give the name of the file to write", target.display()),
+            ));
+        }
+        let part = part_path(target);
+        let file = File::create(&part).map_err(|source| output_error(Some(&part), source))?;
+        let writer = BufWriter::with_capacity(1 << 20, file);
+        Ok(Sink {
+            file: Some(PartFile { writer, part, target: target.to_path_buf(), committed: false }),
+            pattern: PatternCheck::default(),
+        })
+    }
+
+    /// The content is complete and verified: the output flushed and renamed from `FILE.part` to `FILE`.
+    pub fn commit(&mut self) -> Result<(), TransferError> {
+        let Some(f) = &mut self.file else { return Ok(()) };
+        f.writer.flush().map_err(|source| output_error(Some(&f.part), source))?;
+        std::fs::rename(&f.part, &f.target).map_err(|source| output_error(Some(&f.target), source))?;
+        f.committed = true;
+        Ok(())
     }
 }
 
 impl Write for Sink {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if let Some(f) = &mut self.file {
-            f.write_all(buf)?;
+            f.writer.write_all(buf)?;
         }
         self.pattern.write_all(buf)?;
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.file.as_mut().map_or(Ok(()), Write::flush)
+        self.file.as_mut().map_or(Ok(()), |f| f.writer.flush())
     }
 }
 
@@ -182,5 +234,36 @@ mod tests {
         assert_eq!((&buf, content.len()), (b"456", 10));
         assert!(content.read_at(9, &mut buf).is_err(), "past the end");
         std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
+    fn a_directory_or_a_device_is_not_content() {
+        let dir = std::env::temp_dir();
+        let message = |p: &Path| Content::open(p).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message(&dir).contains("is a directory"), "{}", message(&dir));
+        assert!(message(Path::new("/dev/null")).contains("not a regular file"));
+    }
+
+    #[test]
+    fn the_output_is_a_part_file_until_committed_and_removed_if_never_committed() {
+        let dir = std::env::temp_dir().join(format!("cclab-sink-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (out, part) = (dir.join("copy.bin"), dir.join("copy.bin.part"));
+        std::fs::write(&out, b"an earlier result").unwrap();
+        let mut failed = Sink::create(Some(&out)).unwrap();
+        failed.write_all(b"half of it").unwrap();
+        assert!(part.exists());
+        drop(failed);
+        assert!(!part.exists(), "a failed receive removes its part file");
+        assert_eq!(std::fs::read(&out).unwrap(), b"an earlier result", "and leaves FILE alone");
+        let mut done = Sink::create(Some(&out)).unwrap();
+        done.write_all(b"all of it").unwrap();
+        done.commit().unwrap();
+        drop(done);
+        assert_eq!(std::fs::read(&out).unwrap(), b"all of it");
+        assert!(!part.exists());
+        let refused = Sink::create(Some(&dir)).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(refused.starts_with("--out: ") && refused.contains("is a directory"), "{refused}");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -216,12 +216,23 @@ pub enum TransferError {
         "the receiver closed the connection after {acknowledged} of {total} content bytes were acknowledged"
     )]
     ReceiverClosed { acknowledged: u64, total: u64 },
-    #[error("the receiver stopped answering: nothing heard for {silent_s:.1} s")]
-    ReceiverGone { silent_s: f64 },
+    /// `expiries`: of the retransmission timer (UDT's EXP, TCP's RTO) since the receiver was last heard.
+    #[error("the receiver stopped responding: {expiries} expiries, no response for {silent_s:.1} s")]
+    ReceiverGone { expiries: u64, silent_s: f64 },
     #[error("the sender went silent: nothing heard for {silent_s:.1} s")]
     PeerSilent { silent_s: f64 },
     #[error("the sender shut the connection down after {received} of {expected} content bytes")]
     Incomplete { received: u64, expected: u64 },
+    #[error(
+        "the sender shut the connection down after {received} bytes of a stream that declared {declared}: \
+         not cclab's framing; a plain UDT 4 sender's? receive it with --raw"
+    )]
+    NotFramed { received: u64, declared: u64 },
+    #[error(
+        "the sender shut the connection down with data missing: {received} bytes in order, then a gap \
+         before {held} packets that arrived"
+    )]
+    RawIncomplete { received: u64, held: usize },
     #[error("{0}")]
     Content(#[from] crate::stream::StreamError),
     #[error("{mismatched} of {written} content bytes differ from the test pattern")]

@@ -12,6 +12,11 @@
 //! the next in-order one, at most `window` of them (UDT's receive buffer, the
 //! flow window it advertised), and drops any beyond: its memory is bounded
 //! whatever the peer sends.
+//!
+//! With `--raw` ([`Framing::Raw`]) the stream is the content alone, as any UDT 4
+//! application's `sendfile` sends it: no length, no checksum. The receiver then
+//! writes what arrives, in order, until the sender closes the connection, and can
+//! check nothing but that no packet was missing when it did.
 
 use crate::content::Content;
 use std::collections::VecDeque;
@@ -52,16 +57,53 @@ impl Default for Fnv64 {
     }
 }
 
+/// What the stream carries besides the content.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    /// cclab's own: the length before the content, its checksum after it.
+    #[default]
+    Framed,
+    /// The content alone, as a plain UDT 4 application sends and reads it.
+    Raw,
+}
+
+impl Framing {
+    /// Stream bytes before the content.
+    pub fn header_bytes(self) -> u64 {
+        match self {
+            Framing::Framed => LENGTH_BYTES,
+            Framing::Raw => 0,
+        }
+    }
+
+    /// Stream bytes after the content (an unbounded stream has none: it never ends).
+    pub fn trailer_bytes(self, content_len: u64) -> u64 {
+        match self {
+            Framing::Framed if content_len != UNBOUNDED => CHECKSUM_BYTES,
+            _ => 0,
+        }
+    }
+}
+
 /// The stream of `content_len` bytes of content cut into packets of `payload` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub payload: u64,
     pub content_len: u64,
+    pub framing: Framing,
 }
 
 impl Layout {
     pub fn stream_len(&self) -> u64 {
-        (LENGTH_BYTES + CHECKSUM_BYTES).saturating_add(self.content_len)
+        match self.framing {
+            Framing::Framed => (LENGTH_BYTES + CHECKSUM_BYTES).saturating_add(self.content_len),
+            Framing::Raw => self.content_len,
+        }
+    }
+
+    /// Stream bytes that are not content: what a complete transfer sent beyond its content.
+    pub fn overhead(&self) -> u64 {
+        self.framing.header_bytes() + self.framing.trailer_bytes(self.content_len)
     }
 
     pub fn packets(&self) -> u64 {
@@ -87,18 +129,19 @@ impl Layout {
         out.resize(len as usize, 0);
         let header = self.content_len.to_be_bytes();
         let trailer = checksum.to_be_bytes();
-        let content_end = LENGTH_BYTES.saturating_add(self.content_len);
+        let header_len = self.framing.header_bytes();
+        let content_end = header_len.saturating_add(self.content_len);
         let mut at = 0usize;
         while (at as u64) < len {
             let pos = start + at as u64;
             let rest = len as usize - at;
-            let n = if pos < LENGTH_BYTES {
-                let n = rest.min((LENGTH_BYTES - pos) as usize);
+            let n = if pos < header_len {
+                let n = rest.min((header_len - pos) as usize);
                 out[at..at + n].copy_from_slice(&header[pos as usize..pos as usize + n]);
                 n
             } else if pos < content_end {
                 let n = rest.min((content_end - pos) as usize);
-                content(pos - LENGTH_BYTES, &mut out[at..at + n])?;
+                content(pos - header_len, &mut out[at..at + n])?;
                 n
             } else {
                 let i = (pos - content_end) as usize;
@@ -125,9 +168,9 @@ pub struct StreamSender {
 }
 
 impl StreamSender {
-    pub fn new(payload: u64, content: Content) -> Self {
+    pub fn new(payload: u64, content: Content, framing: Framing) -> Self {
         Self {
-            layout: Layout { payload, content_len: content.len() },
+            layout: Layout { payload, content_len: content.len(), framing },
             content,
             first_sends: 0,
             hash: Fnv64::new(),
@@ -161,8 +204,9 @@ impl StreamSender {
         }
         self.layout.fill(k, 0, out, read)?;
         let (start, len) = self.layout.packet(k);
-        let content_end = LENGTH_BYTES.saturating_add(self.layout.content_len);
-        let from = start.max(LENGTH_BYTES).min(start + len);
+        let header_len = self.layout.framing.header_bytes();
+        let content_end = header_len.saturating_add(self.layout.content_len);
+        let from = start.max(header_len).min(start + len);
         let to = (start + len).min(content_end).max(from);
         self.hash.update(&out[(from - start) as usize..(to - start) as usize]);
         self.first_sends += 1;
@@ -218,12 +262,14 @@ pub struct StreamReceiver<W: Write> {
     hash: Fnv64,
     /// Bytes that came after the checksum: a sender that sent more than it declared.
     beyond_end: u64,
+    framing: Framing,
     sink: W,
 }
 
 impl<W: Write> StreamReceiver<W> {
-    pub fn new(payload: u64, window: usize, sink: W) -> Self {
+    pub fn new(payload: u64, window: usize, framing: Framing, sink: W) -> Self {
         Self {
+            framing,
             payload,
             window,
             next: 0,
@@ -238,14 +284,28 @@ impl<W: Write> StreamReceiver<W> {
         }
     }
 
-    /// The content's length, once the first packet is in.
+    /// The content's length, once the first packet is in (never for a raw stream: it ends when the sender closes).
     pub fn content_len(&self) -> Option<u64> {
         self.content_len
     }
 
+    pub fn framing(&self) -> Framing {
+        self.framing
+    }
+
+    /// The FNV-1a checksum of the content written so far.
+    pub fn content_checksum(&self) -> u64 {
+        self.hash.value()
+    }
+
     /// Content bytes written to the sink so far.
     pub fn content_written(&self) -> u64 {
-        self.consumed.saturating_sub(LENGTH_BYTES).min(self.content_len.unwrap_or(u64::MAX))
+        match self.framing {
+            Framing::Framed => {
+                self.consumed.saturating_sub(LENGTH_BYTES).min(self.content_len.unwrap_or(u64::MAX))
+            }
+            Framing::Raw => self.consumed,
+        }
     }
 
     /// The next packet to write out: everything before it is in.
@@ -291,6 +351,12 @@ impl<W: Write> StreamReceiver<W> {
     }
 
     fn consume(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        if self.framing == Framing::Raw {
+            self.hash.update(bytes);
+            self.sink.write_all(bytes)?;
+            self.consumed += bytes.len() as u64;
+            return Ok(());
+        }
         while !bytes.is_empty() {
             if self.consumed < LENGTH_BYTES {
                 let n = bytes.len().min((LENGTH_BYTES - self.consumed) as usize);
@@ -325,7 +391,8 @@ impl<W: Write> StreamReceiver<W> {
         Ok(())
     }
 
-    /// Once the whole stream is in: its length and checksum, or how the checksum failed.
+    /// Once the whole stream is in: its length and checksum, or how the checksum failed
+    /// (never for a raw stream, which only the sender's close ends).
     pub fn finish(&mut self) -> Option<Result<Verified, StreamError>> {
         let len = self.content_len?;
         if self.trailer.len() < CHECKSUM_BYTES as usize {
@@ -360,7 +427,7 @@ mod tests {
     }
 
     fn packets(data: &[u8], payload: u64) -> Vec<Vec<u8>> {
-        let layout = Layout { payload, content_len: data.len() as u64 };
+        let layout = Layout { payload, content_len: data.len() as u64, framing: Framing::Framed };
         let mut hash = Fnv64::new();
         hash.update(data);
         (0..layout.packets())
@@ -409,7 +476,7 @@ mod tests {
         let p = packets(&data, 1456);
         let mut order: Vec<usize> = (0..p.len()).rev().collect();
         order.extend([3, 0, 5]);
-        let mut r = StreamReceiver::new(1456, 64, Vec::new());
+        let mut r = StreamReceiver::new(1456, 64, Framing::Framed, Vec::new());
         for &k in &order {
             r.accept(k as u64, &p[k]).unwrap();
         }
@@ -432,7 +499,7 @@ mod tests {
         let data = content(5_000, 3);
         let mut p = packets(&data, 1000);
         p[2][17] ^= 0x40;
-        let mut r = StreamReceiver::new(1000, 64, Vec::new());
+        let mut r = StreamReceiver::new(1000, 64, Framing::Framed, Vec::new());
         for (k, bytes) in p.iter().enumerate() {
             r.accept(k as u64, bytes).unwrap();
         }
@@ -443,7 +510,7 @@ mod tests {
     fn the_window_bounds_what_is_held_whatever_arrives() {
         let data = content(100_000, 4);
         let p = packets(&data, 1000);
-        let mut r = StreamReceiver::new(1000, 8, Vec::new());
+        let mut r = StreamReceiver::new(1000, 8, Framing::Framed, Vec::new());
         // Packet 0 lost: 1..8 are held, everything from 8 on is beyond the window.
         for (k, bytes) in p.iter().enumerate().skip(1) {
             let verdict = r.accept(k as u64, bytes).unwrap();
@@ -460,7 +527,7 @@ mod tests {
     fn empty_and_oversized_packets_are_dropped_and_bytes_past_the_end_are_an_error() {
         let data = content(3_000, 5);
         let p = packets(&data, 1000);
-        let mut r = StreamReceiver::new(1000, 64, Vec::new());
+        let mut r = StreamReceiver::new(1000, 64, Framing::Framed, Vec::new());
         assert_eq!(r.accept(0, &[]).unwrap(), Accepted::WrongSize);
         assert_eq!(r.accept(0, &[0; 1001]).unwrap(), Accepted::WrongSize);
         for k in 0..4 {
@@ -486,7 +553,7 @@ mod tests {
             cuts.push(rest[..n].to_vec());
             rest = &rest[n..];
         }
-        let mut r = StreamReceiver::new(1456, 64, Vec::new());
+        let mut r = StreamReceiver::new(1456, 64, Framing::Framed, Vec::new());
         for k in (0..cuts.len()).rev() {
             assert_eq!(r.accept(k as u64, &cuts[k]).unwrap(), Accepted::Stored);
         }
@@ -498,8 +565,34 @@ mod tests {
     fn an_empty_content_is_a_length_and_a_checksum() {
         let p = packets(&[], 1456);
         assert_eq!(p.len(), 1);
-        let mut r = StreamReceiver::new(1456, 4, Vec::new());
+        let mut r = StreamReceiver::new(1456, 4, Framing::Framed, Vec::new());
         r.accept(0, &p[0]).unwrap();
         assert_eq!(r.finish(), Some(Ok(Verified { content_len: 0, checksum: Fnv64::new().value() })));
+    }
+
+    #[test]
+    fn a_raw_stream_is_the_content_alone_in_sequence_order() {
+        let data = content(5_000, 6);
+        let layout = Layout { payload: 1000, content_len: 5_000, framing: Framing::Raw };
+        assert_eq!((layout.stream_len(), layout.packets(), layout.overhead()), (5_000, 5, 0));
+        let cut: Vec<Vec<u8>> = (0..layout.packets())
+            .map(|k| {
+                let mut out = Vec::new();
+                layout
+                    .fill(k, 0, &mut out, |at, buf| {
+                        buf.copy_from_slice(&data[at as usize..at as usize + buf.len()]);
+                        Ok(())
+                    })
+                    .unwrap();
+                out
+            })
+            .collect();
+        assert_eq!(cut.concat(), data, "no length, no checksum");
+        let mut r = StreamReceiver::new(1000, 64, Framing::Raw, Vec::new());
+        for k in [1usize, 0, 4, 3, 2] {
+            r.accept(k as u64, &cut[k]).unwrap();
+        }
+        assert_eq!((r.content_written(), r.content_len(), r.finish()), (5_000, None, None));
+        assert_eq!(r.into_sink(), data);
     }
 }

@@ -8,6 +8,12 @@
 //! - the reference sender (a UDT caller) to our receiver ([`recv::start`]);
 //! - our sender ([`send::start`], a file) to the reference receiver (a UDT listener).
 //!
+//! Those two speak cclab's framing (a length, the content, a checksum). Two
+//! plain programs speak none, as any UDT 4 application: `udt4_plain_send`
+//! sends the file with `UDT::sendfile2` and closes, `udt4_plain_recv` writes
+//! what `UDT::recv` returns until the sender closes; they are checked against
+//! our ends with `--raw` ([`Framing::Raw`]).
+//!
 //! Each must deliver the file byte for byte and both ends must report success.
 //! Without `g++` or UDT 4.11's headers the tests are ignored, with the line
 //! that installs them (`apt-get install -y g++ libudt-dev`), unless `CI` is
@@ -21,6 +27,7 @@ mod common;
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
+use cclab_net::stream::Framing;
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
@@ -51,11 +58,13 @@ const INSTALL: &str = "apt-get install -y g++ libudt-dev";
 /// each call, so this decides where the short packets fall.
 const CHUNK_VAR: &str = "CCLAB_UDT4_SEND_CHUNK";
 
-/// The compiled reference programs.
+/// The compiled reference programs: cclab's framing (`send`, `recv`) and none (`plain_*`).
 struct Programs {
     dir: PathBuf,
     send: PathBuf,
     recv: PathBuf,
+    plain_send: PathBuf,
+    plain_recv: PathBuf,
 }
 
 fn programs() -> &'static Programs {
@@ -104,7 +113,13 @@ fn build() -> Result<Programs, String> {
             Err(format!("g++ failed on {}:\n{stderr}", src.display()))
         }
     };
-    Ok(Programs { send: compile("udt4_send")?, recv: compile("udt4_recv")?, dir })
+    Ok(Programs {
+        send: compile("udt4_send")?,
+        recv: compile("udt4_recv")?,
+        plain_send: compile("udt4_plain_send")?,
+        plain_recv: compile("udt4_plain_recv")?,
+        dir,
+    })
 }
 
 /// One reference program running, its stdout arriving line by line; killed if dropped.
@@ -336,8 +351,9 @@ impl Case<'_> {
     }
 }
 
-/// The reference sender (caller) sends the file to our receiver (listener).
-fn reference_to_ours(tag: &str, emulated: bool) {
+/// The reference sender (caller) sends the file to our receiver (listener): `udt4_send` with
+/// cclab's framing, or with [`Framing::Raw`] `udt4_plain_send`, which sends the file alone.
+fn reference_to_ours(tag: &str, emulated: bool, framing: Framing) {
     let programs = programs();
     let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
@@ -347,32 +363,46 @@ fn reference_to_ours(tag: &str, emulated: bool) {
         out: Some(output.clone()),
         idle_timeout: secs(10),
         tuning: Tuning::default(),
+        framing,
     })
     .expect("our receiver starts");
     let emulator = emulated.then(|| emulator_in_front_of(receiver.local_addr));
     let to = emulator.as_ref().map_or(receiver.local_addr, Emulator::local_addr);
     let mut args = vec![to.ip().to_string(), to.port().to_string(), input.display().to_string()];
-    args.extend(std::env::var(CHUNK_VAR).ok());
     let started = Instant::now();
-    let child = Child::spawn("udt4_send", &programs.send, &args);
+    let child = match framing {
+        Framing::Framed => {
+            args.extend(std::env::var(CHUNK_VAR).ok());
+            Child::spawn("udt4_send", &programs.send, &args)
+        }
+        Framing::Raw => Child::spawn("udt4_plain_send", &programs.plain_send, &args),
+    };
     let outcome = supervise(child, receiver, started);
     let stats = emulator.map(Emulator::stop);
     let case = Case {
         tag,
         ours: "our receiver",
         reference: "the reference sender",
-        what: "UDT 4.11 sender -> our receiver",
+        what: match framing {
+            Framing::Framed => "UDT 4.11 sender -> our receiver",
+            Framing::Raw => "plain UDT 4.11 sendfile2 -> our receiver --raw",
+        },
     };
     case.judge(outcome, stats, (&input_path, &output), &data);
 }
 
-/// Our sender (caller) sends the file to the reference receiver (listener).
-fn ours_to_reference(tag: &str, emulated: bool) {
+/// Our sender (caller) sends the file to the reference receiver (listener): `udt4_recv`, which
+/// reads cclab's framing, or with [`Framing::Raw`] `udt4_plain_recv`, which writes what arrives.
+fn ours_to_reference(tag: &str, emulated: bool, framing: Framing) {
     let programs = programs();
     let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
     let input_path = input.clone();
-    let child = Child::spawn("udt4_recv", &programs.recv, &["0".into(), output.display().to_string()]);
+    let args = ["0".into(), output.display().to_string()];
+    let child = match framing {
+        Framing::Framed => Child::spawn("udt4_recv", &programs.recv, &args),
+        Framing::Raw => Child::spawn("udt4_plain_recv", &programs.plain_recv, &args),
+    };
     let Some(port) = child.line(Duration::from_secs(10)).and_then(|l| l.trim().parse::<u16>().ok()) else {
         panic!("udt4_recv printed no port:\n{}", child.finish(Instant::now()).1);
     };
@@ -387,6 +417,7 @@ fn ours_to_reference(tag: &str, emulated: bool) {
         cc_params: Vec::new(),
         duration: Some(secs(TIMEOUT.as_secs())),
         tuning: Tuning::default(),
+        framing,
     })
     .expect("our sender starts");
     // The reference receiver exits at our shutdown, or 3 s after the content is in.
@@ -396,7 +427,10 @@ fn ours_to_reference(tag: &str, emulated: bool) {
         tag,
         ours: "our sender",
         reference: "the reference receiver",
-        what: "our sender -> UDT 4.11 receiver",
+        what: match framing {
+            Framing::Framed => "our sender -> UDT 4.11 receiver",
+            Framing::Raw => "our sender --raw -> plain UDT 4.11 recv",
+        },
     };
     case.judge(outcome, stats, (&input_path, &output), &data);
 }
@@ -404,23 +438,75 @@ fn ours_to_reference(tag: &str, emulated: bool) {
 #[test]
 #[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn udt4_sender_to_our_receiver_over_loopback() {
-    reference_to_ours("udt4-to-ours", false);
+    reference_to_ours("udt4-to-ours", false, Framing::Framed);
 }
 
 #[test]
 #[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn our_sender_to_udt4_receiver_over_loopback() {
-    ours_to_reference("ours-to-udt4", false);
+    ours_to_reference("ours-to-udt4", false, Framing::Framed);
 }
 
 #[test]
 #[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn udt4_sender_to_our_receiver_through_the_emulator() {
-    reference_to_ours("udt4-to-ours-emulated", true);
+    reference_to_ours("udt4-to-ours-emulated", true, Framing::Framed);
 }
 
 #[test]
 #[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn our_sender_to_udt4_receiver_through_the_emulator() {
-    ours_to_reference("ours-to-udt4-emulated", true);
+    ours_to_reference("ours-to-udt4-emulated", true, Framing::Framed);
+}
+
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn plain_udt4_sendfile_to_our_raw_receiver_over_loopback() {
+    reference_to_ours("plain-udt4-to-ours", false, Framing::Raw);
+}
+
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn our_raw_sender_to_plain_udt4_recv_over_loopback() {
+    ours_to_reference("ours-to-plain-udt4", false, Framing::Raw);
+}
+
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn plain_udt4_sendfile_to_our_raw_receiver_through_the_emulator() {
+    reference_to_ours("plain-udt4-to-ours-emulated", true, Framing::Raw);
+}
+
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn our_raw_sender_to_plain_udt4_recv_through_the_emulator() {
+    ours_to_reference("ours-to-plain-udt4-emulated", true, Framing::Raw);
+}
+
+/// Without `--raw` our receiver takes a plain stream's first 8 bytes for a length: it must say
+/// so, and leave no file behind that looks like a result.
+#[test]
+#[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
+fn plain_udt4_sendfile_to_our_framed_receiver_is_refused_with_a_hint_and_no_file() {
+    let programs = programs();
+    let _one = common::serial();
+    let (input, output, _) = files("plain-udt4-to-framed");
+    let receiver = recv::start(RecvSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        out: Some(output.clone()),
+        idle_timeout: secs(10),
+        tuning: Tuning::default(),
+        framing: Framing::Framed,
+    })
+    .expect("our receiver starts");
+    let to = receiver.local_addr;
+    let args = [to.ip().to_string(), to.port().to_string(), input.display().to_string()];
+    let child = Child::spawn("udt4_plain_send", &programs.plain_send, &args);
+    let outcome = supervise(child, receiver, Instant::now());
+    eprint!("{}", outcome.printed);
+    let error = outcome.ours.err().unwrap_or_default();
+    assert!(error.contains("not cclab's framing") && error.contains("--raw"), "{error}");
+    assert!(!output.exists(), "no copy without a verified content");
+    assert!(!cclab_net::content::part_path(&output).exists(), "and no part file left");
+    std::fs::remove_file(input).unwrap();
 }

@@ -7,6 +7,7 @@ mod common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
+use cclab_net::stream::Framing;
 use cclab_net::udt::handshake::{Caller, CallerState, Offer};
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
@@ -24,6 +25,7 @@ fn receiver(timeout_s: u64) -> Handle<Summary> {
         out: None,
         idle_timeout: secs(timeout_s),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     })
     .unwrap()
 }
@@ -147,6 +149,7 @@ fn strangers_garbage_and_forged_handshakes_are_counted_and_a_real_sender_still_g
         cc_params: Vec::new(),
         duration: Some(secs(30)),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     })
     .unwrap()
     .join()

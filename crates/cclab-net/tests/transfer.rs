@@ -6,6 +6,7 @@ mod common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
+use cclab_net::stream::Framing;
 use cclab_net::udt::recv::{self, RecvSpec};
 use cclab_net::udt::send::{self, SendSpec};
 use cclab_net::udt::Tuning;
@@ -20,6 +21,7 @@ fn receiver(out: Option<std::path::PathBuf>) -> Handle<Summary> {
         out,
         idle_timeout: secs(10),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     };
     recv::start(spec).unwrap()
 }
@@ -32,6 +34,7 @@ fn sender(to: SocketAddr, source: Source, cc: &str) -> Handle<Summary> {
         cc_params: Vec::new(),
         duration: Some(secs(60)),
         tuning: Tuning::default(),
+        framing: Framing::Framed,
     };
     send::start(spec).unwrap()
 }
@@ -255,4 +258,61 @@ fn a_sender_stops_when_the_receiver_shuts_the_connection_down() {
         "{outcome:?}"
     );
     assert!(closed_at.elapsed() < std::time::Duration::from_secs(1), "{:?}", closed_at.elapsed());
+}
+
+/// UDT 4.11 would give up on a dead receiver only after 17 backed-off EXP expiries (46 s at
+/// least): ours gives up at the first expiry more than 5 s after the receiver was last heard.
+#[test]
+fn a_sender_gives_up_on_a_receiver_that_stops_answering() {
+    let _serial = serial();
+    let r = receiver(None);
+    let s = sender(r.local_addr, Source::Bytes(1 << 40), "udt");
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(s.progress().bytes > 0, "the transfer was under way");
+    r.stop(); // a stopped receiver answers nothing, not even with a shutdown
+    let stopped_at = std::time::Instant::now();
+    assert!(!r.join().expect("the receiver stops").complete);
+    let outcome = s.join();
+    let took = stopped_at.elapsed().as_secs_f64();
+    let Err(cclab_net::driver::TransferError::ReceiverGone { expiries, silent_s }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(expiries >= 1 && silent_s > 5.0, "{expiries} expiries, {silent_s} s");
+    assert!((5.0..9.0).contains(&took), "gave up {took:.1} s after the receiver stopped");
+}
+
+/// `--raw`: the content alone on the wire, written by the receiver as it arrives, complete at the sender's close.
+#[test]
+fn a_raw_transfer_delivers_the_file_alone() {
+    let _serial = serial();
+    let dir = std::env::temp_dir();
+    let pid = std::process::id();
+    let (input, output) = (dir.join(format!("cclab-raw-in-{pid}")), dir.join(format!("cclab-raw-out-{pid}")));
+    let data: Vec<u8> = (0..777_777u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+    std::fs::write(&input, &data).unwrap();
+    let r = recv::start(RecvSpec {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        out: Some(output.clone()),
+        idle_timeout: secs(10),
+        tuning: Tuning::default(),
+        framing: Framing::Raw,
+    })
+    .unwrap();
+    let s = send::start(SendSpec {
+        to: r.local_addr,
+        source: Source::File(input.clone()),
+        cc: "udt".into(),
+        cc_params: Vec::new(),
+        duration: Some(secs(60)),
+        tuning: Tuning::default(),
+        framing: Framing::Raw,
+    })
+    .unwrap();
+    let (sent, received) = (s.join().unwrap(), r.join().unwrap());
+    assert!(sent.complete && received.complete);
+    assert_eq!((sent.content_bytes, received.content_bytes), (data.len() as u64, data.len() as u64));
+    assert_eq!(sent.checksum, received.checksum, "the same bytes on both sides");
+    assert!(std::fs::read(&output).unwrap() == data, "the copy differs");
+    std::fs::remove_file(input).unwrap();
+    std::fs::remove_file(output).unwrap();
 }

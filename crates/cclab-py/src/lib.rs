@@ -351,6 +351,17 @@ fn transfer_error(e: cclab_net::driver::TransferError) -> PyErr {
     }
 }
 
+/// `--raw` is for plain UDT 4 applications; nothing else speaks cclab's TCP in UDP.
+const RAW_ONLY_WITH_UDT: &str = "--raw: only with --protocol udt (it is for plain UDT 4 applications)";
+
+fn framing(raw: bool) -> cclab_net::stream::Framing {
+    if raw {
+        cclab_net::stream::Framing::Raw
+    } else {
+        cclab_net::stream::Framing::Framed
+    }
+}
+
 fn seconds(option: &str, s: f64) -> PyResult<cclab_wire::Time> {
     if !(s.is_finite() && s > 0.0 && s < 1e9) {
         return Err(pyo3::exceptions::PyValueError::new_err(format!(
@@ -401,7 +412,7 @@ impl Transfer {
         to, path=None, bytes=None, protocol="udt", cc=None, cc_params=Vec::new(), duration_s=None, mss=1500,
         recovery=None, recovery_params=Vec::new(), pacing=None, pacing_params=Vec::new(), send_buffer=None,
         buffer_params=Vec::new(), memory_cap=None, share_every_s=None, connections=None, stagger_s=None,
-        cwnd_growth=None
+        cwnd_growth=None, raw=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn send(
@@ -425,6 +436,7 @@ impl Transfer {
         connections: Option<u32>,
         stagger_s: Option<f64>,
         cwnd_growth: Option<String>,
+        raw: bool,
     ) -> PyResult<Self> {
         use cclab_net::content::Source;
         let source = match (path, bytes) {
@@ -466,10 +478,14 @@ impl Transfer {
                     cc_params,
                     duration,
                     tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+                    framing: framing(raw),
                 };
                 py.detach(|| cclab_net::udt::send::start(spec))
             }
             "tcp" => {
+                if raw {
+                    return Err(pyo3::exceptions::PyValueError::new_err(RAW_ONLY_WITH_UDT));
+                }
                 use cclab_net::tcp::send::{BufferSpec, Named, TcpSendSpec};
                 let named = |name: Option<String>, default: &str, params: Vec<(String, String)>| Named {
                     name: name.unwrap_or_else(|| default.to_string()),
@@ -535,7 +551,7 @@ impl Transfer {
 
     /// `cclab recv`: listens for one transfer (UDT) or `connections` (TCP); writes the content to `out` if given.
     #[staticmethod]
-    #[pyo3(signature = (listen, out=None, timeout_s=10.0, mss=1500, protocol="udt", connections=None, window=None, delayed_ack=false))]
+    #[pyo3(signature = (listen, out=None, timeout_s=10.0, mss=1500, protocol="udt", connections=None, window=None, delayed_ack=false, raw=false))]
     #[allow(clippy::too_many_arguments)]
     fn recv(
         py: Python<'_>,
@@ -547,6 +563,7 @@ impl Transfer {
         connections: Option<u32>,
         window: Option<u32>,
         delayed_ack: bool,
+        raw: bool,
     ) -> PyResult<Self> {
         let listen = cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?;
         let idle_timeout = seconds("--timeout", timeout_s)?;
@@ -566,10 +583,14 @@ impl Transfer {
                     out,
                     idle_timeout,
                     tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
+                    framing: framing(raw),
                 };
                 py.detach(|| cclab_net::udt::recv::start(spec))
             }
             "tcp" => {
+                if raw {
+                    return Err(value_error(RAW_ONLY_WITH_UDT.into()));
+                }
                 use cclab_net::tcp::recv::TcpRecvSpec;
                 let payload = cclab_net::tcp::payload_of(mss).map_err(transfer_error)?;
                 let defaults = TcpRecvSpec::new(listen);

@@ -143,6 +143,14 @@ fn parse_queue(text: &str) -> Result<QueueLimit, String> {
     }
 }
 
+/// Why datagrams cannot be sent to `addr`, if they cannot: port 0 means "any free port" to
+/// bind, and names no socket to send to (the kernel refuses it with EINVAL).
+pub fn destination_problem(addr: SocketAddr) -> Option<String> {
+    (addr.port() == 0).then(|| {
+        format!("{addr} has port 0, which names no socket to send to; give the port the peer listens on")
+    })
+}
+
 /// Parses an `ADDR:PORT` option.
 pub fn parse_addr(option: &str, text: &str) -> Result<SocketAddr, EmulatorError> {
     text.parse::<SocketAddr>().map_err(|_| {
@@ -191,6 +199,9 @@ pub struct Emulator {
 impl Emulator {
     /// Binds the listening socket (so an address in use is reported here) and starts relaying.
     pub fn start(spec: EmulatorSpec) -> Result<Emulator, EmulatorError> {
+        if let Some(problem) = destination_problem(spec.forward) {
+            return Err(invalid("--forward", problem));
+        }
         let listen = UdpSocket::bind(spec.listen)
             .map_err(|e| EmulatorError::Listen { addr: spec.listen, message: e.to_string() })?;
         listen.set_read_timeout(Some(POLL)).map_err(|e| EmulatorError::Thread(e.to_string()))?;

@@ -24,11 +24,10 @@ use crate::driver::{
     self, open_socket, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
-use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
+use crate::stream::{Accepted, Framing, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::tcp::TcpReceiver;
 use cclab_wire::{Endpoint, Header, Outbox, Packet, TcpKind, Time};
-use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 
@@ -327,7 +326,12 @@ impl Receiving<'_> {
             number,
             agreed,
             receiver: TcpReceiver::new(&cfg),
-            stream: StreamReceiver::new(u64::from(agreed.mss), agreed.window_segments as usize, sink),
+            stream: StreamReceiver::new(
+                u64::from(agreed.mss),
+                agreed.window_segments as usize,
+                Framing::Framed,
+                sink,
+            ),
             started: now - origin,
             last_heard: now,
             complete_at: None,
@@ -361,7 +365,6 @@ impl Receiving<'_> {
         for c in conns {
             let is_unbounded = c.stream.content_len() == Some(UNBOUNDED);
             let mut sink = c.stream.into_sink();
-            sink.flush().map_err(|source| output_error(self.spec.out.as_deref(), source))?;
             if is_unbounded {
                 unbounded = true;
                 if sink.pattern.mismatched > 0 {
@@ -371,6 +374,7 @@ impl Receiving<'_> {
                     });
                 }
             }
+            sink.commit()?;
         }
         summary.pattern_checked = unbounded;
         Ok(summary)

@@ -24,7 +24,7 @@ use crate::driver::{
     TransferError, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
-use crate::stream::{StreamSender, CHECKSUM_BYTES, LENGTH_BYTES, UNBOUNDED};
+use crate::stream::{Framing, StreamSender, CHECKSUM_BYTES, LENGTH_BYTES, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::buffer::share::{self, ShareSchedule};
 use cclab_transport::buffer::Sharing;
@@ -39,7 +39,10 @@ use std::net::{SocketAddr, UdpSocket};
 pub const DEFAULT_MSS: u32 = 1500 - super::PACKET_HEADER_BYTES;
 /// Segments an unbounded test's application keeps written ahead of what was acknowledged, beyond the receive window.
 const WRITE_AHEAD_SEGMENTS: u64 = 256;
-/// A connected receiver silent this long, while data is outstanding, is given up.
+/// A connected receiver silent this long, while data is outstanding, is given up: TCP's R2 (RFC 1122
+/// 4.2.3.5) as a time. RFC 1122 asks at least 100 s of it and Linux's `tcp_retries2` (15 backed-off
+/// retransmissions) comes to about 15 minutes, for paths nobody knows; a laboratory's path is known,
+/// and this is `cclab recv --timeout`'s default. (UDT's sender gives up after 5 s, at an EXP expiry.)
 pub const RECEIVER_SILENCE: Time = secs(10);
 /// Most connections one `cclab send` opens.
 pub const MAX_CONNECTIONS: u32 = 64;
@@ -190,6 +193,9 @@ pub fn start(spec: TcpSendSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.duration == Some(0) {
         return Err(invalid("--duration", "must be positive"));
     }
+    if let Some(problem) = crate::emulator::destination_problem(spec.to) {
+        return Err(invalid("--to", problem));
+    }
     if spec.connections == 0 || spec.connections > MAX_CONNECTIONS {
         return Err(invalid(
             "--connections",
@@ -243,6 +249,8 @@ struct Open {
     written: u64,
     closing: bool,
     last_heard: Time,
+    /// The sender's retransmission timeouts when the receiver was last heard.
+    timeouts_when_heard: u64,
     acks: u64,
 }
 
@@ -382,6 +390,7 @@ impl<'a> Host<'a> {
                         if datagram.cookie == open.agreed.cookie =>
                     {
                         open.last_heard = now;
+                        open.timeouts_when_heard = open.sender.timeouts();
                         open.acks += 1;
                         let wire = IP_UDP_HEADER_BYTES + n as u32;
                         let mut packet = Packet::new(Header::Tcp(header), wire);
@@ -443,7 +452,8 @@ impl<'a> Host<'a> {
                     self.close(c)?;
                 } else if self.clock.now() - open.last_heard > RECEIVER_SILENCE {
                     let silent_s = (self.clock.now() - open.last_heard) as f64 / 1e9;
-                    return self.fail(&mut conns, origin, TransferError::ReceiverGone { silent_s });
+                    let expiries = open.sender.timeouts() - open.timeouts_when_heard;
+                    return self.fail(&mut conns, origin, TransferError::ReceiverGone { expiries, silent_s });
                 }
             }
             if let (true, Some((cap, _))) = (opened, capped) {
@@ -510,7 +520,7 @@ impl<'a> Host<'a> {
         origin: Time,
     ) -> Result<Open, TransferError> {
         let payload = u64::from(agreed.mss);
-        let stream = StreamSender::new(payload, content);
+        let stream = StreamSender::new(payload, content, Framing::Framed);
         let layout = *stream.layout();
         let bounded = layout.content_len != UNBOUNDED;
         let app = if bounded { App::Transfer { bytes: layout.stream_len() } } else { App::Stream };
@@ -529,6 +539,7 @@ impl<'a> Host<'a> {
             written: if bounded { layout.stream_len() } else { 0 },
             closing: false,
             last_heard: now,
+            timeouts_when_heard: 0,
             acks: 0,
         })
     }

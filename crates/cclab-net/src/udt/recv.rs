@@ -17,20 +17,22 @@ use super::{encode_into, Tuning};
 use crate::clock::{Clock, HandedTime};
 use crate::content::{output_error, Sink};
 use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN};
-use crate::stream::{Accepted, StreamReceiver, UNBOUNDED};
+use crate::stream::{Accepted, Framing, StreamReceiver, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::udt::receiver::UdtReceiver;
 use cclab_transport::udt::seq::SeqSpace;
 use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES, SYN};
 use cclab_wire::time::{micros, millis, secs};
 use cclab_wire::{Endpoint, Header, Outbox, Packet, Time, UdtControl, UdtHeader};
-use std::io::Write;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 
 /// After the content is complete and verified, the receiver keeps answering
 /// (its last ACK may be lost) until the sender's shutdown, or this long without a datagram.
 pub const LINGER: Time = secs(1);
+/// A declared content length beyond this (a petabyte) is the first 8 bytes of a stream without
+/// cclab's framing, most likely: a plain UDT 4 sender's, which `--raw` receives.
+const IMPLAUSIBLE_LENGTH: u64 = 1 << 50;
 /// The EXP timer's floor per expiration (UDT 4.11 `m_ullMinExpInt`).
 const MIN_EXP: Time = millis(300);
 
@@ -41,6 +43,8 @@ pub struct RecvSpec {
     /// Give up on a connected sender silent this long.
     pub idle_timeout: Time,
     pub tuning: Tuning,
+    /// `--raw`: the stream is the content alone (a plain UDT 4 sender's), complete when the sender closes.
+    pub framing: Framing,
 }
 
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
@@ -76,6 +80,7 @@ struct Connection {
 }
 
 impl Connection {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         peer: SocketAddr,
         my_socket: u32,
@@ -83,6 +88,7 @@ impl Connection {
         agreed: Agreed,
         now: Time,
         tuning: Tuning,
+        framing: Framing,
         sink: Sink,
     ) -> Self {
         let cfg = UdtConfig {
@@ -100,7 +106,12 @@ impl Connection {
             my_socket,
             reply,
             receiver: UdtReceiver::new(cfg),
-            stream: StreamReceiver::new(u64::from(cfg.payload()), tuning.buffer_packets as usize, sink),
+            stream: StreamReceiver::new(
+                u64::from(cfg.payload()),
+                tuning.buffer_packets as usize,
+                framing,
+                sink,
+            ),
             space: SeqSpace::new(cfg.isn),
             start: now,
             last_heard: now,
@@ -172,7 +183,10 @@ impl Receiving<'_> {
                         Verdict::Reply(reply) => self.reply(&reply, from, &mut send_buf)?,
                         Verdict::Accept { reply, agreed } => {
                             let Some(sink) = sink.take() else { continue };
-                            conn = Some(Connection::new(from, my_socket, reply, agreed, now, tuning, sink));
+                            let framing = self.spec.framing;
+                            conn = Some(Connection::new(
+                                from, my_socket, reply, agreed, now, tuning, framing, sink,
+                            ));
                             self.progress.connected = true;
                             self.progress.peer = Some(from);
                             self.reply(&reply, from, &mut send_buf)?;
@@ -251,26 +265,39 @@ impl Receiving<'_> {
                 driver::send_datagram(&self.socket, c.peer, &send_buf, &mut self.progress.lost_in_host)?;
             }
             let unbounded = c.stream.content_len() == Some(UNBOUNDED);
+            let raw = c.stream.framing() == Framing::Raw;
             if c.complete_at.is_none() && !unbounded {
                 if let Some(result) = c.stream.finish() {
                     c.checksum = Some(result?.checksum);
                     c.complete_at = Some(now);
                 }
             }
-            let done = if unbounded {
+            let done = if raw && c.shutdown {
+                // The sender closed: a UDT 4 sender lingers until everything is acknowledged first,
+                // so the stream ends here, unless a packet is still missing before some that came.
+                if c.stream.held() > 0 {
+                    self.observe(c, now);
+                    let (received, held) = (c.stream.content_written(), c.stream.held());
+                    return Err(TransferError::RawIncomplete { received, held });
+                }
+                true
+            } else if unbounded || raw {
                 c.shutdown
             } else if c.complete_at.is_some() {
                 c.shutdown || now - c.last_heard > LINGER
             } else if c.shutdown {
                 self.observe(c, now);
                 let (received, expected) = (c.stream.content_written(), c.stream.content_len().unwrap_or(0));
+                if expected > IMPLAUSIBLE_LENGTH {
+                    return Err(TransferError::NotFramed { received, declared: expected });
+                }
                 return Err(TransferError::Incomplete { received, expected });
             } else {
                 false
             };
             if done {
                 self.observe(c, now);
-                return self.finish(conn.take(), unbounded);
+                return self.finish(conn.take(), unbounded, raw);
             }
             if now - c.last_heard > self.spec.idle_timeout {
                 self.observe(c, now);
@@ -286,17 +313,19 @@ impl Receiving<'_> {
     }
 
     /// The end of a complete transfer: the output flushed, an unbounded test's pattern checked.
-    fn finish(&self, conn: Option<Connection>, unbounded: bool) -> Result<Summary, TransferError> {
-        let checksum = conn.as_ref().and_then(|c| c.checksum);
+    fn finish(&self, conn: Option<Connection>, unbounded: bool, raw: bool) -> Result<Summary, TransferError> {
+        // Raw: the checksum of what was written, which nothing on the wire confirms.
+        let checksum =
+            conn.as_ref().and_then(|c| if raw { Some(c.stream.content_checksum()) } else { c.checksum });
         if let Some(c) = conn {
             let mut sink = c.stream.into_sink();
-            sink.flush().map_err(|source| output_error(self.spec.out.as_deref(), source))?;
             if unbounded && sink.pattern.mismatched > 0 {
                 return Err(TransferError::PatternMismatch {
                     written: sink.pattern.written,
                     mismatched: sink.pattern.mismatched,
                 });
             }
+            sink.commit()?;
         }
         Ok(Summary { pattern_checked: unbounded, ..Summary::of(&self.progress, true, checksum) })
     }

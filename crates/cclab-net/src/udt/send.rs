@@ -7,6 +7,14 @@
 //! from the file (or regenerated) whenever it is sent, first or again. New
 //! packets leave in order, so the checksum is computed as each one first
 //! leaves and is complete when the last one, which carries it, does.
+//!
+//! A receiver that stops answering is given up at the first EXP expiry more
+//! than [`RECEIVER_SILENCE`] after it was last heard: UDT 4.11's `checkTimers`
+//! breaks the connection after more than 16 expiries and 5 s, but it restarts
+//! that 5 s at every expiry while the expiries back off (the k-th comes
+//! max(k (RTT + 4 RTTVar) + SYN, k x 300 ms) after the one before), so a dead peer
+//! takes it 46 s at least, and minutes on a long or bloated path. The EXP timer itself, and 4.11's break
+//! behind ours, are the simulator's and unchanged.
 
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
@@ -15,14 +23,14 @@ use crate::content::{read_error, Content, Source};
 use crate::driver::{
     self, invalid, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
 };
-use crate::stream::{StreamSender, LENGTH_BYTES, UNBOUNDED};
+use crate::stream::{Framing, StreamSender, UNBOUNDED};
 use cclab_transport::app::App;
 use cclab_transport::registry;
 use cclab_transport::udt::cc::UdtCongestionControl;
 use cclab_transport::udt::sender::UdtSender;
 use cclab_transport::udt::seq::SeqSpace;
 use cclab_transport::udt::{control_packet, UdtConfig, IP_UDP_BYTES};
-use cclab_wire::time::millis;
+use cclab_wire::time::{millis, secs};
 use cclab_wire::{
     Control, Endpoint, Header, MetricLog, Metrics, Outbox, Packet, Time, UdtControl, UdtHeader,
 };
@@ -30,6 +38,8 @@ use std::net::SocketAddr;
 
 /// Packets an unbounded test's application keeps written but not yet sent.
 const WRITE_AHEAD_PACKETS: u64 = 256;
+/// A receiver not heard from for longer than this, at an EXP expiry, is given up (UDT 4.11's 5 s).
+pub const RECEIVER_SILENCE: Time = secs(5);
 
 #[derive(Clone, Debug)]
 pub struct SendSpec {
@@ -42,6 +52,8 @@ pub struct SendSpec {
     /// Stop after this long: the end of an unbounded test, a limit otherwise.
     pub duration: Option<Time>,
     pub tuning: Tuning,
+    /// The content alone on the wire (`--raw`), for a plain UDT 4 receiver: no length, no checksum.
+    pub framing: Framing,
 }
 
 /// The UDT congestion control `name` at its defaults but for `overrides` (see [`driver::algorithm`]).
@@ -63,6 +75,9 @@ pub fn start(spec: SendSpec) -> Result<Handle<Summary>, TransferError> {
     }
     if spec.duration == Some(0) {
         return Err(invalid("--duration", "must be positive"));
+    }
+    if let Some(problem) = crate::emulator::destination_problem(spec.to) {
+        return Err(invalid("--to", problem));
     }
     let min_mss = IP_UDP_BYTES + cclab_wire::udt_codec::HEADER_BYTES as u32 + 1;
     if spec.tuning.mss < min_mss || spec.tuning.mss as usize > driver::MAX_DATAGRAM {
@@ -189,7 +204,7 @@ impl<'a> Sending<'a> {
         let space = SeqSpace::new(cfg.isn);
         let payload = u64::from(cfg.payload());
         let content = self.content.take().ok_or_else(|| TransferError::Thread("run twice".into()))?;
-        let mut stream = StreamSender::new(payload, content);
+        let mut stream = StreamSender::new(payload, content, self.spec.framing);
         let layout = *stream.layout();
         let bounded = layout.content_len != UNBOUNDED;
         // An unbounded test writes whole packets a little ahead of what left: enough that
@@ -252,7 +267,14 @@ impl<'a> Sending<'a> {
             let now = handed.now(&self.clock);
             let due = sender.next_wakeup();
             if now >= due {
+                let expiries = sender.expirations();
                 sender.on_timer(now, &mut self.out);
+                let silent = now.saturating_sub(last_heard);
+                if sender.expirations() > expiries && silent > RECEIVER_SILENCE {
+                    self.observe(&sender, start, &layout);
+                    let expiries = u64::from(sender.expirations());
+                    return Err(TransferError::ReceiverGone { expiries, silent_s: silent as f64 / 1e9 });
+                }
             }
             let mut packets = std::mem::take(&mut self.out.packets);
             for packet in packets.drain(..) {
@@ -273,17 +295,20 @@ impl<'a> Sending<'a> {
                 break;
             }
             if receiver_closed {
-                self.observe(&sender, start, layout.payload);
+                self.observe(&sender, start, &layout);
                 let total = self.progress.total.unwrap_or(u64::MAX);
                 return Err(TransferError::ReceiverClosed { acknowledged: self.progress.bytes, total });
             }
             if sender.is_broken() {
-                self.observe(&sender, start, layout.payload);
+                self.observe(&sender, start, &layout);
                 let silent_s = (self.clock.now() - last_heard) as f64 / 1e9;
-                return Err(TransferError::ReceiverGone { silent_s });
+                return Err(TransferError::ReceiverGone {
+                    expiries: u64::from(sender.expirations()),
+                    silent_s,
+                });
             }
             if now >= next_publish {
-                self.observe(&sender, start, layout.payload);
+                self.observe(&sender, start, &layout);
                 next_publish = now + TURN;
             }
             driver::wait(&self.socket, &self.clock, sender.next_wakeup().min(next_publish))?;
@@ -300,17 +325,10 @@ impl<'a> Sending<'a> {
                 std::thread::sleep(std::time::Duration::from_nanos(millis(10)));
             }
         }
-        self.observe(&sender, start, layout.payload);
+        self.observe(&sender, start, &layout);
         let complete = sender.finished_at().is_some();
-        let content_bytes = if complete {
-            written.saturating_sub(if bounded {
-                LENGTH_BYTES + crate::stream::CHECKSUM_BYTES
-            } else {
-                LENGTH_BYTES
-            })
-        } else {
-            self.progress.bytes
-        };
+        let content_bytes =
+            if complete { written.saturating_sub(layout.overhead()) } else { self.progress.bytes };
         Ok(Summary {
             content_bytes,
             ..Summary::of(&self.progress, complete, bounded.then(|| stream.checksum()))
@@ -318,15 +336,16 @@ impl<'a> Sending<'a> {
     }
 
     /// Reads the sender's state into the progress and publishes it.
-    fn observe(&mut self, sender: &UdtSender, start: Time, payload: u64) {
+    fn observe(&mut self, sender: &UdtSender, start: Time, layout: &crate::stream::Layout) {
         let now = self.clock.now();
         let mut log = MetricLog::default();
         sender.metrics(&mut Metrics::new(&mut log));
         let counters = sender.counters();
         let p = &mut self.progress;
         p.elapsed = now - start;
-        p.bytes =
-            (sender.acknowledged() * payload).saturating_sub(LENGTH_BYTES).min(p.total.unwrap_or(u64::MAX));
+        p.bytes = (sender.acknowledged() * layout.payload)
+            .saturating_sub(layout.framing.header_bytes())
+            .min(p.total.unwrap_or(u64::MAX));
         p.rtt_us = (log.get("rtt").unwrap_or(0.0) * 1e6) as i64;
         p.cwnd = log.get("cwnd").unwrap_or(0.0);
         p.period_us = log.get("period_us").unwrap_or(0.0);

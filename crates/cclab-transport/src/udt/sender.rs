@@ -344,6 +344,11 @@ impl UdtSender {
         self.broken
     }
 
+    /// EXP expiries since the receiver was last heard (UDT's EXPCount less one).
+    pub fn expirations(&self) -> u32 {
+        self.exp_count - 1
+    }
+
     pub fn congestion_control(&self) -> &dyn UdtCongestionControl {
         self.cc.as_ref()
     }
