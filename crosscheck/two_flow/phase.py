@@ -2,7 +2,7 @@
 
 For rtt_fairness.toml, prints (1) the 40 ms flow's throughput over the
 120 ms flow's as the header size moves by a few bytes with everything else
-fixed, and (2) for each start time of the 120 ms flow, how many window
+fixed (and with faster access links), and (2) for each start time of the 120 ms flow, how many window
 reductions (congestion events: ssthresh lowered) each flow took from 10 s to
 60 s, deterministic and with a 1 ms send overhead. In a deterministic
 DropTail run the drops at each overflow fall on the flow whose packets reach
@@ -40,6 +40,10 @@ def main() -> None:
     print("## (1) rtt40/rtt120 throughput ratio against header bytes (start 1 s, deterministic)")
     for header in range(40, 62, 2):
         res = cclab.run(base.with_(**{"flows[*].header": header}), seed=1)
+        print(f"header {header:2d} B: ratio {ratio(res):6.2f}  timeouts {res.flows['timeouts'].to_list()}")
+    print("the same with 10 Gbit/s access links instead of 1 Gbit/s (a window's packets arrive 10x closer together):")
+    for header in (40, 54):
+        res = cclab.run(base.with_(**{"flows[*].header": header, "topology.access.rate": "10Gbps"}), seed=1)
         print(f"header {header:2d} B: ratio {ratio(res):6.2f}  timeouts {res.flows['timeouts'].to_list()}")
     print()
     print("## (2) window reductions from 10 s to 60 s, rtt40 / rtt120 (ratio in brackets)")
