@@ -85,6 +85,15 @@ def rtt_fairness(ns3: dict[str, dict]) -> None:
     if cols["ns3"]:
         print(f"ns-3 against cclab deterministic: {overlap(cols['ns3'], cols['det'])}")
         print(f"ns-3 against cclab with send_overhead: {overlap(cols['ns3'], cols['ovh'])}")
+    # The NewReno swing: Reno's window with SACK recovery (no ns-3 runs: their cost).
+    reno = []
+    for header in (54, 40):
+        for start in START_TIMES:
+            changes = {"flows[1].start": f"{start}s", "flows[*].cc": "reno", "flows[*].header": header}
+            a, b, _ = run(base.with_(**changes), 1)
+            reno.append(a / b)
+        cells = " ".join(f"{r:.1f}" for r in reno[-len(START_TIMES) :])
+        print(f"cclab Reno/SACK, {header} B, deterministic, by start time: {cells}")
     print()
 
 
