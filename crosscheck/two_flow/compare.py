@@ -25,6 +25,8 @@ OVERHEAD = "1ms"
 # Same-RTT pairs: (flow 0's cc, flow 1's cc) as cclab and ns3_two_flow.py name them.
 PAIRS = (("cubic", "cubic"), ("highspeed", "highspeed"), ("bic", "bic"), ("cubic", "newreno"))
 CCLAB_CC = {"newreno": "reno"}  # ns-3's TcpNewReno is Reno's window with NewReno recovery; here recovery is SACK
+# ns-3's TcpBic has Linux's constants and rules (cclab's `constants = "linux"`); cclab's default is the paper's.
+CCLAB_PARAMS = {"bic": ({}, {"constants": "linux"})}
 
 
 def ns3_runs() -> dict[str, dict]:
@@ -103,35 +105,44 @@ def same_rtt(ns3: dict[str, dict]) -> None:
     for pair in PAIRS:
         if not any(k.startswith(f"same_{pair[0]}_{pair[1]}_") for k in ns3) and pair != PAIRS[0]:
             continue
-        print(f"### {pair[0]} (from 0 s) against {pair[1]} (from the start below)")
-        print(f"{'start s':>7}  {'ns-3':>6}  {'cclab det.':>10}  cclab send_overhead 1 ms, seeds 1-3")
-        cols: dict[str, list[float]] = {"ns3": [], "det": [], "ovh": []}
-        ccs = {f"flows[{i}].cc": CCLAB_CC.get(cc, cc) for i, cc in enumerate(pair)}
-        for start in START_TIMES:
-            sc = base.with_(**{"flows[1].start": f"{start}s", **ccs})
-            a, b, _ = run(sc, 1)
-            cols["det"].append(a / (a + b))
-            seeded = []
-            for seed in SEEDS:
-                x, y, _ = run(sc.with_(**{"flows[*].send_overhead": OVERHEAD}), seed)
-                seeded.append(f"{x / (x + y):.3f}")
-                cols["ovh"].append(x / (x + y))
-            n = ns3.get(f"same_{pair[0]}_{pair[1]}_{start}")
-            if n:
-                f0, f1 = n["flows"]
-                cols["ns3"].append(f0["bytes"] / (f0["bytes"] + f1["bytes"]))
-                ns3_cell = f"{cols['ns3'][-1]:.3f}"
-            else:
-                ns3_cell = "-"
-            print(f"{start:7.2f}  {ns3_cell:>6}  {a / (a + b):10.3f}  {'  '.join(seeded)}")
-        labels = (("ns3", "ns-3 3.44"), ("det", "cclab, deterministic"), ("ovh", f"cclab, send_overhead {OVERHEAD}"))
-        for key, label in labels:
-            if cols[key]:
-                print(f"{label:<28} {summary(cols[key])}")
-        if cols["ns3"]:
-            print(f"ns-3 against cclab deterministic: {overlap(cols['ns3'], cols['det'])}")
-            print(f"ns-3 against cclab with send_overhead: {overlap(cols['ns3'], cols['ovh'])}")
-        print()
+        for params in CCLAB_PARAMS.get(pair[0], ({},)):
+            same_rtt_pair(base, ns3, pair, params)
+
+
+def same_rtt_pair(base: cclab.Scenario, ns3: dict[str, dict], pair: tuple[str, str], params: dict) -> None:
+    suffix = f", cclab cc_params {params}" if params else ""
+    print(f"### {pair[0]} (from 0 s) against {pair[1]} (from the start below){suffix}")
+    head = f"{'start s':>7}  {'ns-3':>6}  {'cclab det.':>10}"
+    print(f"{head}  cclab send_overhead {OVERHEAD}, seeds {SEEDS[0]}-{SEEDS[-1]}")
+    cols: dict[str, list[float]] = {"ns3": [], "det": [], "ovh": []}
+    changes = {f"flows[{i}].cc": CCLAB_CC.get(cc, cc) for i, cc in enumerate(pair)}
+    if params:
+        changes |= {f"flows[{i}].cc_params": params for i, cc in enumerate(pair) if cc == pair[0]}
+    for start in START_TIMES:
+        sc = base.with_(**{"flows[1].start": f"{start}s", **changes})
+        a, b, _ = run(sc, 1)
+        cols["det"].append(a / (a + b))
+        seeded = []
+        for seed in SEEDS:
+            x, y, _ = run(sc.with_(**{"flows[*].send_overhead": OVERHEAD}), seed)
+            seeded.append(f"{x / (x + y):.3f}")
+            cols["ovh"].append(x / (x + y))
+        n = ns3.get(f"same_{pair[0]}_{pair[1]}_{start}")
+        if n:
+            f0, f1 = n["flows"]
+            cols["ns3"].append(f0["bytes"] / (f0["bytes"] + f1["bytes"]))
+            ns3_cell = f"{cols['ns3'][-1]:.3f}"
+        else:
+            ns3_cell = "-"
+        print(f"{start:7.2f}  {ns3_cell:>6}  {a / (a + b):10.3f}  {'  '.join(seeded)}")
+    labels = (("ns3", "ns-3 3.44"), ("det", "cclab, deterministic"), ("ovh", f"cclab, send_overhead {OVERHEAD}"))
+    for key, label in labels:
+        if cols[key]:
+            print(f"{label:<28} {summary(cols[key])}")
+    if cols["ns3"]:
+        print(f"ns-3 against cclab deterministic: {overlap(cols['ns3'], cols['det'])}")
+        print(f"ns-3 against cclab with send_overhead: {overlap(cols['ns3'], cols['ovh'])}")
+    print()
 
 
 def main() -> None:
