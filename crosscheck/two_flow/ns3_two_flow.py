@@ -16,7 +16,7 @@ Prints one JSON line: per flow its bytes received, timeouts (entries into
 CA_LOSS) and fast recoveries (entries into CA_RECOVERY); with
 `--sample-until T` also each flow's cwnd, ssthresh, bytes in flight (ns-3's
 RFC 6675 pipe), congestion state, highest ACK and highest sequence sent every
-10 ms until T.
+10 ms (`--sample-every`) until T.
 """
 
 import argparse
@@ -97,7 +97,7 @@ cppyy.cppdef(
 
 
 def run(ccs: list[str], rtts_ms: list[float], starts_s: list[float], buffer: int, duration_s: float,
-        iw: int, sample_until: float = 0.0) -> dict:  # fmt: skip
+        iw: int, sample_until: float = 0.0, sample_every: float = 0.01) -> dict:  # fmt: skip
     configure_tcp("ns3::TcpNewReno", SEGMENT, limited_transmit=True)
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(iw))
     ns.Config.SetDefault("ns3::TcpCubic::HyStart", ns.BooleanValue(False))
@@ -130,7 +130,7 @@ def run(ccs: list[str], rtts_ms: list[float], starts_s: list[float], buffer: int
         cppyy.gbl.twoflow.ScheduleConnect(start + 1e-6, flow, flow, sample_until > 0)
 
     if sample_until > 0:
-        cppyy.gbl.twoflow.ScheduleSample(0.01, sample_until)
+        cppyy.gbl.twoflow.ScheduleSample(sample_every, sample_until)
     for at in range(10, int(duration_s), 10):
         cppyy.gbl.twoflow.ScheduleProgress(float(at))
     ns.Simulator.Stop(ns.Seconds(duration_s))
@@ -171,9 +171,10 @@ def main() -> None:
     p.add_argument("--buffer", type=int, default=1000)
     p.add_argument("--duration", type=float, default=60.0)
     p.add_argument("--iw", type=int, default=10)
-    p.add_argument("--sample-until", type=float, default=0.0, help="sample each flow's state every 10 ms until then")
+    p.add_argument("--sample-until", type=float, default=0.0, help="sample each flow's state until then")
+    p.add_argument("--sample-every", type=float, default=0.01, help="the sampling interval, s")
     a = p.parse_args()
-    json.dump(run(a.cc, a.rtt, a.start, a.buffer, a.duration, a.iw, a.sample_until), sys.stdout)
+    json.dump(run(a.cc, a.rtt, a.start, a.buffer, a.duration, a.iw, a.sample_until, a.sample_every), sys.stdout)
     print()
 
 
