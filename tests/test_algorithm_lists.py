@@ -209,3 +209,12 @@ def test_tcp_and_udt_split_the_congestion_controls() -> None:
     """The split the lists rely on: every `cc` is TCP's or UDT's, none both."""
     tcp, udt = set(names("tcp_cc")), set(names("udt_cc"))
     assert tcp and udt and not tcp & udt and tcp | udt == set(registry()["cc"])
+
+
+@pytest.mark.parametrize(("protocol", "row"), [("tcp", "TCP flow"), ("udp", "UDP flow"), ("udt", "UDT flow")])
+def test_the_metric_table_lists_every_metric_a_protocol_publishes(protocol: str, row: str) -> None:
+    """docs/scenario.md's `[[observe]]` table names each protocol's own metrics (the
+    engine adds `bytes_delivered` to every flow, which no protocol descriptor lists)."""
+    (entry,) = [a for a in json.loads(_core.algorithms()) if a["role"] == "protocol" and a["name"] == protocol]
+    missing = {m["name"] for m in entry["metrics"]} - backquoted(line("docs/scenario.md", f"| {row} | "))
+    assert not missing, f"docs/scenario.md, the metrics of a {row}: missing {sorted(missing)}"
