@@ -255,13 +255,16 @@ fn number_or_zero(x: f64) -> f64 {
     }
 }
 
+/// A column of a wide view: the metric it shows, and how a sampled value goes into it.
+type WideColumn<View> = (&'static MetricDesc, fn(&mut View, f64));
+
 /// The wide flow view's columns after `time_s` and `flow_id`: each the
 /// `run.sample` metric it shows (the TCP sender's, the engine's
-/// `bytes_delivered`) and how a sampled value goes into its column. The
+/// `bytes_delivered`) and how a sampled value goes into it. The
 /// columns keep the names readers have always used, which differ from the
 /// metrics' where a column carries its unit (`srtt` is `srtt_s`, `rtt` is
 /// `rtt_s`). The first, `cwnd`, decides whether a flow has a row.
-const FLOW_COLUMNS: [(&MetricDesc, fn(&mut FlowSeries, f64)); 8] = [
+const FLOW_COLUMNS: [WideColumn<FlowSeries>; 8] = [
     (&sender::CWND, |f, v| f.cwnd.push(v)),
     (&sender::SSTHRESH, |f, v| f.ssthresh.push(number_or_zero(v).min(1e12))),
     (&sender::SRTT, |f, v| f.srtt_s.push(number_or_zero(v))),
@@ -274,7 +277,7 @@ const FLOW_COLUMNS: [(&MetricDesc, fn(&mut FlowSeries, f64)); 8] = [
 
 /// The wide link view's columns after `time_s` and `link`, as [`FLOW_COLUMNS`]:
 /// `queue_packets` is `queue_pkts`, as in the links' summary (`queue_mean_pkts`).
-const LINK_COLUMNS: [(&MetricDesc, fn(&mut LinkSeries, f64)); 2] = [
+const LINK_COLUMNS: [WideColumn<LinkSeries>; 2] = [
     (&QUEUE_PACKETS, |l, v| l.queue_pkts.push(count_or_zero(v))),
     (&QUEUE_BYTES, |l, v| l.queue_bytes.push(count_or_zero(v))),
 ];

@@ -167,10 +167,13 @@ pub const PACKET_UNITS: &[(&str, f64)] = &[("pkts", 1.0), ("pkt", 1.0), ("packet
 /// Units of a multiple of the bandwidth-delay product (a buffer's "1bdp", "25%bdp").
 pub const BDP_UNITS: &[(&str, f64)] = &[("bdp", 1.0), ("BDP", 1.0), ("%bdp", 0.01), ("%BDP", 0.01)];
 
+/// Units, each with its factor to its family's smallest unit (ns for a time).
+type Units = &'static [(&'static str, f64)];
+
 /// What each family of units measures, its units, and what their factors
 /// are divided by to give the family's base unit: seconds, bit/s, bytes,
 /// events per second, packets, BDPs.
-const QUANTITIES: &[(&str, &[(&str, f64)], f64)] = &[
+const QUANTITIES: &[(&str, Units, f64)] = &[
     ("rate", RATE_UNITS, 1.0),
     ("duration", TIME_UNITS, 1e9),
     ("size", SIZE_UNITS, 1.0),
