@@ -58,6 +58,16 @@ def resolved_toml(text: str, name: str, memory_limit: str | None = None, allow_l
 def algorithms() -> str:
     """Every algorithm a scenario can name, with parameters and sources, as JSON."""
 
+def quantity(text: str) -> tuple[float, str]:
+    """A value written with a unit as a scenario writes it ("20Mbps", "10ms", "64KB", "50/s",
+    "500pkts", "25%bdp") as its number in the base unit (s, bit/s, B, /s, packets, BDP) and
+    its kind ("duration", "rate", "size", "frequency", "packets", "bdp"); ValueError saying
+    why if it is not a non-negative number with a known unit."""
+
+def timeseries_columns() -> dict[str, list[tuple[str, str]]]:
+    """The columns of the wide time-series views, ``"flows"`` and ``"links"``: each column's
+    name and its Rust element type (``"f64"``, ``"u32"``, ``"u64"``, ``"String"``), in order."""
+
 def build_id() -> str:
     """Hex content hash of the simulator sources this module was built from."""
 

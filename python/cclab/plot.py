@@ -8,12 +8,12 @@ one; each returns the matplotlib Figure, and :func:`save` writes it.
 from __future__ import annotations
 
 import math
-import re
 import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cclab import _core
 from cclab.result import Result
 
 if TYPE_CHECKING:
@@ -170,19 +170,6 @@ LINESTYLES = ("-", "--", "-.", ":")
 #: Suffixes of the statistics columns of an aggregate; every other column names a row.
 _STATS = ("_mean", "_std", "_ci95")
 
-#: Units a scenario writes quantities in (docs/scenario.md): kind and factor to the base unit.
-_UNITS: dict[str, tuple[str, float]] = {
-    **{u: ("rate", f) for u, f in (("bps", 1), ("kbps", 1e3), ("Kbps", 1e3), ("Mbps", 1e6), ("Gbps", 1e9),
-                                   ("Tbps", 1e12), ("bit/s", 1), ("kbit/s", 1e3), ("Mbit/s", 1e6),
-                                   ("Gbit/s", 1e9))},
-    **{u: ("duration", f) for u, f in (("ns", 1e-9), ("us", 1e-6), ("µs", 1e-6), ("ms", 1e-3), ("s", 1),
-                                       ("min", 60), ("h", 3600))},
-    **{u: ("size", f) for u, f in (("B", 1), ("KB", 1e3), ("kB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12),
-                                   ("KiB", 1024), ("MiB", 1024**2), ("GiB", 1024**3))},
-    **{u: ("packets", 1) for u in ("pkts", "pkt", "packets")},
-    "bdp": ("bdp", 1),
-    "%bdp": ("bdp", 0.01),
-}  # fmt: skip
 #: Display units per kind, largest first: the first whose factor the largest value reaches.
 _DISPLAY = {
     "rate": ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s")),
@@ -191,7 +178,6 @@ _DISPLAY = {
     "packets": ((1, "packets"),),
     "bdp": ((1, "BDP"),),
 }
-_QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(%bdp|[A-Za-zµ/]+)\s*")
 
 
 #: How a result column reads in a title or on an axis.
@@ -265,21 +251,24 @@ def value_unit(metric: str, values: Iterable[float | None]) -> tuple[float, str]
 
 def quantity(text: Any) -> tuple[float, str] | None:
     """A value written with a unit ("20Mbps", "10ms", "1bdp") as its number in the base
-    unit (bit/s, s, B, packets, BDP) and its kind ("rate", "duration", ...), or None."""
-    match = _QUANTITY.fullmatch(text) if isinstance(text, str) else None
-    if match is None or match[2] not in _UNITS:
+    unit (bit/s, s, B, /s, packets, BDP) and its kind ("rate", "duration", ...), or None.
+    The simulator's own parser reads it, so a grid value means here what it means to a run."""
+    if not isinstance(text, str):
         return None
-    kind, factor = _UNITS[match[2]]
-    return float(match[1]) * factor, kind
+    try:
+        value, kind = _core.quantity(text)
+    except ValueError:
+        return None
+    return value, kind
 
 
 def quantities(values: Sequence[Any]) -> tuple[list[float], str] | None:
     """Grid values written with a unit as numbers in one display unit, or None unless
-    every value is a quantity of the same kind."""
+    every value is a quantity of the same kind, one with display units."""
     kind, base = None, []
     for value in values:
         parsed = quantity(value)
-        if parsed is None or kind not in (None, parsed[1]):
+        if parsed is None or parsed[1] not in _DISPLAY or kind not in (None, parsed[1]):
             return None
         kind = parsed[1]
         base.append(parsed[0])

@@ -14,12 +14,16 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     import polars as pl
 
-#: Time-series columns of each flow sample.
-FLOW_SERIES_COLUMNS = (
-    "time_s", "flow_id", "cwnd", "ssthresh", "srtt_s", "rtt_s",
-    "seq_sent", "seq_acked", "in_flight", "bytes_delivered",
-)  # fmt: skip
-LINK_SERIES_COLUMNS = ("time_s", "link", "queue_pkts", "queue_bytes")
+
+def wide_series_schema(view: str) -> dict[str, Any]:
+    """Columns of a wide time-series view (``"flows"`` or ``"links"``) as the
+    simulator declares them (``_core.timeseries_columns``), for an empty table."""
+    import polars as pl
+
+    from cclab import _core
+
+    dtypes = {"f64": pl.Float64, "u32": pl.Int64, "u64": pl.Int64, "String": pl.String}
+    return {name: dtypes[rust_type] for name, rust_type in _core.timeseries_columns()[view]}
 
 
 def transfer_schema() -> dict[str, Any]:
@@ -68,12 +72,9 @@ def flow_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
 
     series = (summary.get("timeseries") or {}).get("flows")
     if not series or not series.get("time_s"):
-        return pl.DataFrame(
-            schema={
-                c: (pl.Float64 if c.endswith("_s") or c in ("cwnd", "ssthresh") else pl.Int64)
-                for c in FLOW_SERIES_COLUMNS
-            }  # fmt: skip
-        ).with_columns(pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.Int64).alias("index"))
+        return pl.DataFrame(schema=wide_series_schema("flows")).with_columns(
+            pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.Int64).alias("index")
+        )
     frame = pl.DataFrame(series)
     names = pl.DataFrame(
         {
@@ -136,9 +137,7 @@ def link_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
 
     series = (summary.get("timeseries") or {}).get("links")
     if not series or not series.get("time_s"):
-        return pl.DataFrame(
-            schema={"time_s": pl.Float64, "link": pl.String, "queue_pkts": pl.Int64, "queue_bytes": pl.Int64}
-        )
+        return pl.DataFrame(schema=wide_series_schema("links"))
     return pl.DataFrame(series)
 
 

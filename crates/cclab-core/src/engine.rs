@@ -32,6 +32,7 @@ use crate::pool::{PacketId, PacketPool, PacketRef};
 use crate::queue::{Admission, Dropped, Queued};
 use crate::stats::{
     Learned, MeasurementWindow, MetricRow, Observation, RowWriter, Source, TimeSeries, DEPARTED_BY_KIND,
+    QUEUE_BYTES, QUEUE_PACKETS,
 };
 use crate::trace::{DropCause, TraceEvent, Tracer};
 use crate::transmitter::Departure;
@@ -1742,8 +1743,8 @@ impl Engine {
                     }
                     let s = &link.stats;
                     let mut m = Metrics::new(&mut sink);
-                    m.put("queue_packets", occ.packets as f64);
-                    m.put("queue_bytes", occ.bytes as f64);
+                    m.put(QUEUE_PACKETS.name, occ.packets as f64);
+                    m.put(QUEUE_BYTES.name, occ.bytes as f64);
                     m.put("arrivals", s.arrivals as f64);
                     m.put("drops", s.drops as f64);
                     m.put("early_drops", s.early_drops as f64);

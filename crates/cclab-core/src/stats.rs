@@ -144,7 +144,7 @@ pub struct Watch {
 
 impl Watch {
     pub fn new(source: Source, metrics: Vec<(String, u32)>) -> Self {
-        let delivered = metrics.iter().find(|(n, _)| n == "bytes_delivered").map(|&(_, id)| id);
+        let delivered = metrics.iter().find(|(n, _)| n == BYTES_DELIVERED.name).map(|&(_, id)| id);
         Self {
             source,
             metrics,
@@ -229,16 +229,22 @@ pub struct TimeSeries {
 
 /// What the engine publishes for a flow's sender besides the sender's own
 /// metrics: it reads it from the peer receiver, which the sender cannot see.
-pub const FLOW_METRICS: &[MetricDesc] = &[MetricDesc {
+pub const FLOW_METRICS: &[MetricDesc] = &[BYTES_DELIVERED];
+
+pub const BYTES_DELIVERED: MetricDesc = MetricDesc {
     name: "bytes_delivered",
     unit: "bytes",
     meaning: "payload the receiver delivered in order so far",
-}];
+};
+pub const QUEUE_PACKETS: MetricDesc =
+    MetricDesc { name: "queue_packets", unit: "packets", meaning: "packets waiting in the queue" };
+pub const QUEUE_BYTES: MetricDesc =
+    MetricDesc { name: "queue_bytes", unit: "bytes", meaning: "bytes waiting in the queue" };
 
 /// What a link direction publishes: its queue now, and its whole-run counters so far.
 pub const LINK_METRICS: &[MetricDesc] = &[
-    MetricDesc { name: "queue_packets", unit: "packets", meaning: "packets waiting in the queue" },
-    MetricDesc { name: "queue_bytes", unit: "bytes", meaning: "bytes waiting in the queue" },
+    QUEUE_PACKETS,
+    QUEUE_BYTES,
     MetricDesc { name: "arrivals", unit: "packets", meaning: "packets offered to the queue so far" },
     MetricDesc { name: "drops", unit: "packets", meaning: "packets the queue refused so far" },
     MetricDesc {
@@ -293,4 +299,4 @@ pub const DEPARTED_BY_KIND: [&str; TrafficKind::COUNT] =
 pub const DEPARTED_PER_FLOW: &str = "departed_bytes.flow";
 
 /// The link metrics `run.sample` records (the queue; the counters are opt-in).
-pub const LINK_DEFAULT_METRICS: &[&str] = &["queue_packets", "queue_bytes"];
+pub const LINK_DEFAULT_METRICS: &[&str] = &[QUEUE_PACKETS.name, QUEUE_BYTES.name];

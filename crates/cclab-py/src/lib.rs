@@ -200,6 +200,21 @@ fn algorithms() -> PyResult<String> {
     to_json(&list)
 }
 
+/// A value written with a unit ("20Mbps", "10ms", "1bdp") as its number in
+/// its base unit and what it measures (`cclab_wire::units::quantity`).
+#[pyfunction]
+fn quantity(text: &str) -> PyResult<(f64, &'static str)> {
+    cclab_wire::units::quantity(text).map_err(PyValueError::new_err)
+}
+
+/// The columns of the wide time-series views (`flows`, `links`), each as its
+/// name and its Rust element type, in order.
+#[pyfunction]
+fn timeseries_columns() -> std::collections::BTreeMap<&'static str, &'static [(&'static str, &'static str)]> {
+    use cclab_sim::results::{FlowSeries, LinkSeries};
+    [("flows", FlowSeries::COLUMNS), ("links", LinkSeries::COLUMNS)].into()
+}
+
 /// Content hash of the simulator sources this module was built from (see build.rs).
 const BUILD_ID: &str = env!("CCLAB_BUILD_ID");
 
@@ -686,6 +701,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUN_TIME_LIMIT_S", cclab_sim::limits::RUN_TIME_LIMIT_S)?;
     m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
+    m.add_function(wrap_pyfunction!(quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(timeseries_columns, m)?)?;
     m.add_function(wrap_pyfunction!(write_pcaps, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;

@@ -4,11 +4,13 @@
 
 use crate::build::Simulation;
 use crate::observe::SeriesInfo;
+use cclab_core::stats::{BYTES_DELIVERED, QUEUE_BYTES, QUEUE_PACKETS};
 use cclab_core::BufferLimit;
 use cclab_core::MetricRow;
+use cclab_transport::tcp::sender;
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::Time;
-use cclab_wire::{Counters, Measure};
+use cclab_wire::{Counters, Measure, MetricDesc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -158,27 +160,49 @@ pub struct LinkResult {
     pub queue_delay_mean_s: f64,
 }
 
-/// Time series as columns (one entry per sample and flow or link).
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FlowSeries {
-    pub time_s: Vec<f64>,
-    pub flow_id: Vec<u32>,
-    pub cwnd: Vec<f64>,
-    pub ssthresh: Vec<f64>,
-    pub srtt_s: Vec<f64>,
-    pub rtt_s: Vec<f64>,
-    pub seq_sent: Vec<u64>,
-    pub seq_acked: Vec<u64>,
-    pub in_flight: Vec<u64>,
-    pub bytes_delivered: Vec<u64>,
+/// Declares a table of columns (a struct of `Vec`s, serialised as one array
+/// per field) and its schema, `COLUMNS`: each column's name and element type,
+/// in order. The Python package builds an empty table from the schema
+/// (`_core.timeseries_columns`), so a column is named only here.
+macro_rules! columns {
+    ($(#[$meta:meta])* pub struct $name:ident { $(pub $field:ident: Vec<$ty:ty>,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $(pub $field: Vec<$ty>,)*
+        }
+
+        impl $name {
+            pub const COLUMNS: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($field), stringify!($ty))),*];
+        }
+    };
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LinkSeries {
-    pub time_s: Vec<f64>,
-    pub link: Vec<String>,
-    pub queue_pkts: Vec<u64>,
-    pub queue_bytes: Vec<u64>,
+columns! {
+    /// Time series as columns (one entry per sample and flow or link).
+    #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+    pub struct FlowSeries {
+        pub time_s: Vec<f64>,
+        pub flow_id: Vec<u32>,
+        pub cwnd: Vec<f64>,
+        pub ssthresh: Vec<f64>,
+        pub srtt_s: Vec<f64>,
+        pub rtt_s: Vec<f64>,
+        pub seq_sent: Vec<u64>,
+        pub seq_acked: Vec<u64>,
+        pub in_flight: Vec<u64>,
+        pub bytes_delivered: Vec<u64>,
+    }
+}
+
+columns! {
+    #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+    pub struct LinkSeries {
+        pub time_s: Vec<f64>,
+        pub link: Vec<String>,
+        pub queue_pkts: Vec<u64>,
+        pub queue_bytes: Vec<u64>,
+    }
 }
 
 /// Every recorded value in long format, as columns: one entry per sample of
@@ -213,14 +237,58 @@ enum Column {
     Link(u32, usize),
 }
 
+/// A count as a wide view holds it: 0 where the source published nothing.
+fn count_or_zero(x: f64) -> u64 {
+    if x.is_nan() {
+        0
+    } else {
+        x as u64
+    }
+}
+
+/// A number as a wide view holds it: 0 where the source published nothing.
+fn number_or_zero(x: f64) -> f64 {
+    if x.is_nan() {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// A column of a wide view: the metric it shows, and how a sampled value goes into it.
+type WideColumn<View> = (&'static MetricDesc, fn(&mut View, f64));
+
+/// The wide flow view's columns after `time_s` and `flow_id`: each the
+/// `run.sample` metric it shows (the TCP sender's, the engine's
+/// `bytes_delivered`) and how a sampled value goes into it. The
+/// columns keep the names readers have always used, which differ from the
+/// metrics' where a column carries its unit (`srtt` is `srtt_s`, `rtt` is
+/// `rtt_s`). The first, `cwnd`, decides whether a flow has a row.
+const FLOW_COLUMNS: [WideColumn<FlowSeries>; 8] = [
+    (&sender::CWND, |f, v| f.cwnd.push(v)),
+    (&sender::SSTHRESH, |f, v| f.ssthresh.push(number_or_zero(v).min(1e12))),
+    (&sender::SRTT, |f, v| f.srtt_s.push(number_or_zero(v))),
+    (&sender::RTT, |f, v| f.rtt_s.push(number_or_zero(v))),
+    (&sender::SEQ_SENT, |f, v| f.seq_sent.push(count_or_zero(v))),
+    (&sender::SEQ_ACKED, |f, v| f.seq_acked.push(count_or_zero(v))),
+    (&sender::IN_FLIGHT, |f, v| f.in_flight.push(count_or_zero(v))),
+    (&BYTES_DELIVERED, |f, v| f.bytes_delivered.push(count_or_zero(v))),
+];
+
+/// The wide link view's columns after `time_s` and `link`, as [`FLOW_COLUMNS`]:
+/// `queue_packets` is `queue_pkts`, as in the links' summary (`queue_mean_pkts`).
+const LINK_COLUMNS: [WideColumn<LinkSeries>; 2] = [
+    (&QUEUE_PACKETS, |l, v| l.queue_pkts.push(count_or_zero(v))),
+    (&QUEUE_BYTES, |l, v| l.queue_bytes.push(count_or_zero(v))),
+];
+
 /// The wide views, from the rows `run.sample` recorded. A flow row is written
 /// when its sender published `cwnd` (TCP), as the fixed sampler did; a
 /// watch's values of one sample are consecutive rows. Each series' column is
 /// worked out once, so a row costs no string comparison.
 fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
-    const FLOW_COLUMNS: [&str; 8] =
-        ["cwnd", "ssthresh", "srtt", "rtt", "seq_sent", "seq_acked", "in_flight", "bytes_delivered"];
-    const LINK_COLUMNS: [&str; 2] = ["queue_packets", "queue_bytes"];
+    const FLOWS: usize = FLOW_COLUMNS.len();
+    const LINKS: usize = LINK_COLUMNS.len();
     let mut first_of_link: BTreeMap<&str, u32> = BTreeMap::new();
     let columns: Vec<Column> = ts
         .series
@@ -231,50 +299,46 @@ fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
                 return Column::None;
             }
             match s.flow_id.filter(|_| s.kind == "flow") {
-                Some(flow) => FLOW_COLUMNS.iter().position(|c| *c == s.metric).map(|c| Column::Flow(flow, c)),
+                Some(flow) => {
+                    FLOW_COLUMNS.iter().position(|(m, _)| m.name == s.metric).map(|c| Column::Flow(flow, c))
+                }
                 None => {
                     let link = *first_of_link.entry(s.component.as_str()).or_insert(id as u32);
-                    LINK_COLUMNS.iter().position(|c| *c == s.metric).map(|c| Column::Link(link, c))
+                    LINK_COLUMNS.iter().position(|(m, _)| m.name == s.metric).map(|c| Column::Link(link, c))
                 }
             }
             .unwrap_or(Column::None)
         })
         .collect();
 
-    let count = |x: f64| if x.is_nan() { 0 } else { x as u64 };
-    let number = |x: f64| if x.is_nan() { 0.0 } else { x };
-    let flush_flow = |f: &mut FlowSeries, row: Option<(Time, u32, [f64; 8])>| {
+    let flush_flow = |f: &mut FlowSeries, row: Option<(Time, u32, [f64; FLOWS])>| {
         let Some((time, flow_id, v)) = row else { return };
         if v[0].is_nan() {
             return;
         }
         f.time_s.push(to_secs_f64(time));
         f.flow_id.push(flow_id);
-        f.cwnd.push(v[0]);
-        f.ssthresh.push(number(v[1]).min(1e12));
-        f.srtt_s.push(number(v[2]));
-        f.rtt_s.push(number(v[3]));
-        f.seq_sent.push(count(v[4]));
-        f.seq_acked.push(count(v[5]));
-        f.in_flight.push(count(v[6]));
-        f.bytes_delivered.push(count(v[7]));
+        for ((_, push), value) in FLOW_COLUMNS.iter().zip(v) {
+            push(f, value);
+        }
     };
-    let flush_link = |l: &mut LinkSeries, series: &[SeriesInfo], row: Option<(Time, u32, [f64; 2])>| {
+    let flush_link = |l: &mut LinkSeries, series: &[SeriesInfo], row: Option<(Time, u32, [f64; LINKS])>| {
         let Some((time, first, v)) = row else { return };
         l.time_s.push(to_secs_f64(time));
         l.link.push(series[first as usize].component.clone());
-        l.queue_pkts.push(count(v[0]));
-        l.queue_bytes.push(count(v[1]));
+        for ((_, push), value) in LINK_COLUMNS.iter().zip(v) {
+            push(l, value);
+        }
     };
-    let mut flow: Option<(Time, u32, [f64; 8])> = None;
-    let mut link: Option<(Time, u32, [f64; 2])> = None;
+    let mut flow: Option<(Time, u32, [f64; FLOWS])> = None;
+    let mut link: Option<(Time, u32, [f64; LINKS])> = None;
     for r in rows {
         match columns.get(r.series as usize).copied().unwrap_or(Column::None) {
             Column::None => {}
             Column::Flow(id, col) => {
                 if flow.is_none_or(|(t, f, _)| t != r.time || f != id) {
                     flush_flow(&mut ts.flows, flow.take());
-                    flow = Some((r.time, id, [f64::NAN; 8]));
+                    flow = Some((r.time, id, [f64::NAN; FLOWS]));
                 }
                 if let Some((_, _, v)) = flow.as_mut() {
                     v[col] = r.value;
@@ -283,7 +347,7 @@ fn wide(ts: &mut TimeSeries, rows: &[MetricRow]) {
             Column::Link(first, col) => {
                 if link.is_none_or(|(t, l, _)| t != r.time || l != first) {
                     flush_link(&mut ts.links, &ts.series, link.take());
-                    link = Some((r.time, first, [f64::NAN; 2]));
+                    link = Some((r.time, first, [f64::NAN; LINKS]));
                 }
                 if let Some((_, _, v)) = link.as_mut() {
                     v[col] = r.value;

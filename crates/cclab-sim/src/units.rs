@@ -2,7 +2,7 @@
 //! "25%bdp", "unlimited". Other unit-bearing values are parsed by
 //! [`cclab_wire::units`].
 
-use cclab_wire::units::{size, split_number};
+use cclab_wire::units::{size, split_number, BDP_UNITS, PACKET_UNITS};
 use cclab_wire::Time;
 use serde::Serialize;
 
@@ -57,8 +57,9 @@ pub fn buffer(s: &str) -> Result<BufferSpec, String> {
     if value < 0.0 {
         return Err(format!("\"{s}\" is negative"));
     }
+    let is = |units: &[(&str, f64)]| units.iter().any(|(u, _)| *u == unit);
     match unit {
-        "pkts" | "pkt" | "packets" | "packet" => {
+        _ if is(PACKET_UNITS) => {
             if value.fract() != 0.0 {
                 return Err(format!("\"{s}\": a packet count must be whole"));
             }
@@ -69,7 +70,7 @@ pub fn buffer(s: &str) -> Result<BufferSpec, String> {
             }
             Ok(BufferSpec::Packets(value as u64))
         }
-        "bdp" | "BDP" | "%bdp" | "%BDP" => {
+        _ if is(BDP_UNITS) => {
             let multiple = if unit.starts_with('%') { value / 100.0 } else { value };
             if multiple > MAX_BUFFER_BDP {
                 return Err(format!(

@@ -161,6 +161,50 @@ pub fn per_second(s: &str) -> Result<f64, String> {
     Ok(hz)
 }
 
+/// Units of a packet count (a buffer's "500pkts").
+pub const PACKET_UNITS: &[(&str, f64)] = &[("pkts", 1.0), ("pkt", 1.0), ("packets", 1.0), ("packet", 1.0)];
+
+/// Units of a multiple of the bandwidth-delay product (a buffer's "1bdp", "25%bdp").
+pub const BDP_UNITS: &[(&str, f64)] = &[("bdp", 1.0), ("BDP", 1.0), ("%bdp", 0.01), ("%BDP", 0.01)];
+
+/// Units, each with its factor to its family's smallest unit (ns for a time).
+type Units = &'static [(&'static str, f64)];
+
+/// What each family of units measures, its units, and what their factors
+/// are divided by to give the family's base unit: seconds, bit/s, bytes,
+/// events per second, packets, BDPs.
+const QUANTITIES: &[(&str, Units, f64)] = &[
+    ("rate", RATE_UNITS, 1.0),
+    ("duration", TIME_UNITS, 1e9),
+    ("size", SIZE_UNITS, 1.0),
+    ("frequency", FREQUENCY_UNITS, 1.0),
+    ("packets", PACKET_UNITS, 1.0),
+    ("bdp", BDP_UNITS, 1.0),
+];
+
+/// A non-negative value written with any unit a scenario knows ("20Mbps",
+/// "10ms", "64KB", "50/s", "500pkts", "25%bdp") as its number in its family's
+/// base unit (see [`QUANTITIES`]) and the family's name ("rate", "duration",
+/// "size", "frequency", "packets", "bdp"). Neither rounded nor bounded as a
+/// scenario key would be: this reads a value, for a plot's axis or a
+/// command-line option, without knowing which key it is for.
+pub fn quantity(s: &str) -> Result<(f64, &'static str), String> {
+    let (value, unit) = split_number(s)?;
+    if unit.is_empty() {
+        return Err(format!("{value} has no unit; write it like \"10ms\" or \"100Mbps\""));
+    }
+    let found = QUANTITIES.iter().find_map(|&(kind, units, base)| {
+        units.iter().find(|(u, _)| *u == unit).map(|&(_, f)| (kind, f / base))
+    });
+    let Some((kind, factor)) = found else {
+        return Err(format!("unknown unit \"{unit}\""));
+    };
+    if value < 0.0 {
+        return Err(format!("\"{}\" is negative", s.trim()));
+    }
+    Ok((value * factor, kind))
+}
+
 /// A size distribution: a constant size ("100KB"), "exponential(mean=100KB)",
 /// "pareto(mean=100KB, shape=1.2)" or "pareto2(mean=100KB, shape=1.2)" (shape
 /// above 1, so that the mean exists).
@@ -342,6 +386,22 @@ mod tests {
         assert_eq!(per_second("3/min"), Ok(0.05));
         assert!(per_second("50").unwrap_err().contains("no unit"));
         assert!(per_second("50/fortnight").unwrap_err().contains("unknown frequency unit"));
+    }
+
+    #[test]
+    fn quantities() {
+        assert_eq!(quantity("20Mbps"), Ok((20e6, "rate")));
+        assert_eq!(quantity(" 250ms "), Ok((0.25, "duration")));
+        assert_eq!(quantity("1.5s"), Ok((1.5, "duration")));
+        assert_eq!(quantity("64KiB"), Ok((65536.0, "size")));
+        assert_eq!(quantity("50/s"), Ok((50.0, "frequency")));
+        assert_eq!(quantity("500pkts"), Ok((500.0, "packets")));
+        assert_eq!(quantity("1bdp"), Ok((1.0, "bdp")));
+        assert_eq!(quantity("25%bdp"), Ok((0.25, "bdp")));
+        assert!(quantity("10").unwrap_err().contains("no unit"));
+        assert!(quantity("10 parsecs").unwrap_err().contains("unknown unit \"parsecs\""));
+        assert!(quantity("-5ms").unwrap_err().contains("negative"));
+        assert!(quantity("droptail").unwrap_err().contains("does not start with a number"));
     }
 
     #[test]

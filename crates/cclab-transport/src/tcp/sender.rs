@@ -61,22 +61,30 @@ use cclab_wire::{
     SendState, TcpHeader, TcpKind, Time, NEVER,
 };
 
-/// What the sender itself publishes; its congestion control, loss recovery and
-/// pacer add theirs under `cc.`, `recovery.` and `pacing.` (their descriptors'
-/// `metrics`).
-pub const METRICS: &[MetricDesc] = &[
-    MetricDesc { name: "cwnd", unit: "segments", meaning: "congestion window" },
-    MetricDesc { name: "ssthresh", unit: "segments", meaning: "slow-start threshold" },
-    MetricDesc { name: "srtt", unit: "s", meaning: "smoothed RTT (0 before the first sample)" },
-    MetricDesc { name: "rtt", unit: "s", meaning: "latest RTT sample (0 before the first)" },
-    MetricDesc { name: "seq_sent", unit: "bytes", meaning: "highest byte sent so far (exclusive)" },
-    MetricDesc { name: "seq_acked", unit: "bytes", meaning: "bytes cumulatively acknowledged" },
-    MetricDesc {
-        name: "in_flight",
-        unit: "segments",
-        meaning: "FlightSize, snd_max - snd_una: segments sent and not cumulatively acknowledged, SACKed and lost ones included (SACK recovery's sending limit is recovery.pipe)",
-    },
-];
+// The sender's own metrics, each named once: what it publishes, what
+// `cclab algorithms` lists and the columns of the simulator's wide
+// time-series view all refer to these.
+pub const CWND: MetricDesc = MetricDesc { name: "cwnd", unit: "segments", meaning: "congestion window" };
+pub const SSTHRESH: MetricDesc =
+    MetricDesc { name: "ssthresh", unit: "segments", meaning: "slow-start threshold" };
+pub const SRTT: MetricDesc =
+    MetricDesc { name: "srtt", unit: "s", meaning: "smoothed RTT (0 before the first sample)" };
+pub const RTT: MetricDesc =
+    MetricDesc { name: "rtt", unit: "s", meaning: "latest RTT sample (0 before the first)" };
+pub const SEQ_SENT: MetricDesc =
+    MetricDesc { name: "seq_sent", unit: "bytes", meaning: "highest byte sent so far (exclusive)" };
+pub const SEQ_ACKED: MetricDesc =
+    MetricDesc { name: "seq_acked", unit: "bytes", meaning: "bytes cumulatively acknowledged" };
+pub const IN_FLIGHT: MetricDesc = MetricDesc {
+    name: "in_flight",
+    unit: "segments",
+    meaning: "FlightSize, snd_max - snd_una: segments sent and not cumulatively acknowledged, SACKed and lost ones included (SACK recovery's sending limit is recovery.pipe)",
+};
+
+/// What the sender itself publishes, in publishing order; its congestion
+/// control, loss recovery and pacer add theirs under `cc.`, `recovery.` and
+/// `pacing.` (their descriptors' `metrics`).
+pub const METRICS: &[MetricDesc] = &[CWND, SSTHRESH, SRTT, RTT, SEQ_SENT, SEQ_ACKED, IN_FLIGHT];
 
 /// What a sender with a send buffer publishes besides [`METRICS`]; its policy
 /// adds its own under `send_buffer.`.
@@ -910,13 +918,13 @@ impl Endpoint for TcpSender {
     fn metrics(&self, out: &mut Metrics<'_>) {
         let s = &self.state;
         let mss = s.mss as u64;
-        out.put("cwnd", s.window.cwnd);
-        out.put("ssthresh", s.window.ssthresh);
-        out.put("srtt", to_secs_f64(s.rtt.srtt()));
-        out.put("rtt", to_secs_f64(s.rtt.latest()));
-        out.put("seq_sent", (s.snd_max * mss).min(self.stream_bytes()) as f64);
-        out.put("seq_acked", (s.snd_una * mss).min(self.stream_bytes()) as f64);
-        out.put("in_flight", s.flight_size() as f64);
+        out.put(CWND.name, s.window.cwnd);
+        out.put(SSTHRESH.name, s.window.ssthresh);
+        out.put(SRTT.name, to_secs_f64(s.rtt.srtt()));
+        out.put(RTT.name, to_secs_f64(s.rtt.latest()));
+        out.put(SEQ_SENT.name, (s.snd_max * mss).min(self.stream_bytes()) as f64);
+        out.put(SEQ_ACKED.name, (s.snd_una * mss).min(self.stream_bytes()) as f64);
+        out.put(IN_FLIGHT.name, s.flight_size() as f64);
         // Each part publishes its own state under its role's prefix.
         self.cc.metrics(&mut out.part("cc."));
         self.recovery.metrics(&mut out.part("recovery."));
