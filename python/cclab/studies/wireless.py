@@ -287,8 +287,7 @@ class WirelessStudy(Study):
         return sums
 
     @staticmethod
-    def _decoupled_notes(fig6: pl.DataFrame, mixed: pl.DataFrame, estimate_sums: pl.DataFrame,
-                         without_loss: Any) -> str:  # fmt: skip
+    def _decoupled_notes(fig6: pl.DataFrame, mixed: pl.DataFrame, estimate_sums: pl.DataFrame) -> list[str]:
         """How Decoupled TCP gets its throughput, from Fig. 6 without loss and the estimate sums."""
         import polars as pl
 
@@ -296,36 +295,36 @@ class WirelessStudy(Study):
             r = estimate_sums.filter(pl.col("estimator") == estimator)
             return f"{r['sum_mbps_mean'][0]:.1f}" if r.height else "-"
 
-        drops = {v: without_loss(fig6, v, "queue_drop_pct") for v in ("decoupled", "westwood", "reno", "sack")}
-        share = {v: without_loss(mixed, v, "goodput_mbps") for v in MIXED}
+        compared = ("decoupled", "westwood", "reno", "sack")
+        drops = {v: _mean_at(fig6, "variant", v, 0.0, "queue_drop_pct") for v in compared}
+        share = {v: _mean_at(mixed, "variant", v, 0.0, "goodput_mbps") for v in MIXED}
         others = sum(share[v] for v in MIXED if v != "decoupled") / (len(MIXED) - 1)
         fair = CAPACITY * PAYLOAD_SHARE / 1e6 / (10 * len(MIXED))
-        return "\n\n".join(
-            [
-                "### How Decoupled TCP gets its throughput here",
-                "Decoupled TCP's window after a loss is ABE x RTTmin. With ten flows of one variant on the link "
-                "and no random loss, each flow's mean estimate after the warm-up, summed over the ten flows "
-                f"(`tables/estimate_sum.csv`): Decoupled TCP's WABE {total('decoupled')} Mbit/s, Westwood "
-                f"{total('westwood')}, Westwood+ {total('westwood_plus')}, Jersey {total('jersey')}, BBR's BtlBw "
-                f"{total('bbr')}, where the link carries 4.8 Mbit/s of payload. A flow's packets leave the "
-                "bottleneck in runs spaced by its 1.6 ms packet time, so its ACKs come back in bursts at the full "
-                "link rate; an estimate that weights every ACK gap alike (WABE's mean of inverse gaps, Westwood's "
-                "per-ACK filter) reads each burst as the link, and each of the ten flows believes in most of it. "
-                "Westwood+'s once-per-RTT samples average over the bursts and come closest; Jersey's one-RTT window "
-                "less so; BBR's BtlBw is a windowed maximum of delivery-rate samples, which takes the bursts' highs.",
-                "Westwood's sending still stalls in NewReno's recovery while a loss is repaired; Decoupled TCP keeps "
-                "sending about cwnd per RTT whatever is lost, so its ten flows keep the queue full: without random "
-                f"loss the bottleneck drops {drops['decoupled']:.1f} % of the packets arriving with ten Decoupled "
-                f"flows, {drops['westwood']:.1f} % with Westwood, {drops['reno']:.1f} % with Reno and "
-                f"{drops['sack']:.1f} % with SACK (Fig. 6 queue drops). Its goodput holds up because every loss is "
-                "resent from RETRXQ, not because it estimates well.",
-                "The same aggressiveness decides the mixed reading of Fig. 6: with ten flows of each of Reno, SACK, "
-                "Westwood and Decoupled TCP on the link and no random loss, a Decoupled flow gets "
-                f"{share['decoupled']:.3f} Mbit/s and the thirty others {others:.3f} on average, against a fair "
-                f"share of {fair:.3f} (mixed table above). The paper's better throughput for Decoupled TCP at high "
-                "loss is reproduced, but in our model it comes with a sender that does not back off for congestion "
-                "the way the others do; the paper does not examine friendliness.",
-            ]
+        return section(
+            "How Decoupled TCP gets its throughput here",
+            "Decoupled TCP's window after a loss is ABE x RTTmin. With ten flows of one variant on the link "
+            "and no random loss, each flow's mean estimate after the warm-up, summed over the ten flows "
+            f"(`tables/estimate_sum.csv`): Decoupled TCP's WABE {total('decoupled')} Mbit/s, Westwood "
+            f"{total('westwood')}, Westwood+ {total('westwood_plus')}, Jersey {total('jersey')}, BBR's BtlBw "
+            f"{total('bbr')}, where the link carries 4.8 Mbit/s of payload. A flow's packets leave the "
+            "bottleneck in runs spaced by its 1.6 ms packet time, so its ACKs come back in bursts at the full "
+            "link rate; an estimate that weights every ACK gap alike (WABE's mean of inverse gaps, Westwood's "
+            "per-ACK filter) reads each burst as the link, and each of the ten flows believes in most of it. "
+            "Westwood+'s once-per-RTT samples average over the bursts and come closest; Jersey's one-RTT window "
+            "less so; BBR's BtlBw is a windowed maximum of delivery-rate samples, which takes the bursts' highs.",
+            "Westwood's sending still stalls in NewReno's recovery while a loss is repaired; Decoupled TCP keeps "
+            "sending about cwnd per RTT whatever is lost, so its ten flows keep the queue full: without random "
+            f"loss the bottleneck drops {drops['decoupled']:.1f} % of the packets arriving with ten Decoupled "
+            f"flows, {drops['westwood']:.1f} % with Westwood, {drops['reno']:.1f} % with Reno and "
+            f"{drops['sack']:.1f} % with SACK (Fig. 6 queue drops). Its goodput holds up because every loss is "
+            "resent from RETRXQ, not because it estimates well.",
+            "The same aggressiveness decides the mixed reading of Fig. 6: with ten flows of each of Reno, SACK, "
+            "Westwood and Decoupled TCP on the link and no random loss, a Decoupled flow gets "
+            f"{share['decoupled']:.3f} Mbit/s and the thirty others {others:.3f} on average, against a fair "
+            f"share of {fair:.3f} (mixed table above). The paper's better throughput for Decoupled TCP at high "
+            "loss is reproduced, but in our model it comes with a sender that does not back off for congestion "
+            "the way the others do; the paper does not examine friendliness.",
+            level=3,
         )
 
     # ----------------------------------------------------------------- figures
@@ -423,12 +422,7 @@ class WirelessStudy(Study):
             section(
                 "The paper's claims against ours",
                 claim_list(_estimate_claims(fig1_means, mape) + _throughput_claims(fig6, mixed, fig7, losses)),
-                self._decoupled_notes(
-                    fig6,
-                    mixed,
-                    estimate_sums,
-                    lambda frame, name, metric: _mean_at(frame, "variant", name, 0.0, metric),
-                ),
+                self._decoupled_notes(fig6, mixed, estimate_sums),
                 DOUBTS,
             ),
         )
