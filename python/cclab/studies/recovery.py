@@ -371,14 +371,7 @@ class RecoveryStudy(Study):
             _fairness_section(summary, figures, fair_speed),
             _sequence_section(summary, figures, seq_speed, episodes),
             section("ns-2 Sack1 against RFC 6675 SACK", self._sack1_text(summary, speeds, seq_speed, episodes)),
-            section(
-                "Sensitivity: every link at the swept speed",
-                "The same sweep with the access links as slow as the bottleneck:",
-                _table(
-                    equal,
-                    [("goodput_mbps", "goodput Mbit/s", 2), ("jain", "Jain's index", 3), ("timeouts", "timeouts", 1)],
-                ),
-            ),  # fmt: skip
+            _sensitivity_section(equal),
             section(
                 "What the model shows, and why it differs from the paper", _facts(summary, equal, speeds), DIFFERENCES
             ),
@@ -473,6 +466,15 @@ def _sequence_section(summary: pl.DataFrame, figures: dict[str, str], seq_speed:
         ),  # fmt: skip
         f"Ours at {seq_speed}: {_ranking(summary, 'seq_mean', seq_speed)} (paper: tahoe > sack > newreno, "
         "its sack being ns-2's Sack1).",
+    )
+
+
+def _sensitivity_section(equal: pl.DataFrame) -> list[str]:
+    columns = [("goodput_mbps", "goodput Mbit/s", 2), ("jain", "Jain's index", 3), ("timeouts", "timeouts", 1)]
+    return section(
+        "Sensitivity: every link at the swept speed",
+        "The same sweep with the access links as slow as the bottleneck:",
+        _table(equal, columns),
     )
 
 
