@@ -178,34 +178,9 @@ class UdtRealStudy(Study):
             opening(self, _generated(ctx, plan)),
             section("Setup", _setup(plan)),
             section("The machine during the real runs", _machine(records, ctx.replications, plan)),
-            section(
-                "Goodput, real and simulated",
-                "Mean goodput (Mbit/s) of each variant alone on the path; the ratio is real over simulated (its "
-                "± propagates both half-widths, to first order):",
-                _goodput_table(table, plan),
-                figure("goodput", figures["goodput"]),
-            ),
-            section(
-                "Gains of the proposals over native UDT",
-                "Each gain is the mean over replications of the proposal's goodput minus native UDT's in the same "
-                "replication (same loss seed; the real pairs also ran minutes apart on the same machine). The paper "
-                f"measured at {PAPER_RATE_MBPS:g} Mbit/s; we compare gains as a share of the link rate, so its "
-                f"gains scale by {RATE_MBPS / PAPER_RATE_MBPS:g} to this path:",
-                _gain_table(table, plan),
-                figure("gains", figures["gains"]),
-            ),
-            section(
-                "What happened in the runs",
-                "Means per run. Queue: datagrams the emulator's (or simulated link's) DropTail queue refused; "
-                "random: those the 0.001 % loss took; host: datagrams the kernel dropped for a full socket buffer "
-                "(`RcvbufErrors` in /proc/net/snmp over the run, any socket on the machine); late: how long after "
-                "its scheduled time the real sender's median and 99th-percentile packet left; capacity: the "
-                "sender's packet-pair estimate of the path's capacity, median over the run after its first second "
-                f"(the path carries {CAPACITY_PPS:.0f} full packets per second; simulated: replication 0); steal: "
-                "the share of the run's time the hypervisor took from this machine's CPUs (/proc/stat).",
-                _diagnostic_table(diagnostics, plan),
-                figure("over time", figures["series"]),
-            ),
+            _goodput_section(table, plan, figures),
+            _gains_section(table, plan, figures),
+            _runs_section(diagnostics, plan, figures),
             section("Discussion", _discussion(plan, table, diagnostics, decisions, records)),
         )
 
@@ -220,6 +195,43 @@ def _generated(ctx: StudyContext, plan: Plan) -> str:
         "retransmissions, pacing, capacity estimates, steal time), `real_runs.csv` and `sim_runs.csv` (one row per "
         "run), `sim_prediction_decisions.csv` (the prediction's branches in the simulator, replication 0). "
         "The real runs are cached in `cache/real/`, one JSON record each."
+    )
+
+
+def _goodput_section(comparison: pl.DataFrame, plan: Plan, figures: dict[str, str]) -> list[str]:
+    return section(
+        "Goodput, real and simulated",
+        "Mean goodput (Mbit/s) of each variant alone on the path; the ratio is real over simulated (its "
+        "± propagates both half-widths, to first order):",
+        _goodput_table(comparison, plan),
+        figure("goodput", figures["goodput"]),
+    )
+
+
+def _gains_section(comparison: pl.DataFrame, plan: Plan, figures: dict[str, str]) -> list[str]:
+    return section(
+        "Gains of the proposals over native UDT",
+        "Each gain is the mean over replications of the proposal's goodput minus native UDT's in the same "
+        "replication (same loss seed; the real pairs also ran minutes apart on the same machine). The paper "
+        f"measured at {PAPER_RATE_MBPS:g} Mbit/s; we compare gains as a share of the link rate, so its "
+        f"gains scale by {RATE_MBPS / PAPER_RATE_MBPS:g} to this path:",
+        _gain_table(comparison, plan),
+        figure("gains", figures["gains"]),
+    )
+
+
+def _runs_section(diagnostics: pl.DataFrame, plan: Plan, figures: dict[str, str]) -> list[str]:
+    return section(
+        "What happened in the runs",
+        "Means per run. Queue: datagrams the emulator's (or simulated link's) DropTail queue refused; "
+        "random: those the 0.001 % loss took; host: datagrams the kernel dropped for a full socket buffer "
+        "(`RcvbufErrors` in /proc/net/snmp over the run, any socket on the machine); late: how long after "
+        "its scheduled time the real sender's median and 99th-percentile packet left; capacity: the "
+        "sender's packet-pair estimate of the path's capacity, median over the run after its first second "
+        f"(the path carries {CAPACITY_PPS:.0f} full packets per second; simulated: replication 0); steal: "
+        "the share of the run's time the hypervisor took from this machine's CPUs (/proc/stat).",
+        _diagnostic_table(diagnostics, plan),
+        figure("over time", figures["series"]),
     )
 
 
