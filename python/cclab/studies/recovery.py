@@ -20,6 +20,7 @@ from cclab.api import run
 from cclab.plot import Intervals, acks_received, segments_sent, sequence, time_sequence
 from cclab.plot import sweep as sweep_plot
 from cclab.studies.base import Study, StudyContext, jain
+from cclab.studies.report import Claim, Column, claim_table, document, figure, opening, section, table, value
 from cclab.sweep import SweepResult, aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -117,19 +118,21 @@ def loss_episode(trace: pl.DataFrame, variant: str) -> dict[str, Any]:
     }
 
 
+def _ms(value: float | None) -> str:
+    return "not in the trace" if value is None else f"{value * 1000:.0f} ms"
+
+
 def _episode_table(episodes: list[dict[str, Any]]) -> str:
-    lines = ["| variant | window (s) | packets dropped | retransmissions | new segments sent | first drop to "
-             "its retransmission | to the end of recovery | new segments sent in between |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-
-    def ms(value: float | None) -> str:
-        return "not in the trace" if value is None else f"{value * 1000:.0f} ms"
-
-    for e in episodes:
-        lines.append(f"| {e['recovery']} | {e['start_s']:.3f}-{e['end_s']:.3f} | {e['drops']} | "
-                     f"{e['retransmissions']} | {e['new_segments']} | {ms(e['retransmitted_after_s'])} | "
-                     f"{ms(e['recovered_after_s'])} | {e['new_during_recovery']} |")  # fmt: skip
-    return "\n".join(lines)
+    return table(episodes, [
+        value("variant", "recovery"),
+        Column("window (s)", lambda e: f"{e['start_s']:.3f}-{e['end_s']:.3f}"),
+        value("packets dropped", "drops"),
+        value("retransmissions", "retransmissions"),
+        value("new segments sent", "new_segments"),
+        Column("first drop to its retransmission", lambda e: _ms(e["retransmitted_after_s"])),
+        Column("to the end of recovery", lambda e: _ms(e["recovered_after_s"])),
+        value("new segments sent in between", "new_during_recovery"),
+    ])  # fmt: skip
 
 
 def _episodes_text(episodes: list[dict[str, Any]], speed: str) -> str:
@@ -179,12 +182,13 @@ def _ranking(summary: pl.DataFrame, metric: str, speed: str, variants: list[str]
 
 
 def _table(summary: pl.DataFrame, columns: list[tuple[str, str, int]]) -> str:
-    lines = ["| variant | speed | " + " | ".join(label for _, label, _ in columns) + " |",
-             "|" + "---|" * (2 + len(columns))]  # fmt: skip
-    for r in summary.iter_rows(named=True):
-        cells = " | ".join(f"{r[f'{m}_mean']:.{d}f} ± {r[f'{m}_ci95']:.{d}f}" for m, _, d in columns)
-        lines.append(f"| {r['recovery']} | {r['speed']} | {cells} |")
-    return "\n".join(lines)
+    """Per variant and speed, each (metric, label, digits) as mean ± 95 % half-width."""
+
+    def plus_minus(metric: str, label: str, digits: int) -> Column[dict[str, Any]]:
+        return Column(label, lambda r: f"{r[f'{metric}_mean']:.{digits}f} ± {r[f'{metric}_ci95']:.{digits}f}")
+
+    return table(summary, [value("variant", "recovery"), value("speed", "speed"),
+                           *(plus_minus(*c) for c in columns)])  # fmt: skip
 
 
 class RecoveryStudy(Study):
@@ -332,8 +336,7 @@ class RecoveryStudy(Study):
         episode = {e["recovery"]: e for e in episodes}
 
         def ms(variant: str, key: str) -> str:
-            value = episode[variant][key]
-            return "not in the trace" if value is None else f"{value * 1000:.0f} ms"
+            return _ms(episode[variant][key])
 
         return SACK1.format(
             top=top,
@@ -360,121 +363,146 @@ class RecoveryStudy(Study):
                 speeds: list[str], fair_speed: str, seq_speed: str,
                 episodes: list[dict[str, Any]]) -> str:  # fmt: skip
         top = speeds[-1]
-        seq = _rows(summary, seq_speed)
-        table3 = [
-            f"| variant | paper: sequence number | ours at {seq_speed}: highest in-order packet, mean per flow |",
-            "|---|---|---|",
-        ]
-        for variant in ("tahoe", "sack1", "sack", "newreno"):
-            r = seq[variant]
-            table3.append(
-                f"| {variant} | {PAPER_TABLE3[variant]} | {r['seq_mean_mean']:.0f} ± {r['seq_mean_ci95']:.0f} |"
-            )
-        fewest_retx = {s: min(_rows(summary, s).values(), key=lambda r: r["retransmits_mean"])["recovery"]
-                       for s in speeds}  # fmt: skip
-        most_timeouts = {s: max(_rows(summary, s).values(), key=lambda r: r["timeouts_mean"])["recovery"]
-                         for s in speeds}  # fmt: skip
-        spread = {s: (max(r["goodput_mbps_mean"] for r in _rows(summary, s).values())
-                      / min(r["goodput_mbps_mean"] for r in _rows(summary, s).values()) - 1) * 100
-                  for s in speeds}  # fmt: skip
-        low = speeds[0]
-        equal_jain = {v: _rows(equal, low)[v]["jain_mean"] for v in VARIANTS}
-        main_jain = {v: _rows(summary, low)[v]["jain_mean"] for v in VARIANTS}
-        top_rows = _rows(summary, top)
-        facts = FACTS.format(
-            top=top,
-            tahoe_util=top_rows["tahoe"]["util_mean"],
-            others_util=" and ".join(f"{top_rows[v]['util_mean']:.3f} ({v})" for v in VARIANTS if v != "tahoe"),
-            util=summary["util_mean"].min(),
-            spread=max(spread.values()),
-            fewest=", ".join(f"{s}: {v}" for s, v in fewest_retx.items()),
-            most_timeouts=", ".join(f"{s}: {v}" for s, v in most_timeouts.items()),
-            low=low,
-            equal_jain=", ".join(f"{v} {j:.2f}" for v, j in equal_jain.items()),
-            main_jain=", ".join(f"{v} {j:.2f}" for v, j in main_jain.items()),
+        return document(
+            opening(self, _generated(ctx)),
+            section("Setup and reconstruction", SETUP),
+            _throughput_section(summary, figures, top),
+            _ack_section(summary, figures, top),
+            _fairness_section(summary, figures, fair_speed),
+            _sequence_section(summary, figures, seq_speed, episodes),
+            section("ns-2 Sack1 against RFC 6675 SACK", self._sack1_text(summary, speeds, seq_speed, episodes)),
+            _sensitivity_section(equal),
+            section(
+                "What the model shows, and why it differs from the paper", _facts(summary, equal, speeds), DIFFERENCES
+            ),
         )
-        sections = [
-            f"# Reproduction: {self.title}",
-            f"Paper: {self.paper}.",
-            f"Generated by `{ctx.command}` (the command regenerates this report byte for byte) with "
-            f"{ctx.replications} replications per point; ± is the 95 % confidence half-width "
-            "(Student's t). Tables: "
+
+
+def _generated(ctx: StudyContext) -> str:
+    return (f"Generated by `{ctx.command}` (the command regenerates this report byte for byte) with "
+            f"{ctx.replications} replications per point; ± is the 95 % confidence half-width (Student's t). Tables: "
             "`tables/summary.csv` (per variant and speed), `tables/runs.csv` (per run), `tables/per_flow.csv`, "
-            "`tables/summary_equal_link_speeds.csv` (the sensitivity sweep).",
-            "## Setup and reconstruction",
-            SETUP,
-            "## Total data throughput (paper Fig. 6)",
-            "The paper: Tahoe has the highest total throughput and SACK the lowest (Tahoe > NewReno > SACK). "
-            "Its figure did not survive, so only this ordering can be compared.",
-            f"Ours at {top}: goodput {_ranking(summary, 'goodput_mbps', top)}; data carried by the bottleneck, "
-            f"retransmissions included, {_ranking(summary, 'bottleneck_mbps', top)}. (`>`: the 95 % intervals "
-            "are disjoint; `≈`: they overlap.)",
-            f"![Fig. 6]({figures['fig6']})",
-            f"![Fig. 6, wire view]({figures['fig6b']})",
-            _table(
-                summary,
-                [
-                    ("goodput_mbps", "goodput Mbit/s", 2),
-                    ("bottleneck_mbps", "bottleneck Mbit/s", 2),
-                    ("util", "utilisation", 3),
-                    ("retransmits", "retransmissions", 0),
-                    ("timeouts", "timeouts", 1),
-                ],
-            ),  # fmt: skip
-            "## ACK throughput on the reverse path (paper Fig. 7)",
-            "The paper: Tahoe sends the most ACKs and SACK the fewest, Tahoe and NewReno being close.",
-            f"Ours at {top}: {_ranking(summary, 'ack_path_mbps', top)}.",
-            f"![Fig. 7]({figures['fig7']})",
-            _table(summary, [("ack_path_mbps", "ACK Mbit/s on the reverse path", 3)]),
-            "## Fairness (paper Fig. 8)",
-            'The paper compares the packets handled for each version at "node 6" and finds Tahoe a little '
-            "fairer there, with no large difference over all nodes.",
-            f"Ours: goodput per sender at {fair_speed}, and Jain's index over the six flows per variant and speed.",
-            f"![Fig. 8]({figures['fig8']})",
-            _table(summary, [("jain", "Jain's index", 3)]),
-            "## Sequence numbers (paper Figs. 9-11 and Table 3)",
-            "The paper plots the sequence number of one flow against time for each variant over the whole run. "
-            f"At that scale (ours: flow {SEQUENCE_FLOW} at {seq_speed}, replication 0, sampled every 20 ms) "
-            "the lines show each variant's progress but no single loss or retransmission:",
-            f"![Figs. 9-11 overview]({figures['fig9_11_overview']})",
-            "How each variant recovers is visible only packet by packet. Figs. 9-11 below are time-sequence "
-            f"graphs drawn from a packet trace of {SEQUENCE_FLOW}: every segment sent (a bar from its first to "
-            "its last byte; a diamond marks a retransmission), the cumulative ACK the sender received (step "
-            "line), the SACK blocks of those ACKs, and every packet of the flow dropped (X, with the link). "
-            "Each shows the same rule's "
-            f"window: the flow's first drop after {EPISODE_AFTER_S:g} s, from {EPISODE_BEFORE_S * 1000:.0f} ms "
-            f"before it to {EPISODE_SPAN_S * 1000:.0f} ms later.",
-            f"![Fig. 9]({figures['fig9']})",
-            f"![Fig. 10]({figures['fig10']})",
-            f"![Fig. 10b]({figures['fig10b']})",
-            f"![Fig. 11]({figures['fig11']})",
-            "What the traces record in those windows (`tables/loss_episodes.csv`; recovery ends when the "
-            "cumulative ACK passes everything sent before the first drop):",
-            _episode_table(episodes),
-            _episodes_text(episodes, seq_speed),
-            "Table 3 of the paper gives the sequence number reached at the end of the 10 s run; it does not say "
-            f"at which speed or for which flow. Its values match a share of a {seq_speed} bottleneck best, so we "
-            "compare there, with the mean over the six flows and the replications:",
-            "\n".join(table3),
-            f"Ours at {seq_speed}: {_ranking(summary, 'seq_mean', seq_speed)} (paper: tahoe > sack > newreno, "
-            "its sack being ns-2's Sack1).",
-            "## ns-2 Sack1 against RFC 6675 SACK",
-            self._sack1_text(summary, speeds, seq_speed, episodes),
-            "## Sensitivity: every link at the swept speed",
-            "The same sweep with the access links as slow as the bottleneck:",
-            _table(
-                equal,
-                [
-                    ("goodput_mbps", "goodput Mbit/s", 2),
-                    ("jain", "Jain's index", 3),
-                    ("timeouts", "timeouts", 1),
-                ],
-            ),  # fmt: skip
-            "## What the model shows, and why it differs from the paper",
-            facts,
-            DIFFERENCES,
-        ]
-        return "\n\n".join(sections) + "\n"
+            "`tables/summary_equal_link_speeds.csv` (the sensitivity sweep).")  # fmt: skip
+
+
+def _throughput_section(summary: pl.DataFrame, figures: dict[str, str], top: str) -> list[str]:
+    return section(
+        "Total data throughput (paper Fig. 6)",
+        "The paper: Tahoe has the highest total throughput and SACK the lowest (Tahoe > NewReno > SACK). "
+        "Its figure did not survive, so only this ordering can be compared.",
+        f"Ours at {top}: goodput {_ranking(summary, 'goodput_mbps', top)}; data carried by the bottleneck, "
+        f"retransmissions included, {_ranking(summary, 'bottleneck_mbps', top)}. (`>`: the 95 % intervals "
+        "are disjoint; `≈`: they overlap.)",
+        figure("Fig. 6", figures["fig6"]),
+        figure("Fig. 6, wire view", figures["fig6b"]),
+        _table(
+            summary,
+            [
+                ("goodput_mbps", "goodput Mbit/s", 2),
+                ("bottleneck_mbps", "bottleneck Mbit/s", 2),
+                ("util", "utilisation", 3),
+                ("retransmits", "retransmissions", 0),
+                ("timeouts", "timeouts", 1),
+            ],
+        ),  # fmt: skip
+    )
+
+
+def _ack_section(summary: pl.DataFrame, figures: dict[str, str], top: str) -> list[str]:
+    return section(
+        "ACK throughput on the reverse path (paper Fig. 7)",
+        "The paper: Tahoe sends the most ACKs and SACK the fewest, Tahoe and NewReno being close.",
+        f"Ours at {top}: {_ranking(summary, 'ack_path_mbps', top)}.",
+        figure("Fig. 7", figures["fig7"]),
+        _table(summary, [("ack_path_mbps", "ACK Mbit/s on the reverse path", 3)]),
+    )
+
+
+def _fairness_section(summary: pl.DataFrame, figures: dict[str, str], fair_speed: str) -> list[str]:
+    return section(
+        "Fairness (paper Fig. 8)",
+        'The paper compares the packets handled for each version at "node 6" and finds Tahoe a little '
+        "fairer there, with no large difference over all nodes.",
+        f"Ours: goodput per sender at {fair_speed}, and Jain's index over the six flows per variant and speed.",
+        figure("Fig. 8", figures["fig8"]),
+        _table(summary, [("jain", "Jain's index", 3)]),
+    )
+
+
+def _sequence_section(summary: pl.DataFrame, figures: dict[str, str], seq_speed: str,
+                      episodes: list[dict[str, Any]]) -> list[str]:  # fmt: skip
+    seq = _rows(summary, seq_speed)
+    table3 = [Claim(v, paper=str(PAPER_TABLE3[v]),
+                    ours=f"{seq[v]['seq_mean_mean']:.0f} ± {seq[v]['seq_mean_ci95']:.0f}")
+              for v in ("tahoe", "sack1", "sack", "newreno")]  # fmt: skip
+    return section(
+        "Sequence numbers (paper Figs. 9-11 and Table 3)",
+        "The paper plots the sequence number of one flow against time for each variant over the whole run. "
+        f"At that scale (ours: flow {SEQUENCE_FLOW} at {seq_speed}, replication 0, sampled every 20 ms) "
+        "the lines show each variant's progress but no single loss or retransmission:",
+        figure("Figs. 9-11 overview", figures["fig9_11_overview"]),
+        "How each variant recovers is visible only packet by packet. Figs. 9-11 below are time-sequence "
+        f"graphs drawn from a packet trace of {SEQUENCE_FLOW}: every segment sent (a bar from its first to "
+        "its last byte; a diamond marks a retransmission), the cumulative ACK the sender received (step "
+        "line), the SACK blocks of those ACKs, and every packet of the flow dropped (X, with the link). "
+        "Each shows the same rule's "
+        f"window: the flow's first drop after {EPISODE_AFTER_S:g} s, from {EPISODE_BEFORE_S * 1000:.0f} ms "
+        f"before it to {EPISODE_SPAN_S * 1000:.0f} ms later.",
+        [figure(f"Fig. {number}", figures[f"fig{number}"]) for number in ("9", "10", "10b", "11")],
+        "What the traces record in those windows (`tables/loss_episodes.csv`; recovery ends when the "
+        "cumulative ACK passes everything sent before the first drop):",
+        _episode_table(episodes),
+        _episodes_text(episodes, seq_speed),
+        "Table 3 of the paper gives the sequence number reached at the end of the 10 s run; it does not say "
+        f"at which speed or for which flow. Its values match a share of a {seq_speed} bottleneck best, so we "
+        "compare there, with the mean over the six flows and the replications:",
+        claim_table(
+            table3,
+            {
+                "claim": "variant",
+                "paper": "paper: sequence number",
+                "ours": f"ours at {seq_speed}: highest in-order packet, mean per flow",
+            },
+        ),  # fmt: skip
+        f"Ours at {seq_speed}: {_ranking(summary, 'seq_mean', seq_speed)} (paper: tahoe > sack > newreno, "
+        "its sack being ns-2's Sack1).",
+    )
+
+
+def _sensitivity_section(equal: pl.DataFrame) -> list[str]:
+    columns = [("goodput_mbps", "goodput Mbit/s", 2), ("jain", "Jain's index", 3), ("timeouts", "timeouts", 1)]
+    return section(
+        "Sensitivity: every link at the swept speed",
+        "The same sweep with the access links as slow as the bottleneck:",
+        _table(equal, columns),
+    )
+
+
+def _facts(summary: pl.DataFrame, equal: pl.DataFrame, speeds: list[str]) -> str:
+    """What the sweeps show across speeds: FACTS with its numbers."""
+    top, low = speeds[-1], speeds[0]
+    fewest_retx = {s: min(_rows(summary, s).values(), key=lambda r: r["retransmits_mean"])["recovery"]
+                   for s in speeds}  # fmt: skip
+    most_timeouts = {s: max(_rows(summary, s).values(), key=lambda r: r["timeouts_mean"])["recovery"]
+                     for s in speeds}  # fmt: skip
+    spread = {s: (max(r["goodput_mbps_mean"] for r in _rows(summary, s).values())
+                  / min(r["goodput_mbps_mean"] for r in _rows(summary, s).values()) - 1) * 100
+              for s in speeds}  # fmt: skip
+    equal_jain = {v: _rows(equal, low)[v]["jain_mean"] for v in VARIANTS}
+    main_jain = {v: _rows(summary, low)[v]["jain_mean"] for v in VARIANTS}
+    top_rows = _rows(summary, top)
+    return FACTS.format(
+        top=top,
+        tahoe_util=top_rows["tahoe"]["util_mean"],
+        others_util=" and ".join(f"{top_rows[v]['util_mean']:.3f} ({v})" for v in VARIANTS if v != "tahoe"),
+        util=summary["util_mean"].min(),
+        spread=max(spread.values()),
+        fewest=", ".join(f"{s}: {v}" for s, v in fewest_retx.items()),
+        most_timeouts=", ".join(f"{s}: {v}" for s, v in most_timeouts.items()),
+        low=low,
+        equal_jain=", ".join(f"{v} {j:.2f}" for v, j in equal_jain.items()),
+        main_jain=", ".join(f"{v} {j:.2f}" for v, j in main_jain.items()),
+    )
 
 
 SETUP = """\

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from cclab.availbw import available_bandwidth
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext, percent, seconds
+from cclab.studies.report import Claim, Column, claim_list, document, figure, opening, section, table, value, verdict
 from cclab.sweep import aggregate, derive_seed
 
 if TYPE_CHECKING:
@@ -286,8 +287,7 @@ class WirelessStudy(Study):
         return sums
 
     @staticmethod
-    def _decoupled_notes(fig6: pl.DataFrame, mixed: pl.DataFrame, estimate_sums: pl.DataFrame,
-                         without_loss: Any) -> str:  # fmt: skip
+    def _decoupled_notes(fig6: pl.DataFrame, mixed: pl.DataFrame, estimate_sums: pl.DataFrame) -> list[str]:
         """How Decoupled TCP gets its throughput, from Fig. 6 without loss and the estimate sums."""
         import polars as pl
 
@@ -295,36 +295,36 @@ class WirelessStudy(Study):
             r = estimate_sums.filter(pl.col("estimator") == estimator)
             return f"{r['sum_mbps_mean'][0]:.1f}" if r.height else "-"
 
-        drops = {v: without_loss(fig6, v, "queue_drop_pct") for v in ("decoupled", "westwood", "reno", "sack")}
-        share = {v: without_loss(mixed, v, "goodput_mbps") for v in MIXED}
+        compared = ("decoupled", "westwood", "reno", "sack")
+        drops = {v: _mean_at(fig6, "variant", v, 0.0, "queue_drop_pct") for v in compared}
+        share = {v: _mean_at(mixed, "variant", v, 0.0, "goodput_mbps") for v in MIXED}
         others = sum(share[v] for v in MIXED if v != "decoupled") / (len(MIXED) - 1)
         fair = CAPACITY * PAYLOAD_SHARE / 1e6 / (10 * len(MIXED))
-        return "\n\n".join(
-            [
-                "### How Decoupled TCP gets its throughput here",
-                "Decoupled TCP's window after a loss is ABE x RTTmin. With ten flows of one variant on the link "
-                "and no random loss, each flow's mean estimate after the warm-up, summed over the ten flows "
-                f"(`tables/estimate_sum.csv`): Decoupled TCP's WABE {total('decoupled')} Mbit/s, Westwood "
-                f"{total('westwood')}, Westwood+ {total('westwood_plus')}, Jersey {total('jersey')}, BBR's BtlBw "
-                f"{total('bbr')}, where the link carries 4.8 Mbit/s of payload. A flow's packets leave the "
-                "bottleneck in runs spaced by its 1.6 ms packet time, so its ACKs come back in bursts at the full "
-                "link rate; an estimate that weights every ACK gap alike (WABE's mean of inverse gaps, Westwood's "
-                "per-ACK filter) reads each burst as the link, and each of the ten flows believes in most of it. "
-                "Westwood+'s once-per-RTT samples average over the bursts and come closest; Jersey's one-RTT window "
-                "less so; BBR's BtlBw is a windowed maximum of delivery-rate samples, which takes the bursts' highs.",
-                "Westwood's sending still stalls in NewReno's recovery while a loss is repaired; Decoupled TCP keeps "
-                "sending about cwnd per RTT whatever is lost, so its ten flows keep the queue full: without random "
-                f"loss the bottleneck drops {drops['decoupled']:.1f} % of the packets arriving with ten Decoupled "
-                f"flows, {drops['westwood']:.1f} % with Westwood, {drops['reno']:.1f} % with Reno and "
-                f"{drops['sack']:.1f} % with SACK (Fig. 6 queue drops). Its goodput holds up because every loss is "
-                "resent from RETRXQ, not because it estimates well.",
-                "The same aggressiveness decides the mixed reading of Fig. 6: with ten flows of each of Reno, SACK, "
-                "Westwood and Decoupled TCP on the link and no random loss, a Decoupled flow gets "
-                f"{share['decoupled']:.3f} Mbit/s and the thirty others {others:.3f} on average, against a fair "
-                f"share of {fair:.3f} (mixed table above). The paper's better throughput for Decoupled TCP at high "
-                "loss is reproduced, but in our model it comes with a sender that does not back off for congestion "
-                "the way the others do; the paper does not examine friendliness.",
-            ]
+        return section(
+            "How Decoupled TCP gets its throughput here",
+            "Decoupled TCP's window after a loss is ABE x RTTmin. With ten flows of one variant on the link "
+            "and no random loss, each flow's mean estimate after the warm-up, summed over the ten flows "
+            f"(`tables/estimate_sum.csv`): Decoupled TCP's WABE {total('decoupled')} Mbit/s, Westwood "
+            f"{total('westwood')}, Westwood+ {total('westwood_plus')}, Jersey {total('jersey')}, BBR's BtlBw "
+            f"{total('bbr')}, where the link carries 4.8 Mbit/s of payload. A flow's packets leave the "
+            "bottleneck in runs spaced by its 1.6 ms packet time, so its ACKs come back in bursts at the full "
+            "link rate; an estimate that weights every ACK gap alike (WABE's mean of inverse gaps, Westwood's "
+            "per-ACK filter) reads each burst as the link, and each of the ten flows believes in most of it. "
+            "Westwood+'s once-per-RTT samples average over the bursts and come closest; Jersey's one-RTT window "
+            "less so; BBR's BtlBw is a windowed maximum of delivery-rate samples, which takes the bursts' highs.",
+            "Westwood's sending still stalls in NewReno's recovery while a loss is repaired; Decoupled TCP keeps "
+            "sending about cwnd per RTT whatever is lost, so its ten flows keep the queue full: without random "
+            f"loss the bottleneck drops {drops['decoupled']:.1f} % of the packets arriving with ten Decoupled "
+            f"flows, {drops['westwood']:.1f} % with Westwood, {drops['reno']:.1f} % with Reno and "
+            f"{drops['sack']:.1f} % with SACK (Fig. 6 queue drops). Its goodput holds up because every loss is "
+            "resent from RETRXQ, not because it estimates well.",
+            "The same aggressiveness decides the mixed reading of Fig. 6: with ten flows of each of Reno, SACK, "
+            "Westwood and Decoupled TCP on the link and no random loss, a Decoupled flow gets "
+            f"{share['decoupled']:.3f} Mbit/s and the thirty others {others:.3f} on average, against a fair "
+            f"share of {fair:.3f} (mixed table above). The paper's better throughput for Decoupled TCP at high "
+            "loss is reproduced, but in our model it comes with a sender that does not back off for congestion "
+            "the way the others do; the paper does not examine friendliness.",
+            level=3,
         )
 
     # ----------------------------------------------------------------- figures
@@ -409,82 +409,175 @@ class WirelessStudy(Study):
     def _report(self, ctx: StudyContext, figures: dict[str, str], fig1_runs: list[Any], mape: pl.DataFrame,
                 fig6: pl.DataFrame, mixed: pl.DataFrame, fig7: pl.DataFrame,
                 losses: list[float], estimate_sums: pl.DataFrame) -> str:  # fmt: skip
-        import polars as pl
-
-        def cell(frame: pl.DataFrame, key: str, name: str, loss: float, metric: str, digits: int = 2) -> str:
-            r = frame.filter((pl.col(key) == name) & ((pl.col("loss") - loss).abs() < 1e-12))
-            if r.height == 0:
-                return "-"
-            mean, ci = r[f"{metric}_mean"][0], r[f"{metric}_ci95"][0]
-            return f"{mean:.{digits}f}" + ("" if ci is None else f" ± {ci:.{digits}f}")
-
-        def value(frame: pl.DataFrame, key: str, name: str, loss: float, metric: str) -> float:
-            r = frame.filter((pl.col(key) == name) & ((pl.col("loss") - loss).abs() < 1e-12))
-            return float(r[f"{metric}_mean"][0])
-
-        def grid(frame: pl.DataFrame, variants: list[str], metric: str, digits: int) -> str:
-            rows = ["| variant | " + " | ".join(percent(p) for p in losses) + " |", "|---|" + "---|" * len(losses)]
-            for v in variants:
-                cells = " | ".join(cell(frame, "variant", v, p, metric, digits) for p in losses)
-                rows.append(f"| {VARIANTS[v][0]} | {cells} |")
-            return "\n".join(rows)
-
-        fig1_rows = ["| loss | mean ABE (Mbit/s) | min | max | goodput (Mbit/s) |", "|---|---|---|---|---|"]
         warm = seconds(self._base(ctx)["run"]["warmup"])
-        fig1_means = {}
-        for p, res in zip(FIG1_LOSSES, fig1_runs, strict=True):
-            m = res.metrics.filter((pl.col("metric") == "cc.bwe") & (pl.col("time_s") >= warm))["value"] / 1e6
-            fig1_means[p] = float(m.mean())  # type: ignore[arg-type]
-            fig1_rows.append(f"| {percent(p)} | {m.mean():.2f} | {m.min():.2f} | {m.max():.2f} | "
-                             f"{res.flows['goodput_bps'][0] / 1e6:.2f} |")  # fmt: skip
+        fig1 = _fig1_rows(fig1_runs, warm)
+        fig1_means = {r["loss"]: r["mean"] for r in fig1}
+        return document(
+            opening(self, _generated(ctx)),
+            section("Setup and reconstruction", SETUP),
+            _fig1_section(figures, fig1, warm),
+            _abe_section(figures, mape),
+            _fig6_section(figures, fig6, mixed, losses),
+            _fig7_section(figures, fig7),
+            section(
+                "The paper's claims against ours",
+                claim_list(_estimate_claims(fig1_means, mape) + _throughput_claims(fig6, mixed, fig7, losses)),
+                self._decoupled_notes(fig6, mixed, estimate_sums),
+                DOUBTS,
+            ),
+        )
 
-        mape_rows = ["| estimator | " + " | ".join(f"MAPE at {percent(p)}" for p in ABE_LOSSES)
-                     + " | " + " | ".join(f"MAPE with UDP on, {percent(p)}" for p in ABE_LOSSES)
-                     + " | " + " | ".join(f"estimate / truth at {percent(p)}" for p in ABE_LOSSES) + " |",
-                     "|---|" + "---|" * (3 * len(ABE_LOSSES))]  # fmt: skip
-        for est in ESTIMATORS:
-            mape_rows.append(f"| {VARIANTS[est][0]}{' (BtlBw)' if est == 'bbr' else ''} | "
-                             + " | ".join(cell(mape, "estimator", est, p, "mape_pct", 1) + " %" for p in ABE_LOSSES)
-                             + " | " + " | ".join(cell(mape, "estimator", est, p, "mape_cross_pct", 1) + " %"
-                                                  for p in ABE_LOSSES)
-                             + " | " + " | ".join(cell(mape, "estimator", est, p, "mean_ratio", 2)
-                                                  for p in ABE_LOSSES) + " |")  # fmt: skip
 
-        fig7_rows = ["| variant | " + " | ".join(f"50 ms / 200 ms at {percent(p)}" for p in FIG7_LOSSES)
-                     + " | " + " | ".join(f"larger / smaller at {percent(p)}" for p in FIG7_LOSSES)
-                     + " | " + " | ".join(f"Mbit/s (50 ms, 200 ms) at {percent(p)}" for p in FIG7_LOSSES) + " |",
-                     "|---|" + "---|" * (3 * len(FIG7_LOSSES))]  # fmt: skip
-        for variant in VARIANTS:
-            pairs = [f"{value(fig7, 'variant', variant, p, 'short_mbps'):.2f}, "
-                     f"{value(fig7, 'variant', variant, p, 'long_mbps'):.2f}" for p in FIG7_LOSSES]  # fmt: skip
-            fig7_rows.append(f"| {VARIANTS[variant][0]} | "
-                             + " | ".join(cell(fig7, "variant", variant, p, "ratio", 2) for p in FIG7_LOSSES)
-                             + " | " + " | ".join(cell(fig7, "variant", variant, p, "unfairness", 2)
-                                                  for p in FIG7_LOSSES)
-                             + " | " + " | ".join(pairs) + " |")  # fmt: skip
+def _generated(ctx: StudyContext) -> str:
+    return (f"Generated by `{ctx.command}` with {ctx.replications} replications per point (Figs. 1, 4, 5 and 7's "
+            "time series show replication 0); ± is the 95 % confidence half-width (Student's t). Tables: "
+            "`tables/fig6.csv`, `tables/fig6_mixed.csv`, `tables/fig7.csv`, `tables/abe_error.csv` and their "
+            "per-run `*_runs.csv`.")  # fmt: skip
 
-        hi, one = losses[-1], 0.01
-        g = {v: {p: value(fig6, "variant", v, p, "goodput_mbps") for p in losses} for v in VARIANTS}
-        gm = {v: {p: value(mixed, "variant", v, p, "goodput_mbps") for p in losses} for v in MIXED}
-        m = {e: {p: value(mape, "estimator", e, p, "mape_pct") for p in ABE_LOSSES} for e in ESTIMATORS}
-        mc = {e: {p: value(mape, "estimator", e, p, "mape_cross_pct") for p in ABE_LOSSES} for e in ESTIMATORS}
-        u = {v: {p: value(fig7, "variant", v, p, "unfairness") for p in FIG7_LOSSES} for v in VARIANTS}
-        ratio = {v: {p: value(fig7, "variant", v, p, "ratio") for p in FIG7_LOSSES} for v in VARIANTS}
-        best_hi = max(VARIANTS, key=lambda v: g[v][hi])
-        first_better = next((p for p in losses if g["westwood"][p] > max(g["reno"][p], g["sack"][p])), None)
 
-        def verdict(ok: bool) -> str:
-            return "agrees" if ok else "differs"
+def _at(frame: pl.DataFrame, key: str, name: str, loss: float) -> pl.DataFrame:
+    """The aggregate row of ``name`` (in column ``key``) at ``loss``; empty if it was not run."""
+    import polars as pl
 
-        wabe_vs_ww = {p: m["decoupled"][p] < m["westwood"][p] for p in ABE_LOSSES}
-        claims = [
-            f"- **Fig. 1: Westwood's ABE is far off at 1 % and 10 %** ({verdict(fig1_means[0.1] < 0.5 * 4.8)}). "
-            f"Its mean after the warm-up is {fig1_means[0.0]:.2f} Mbit/s without loss (4.8 is right), "
+    return frame.filter((pl.col(key) == name) & ((pl.col("loss") - loss).abs() < 1e-12))
+
+
+def _cell(frame: pl.DataFrame, key: str, name: str, loss: float, metric: str, digits: int = 2) -> str:
+    """A table cell: the mean and 95 % half-width of ``metric``, "-" where the point was not run."""
+    r = _at(frame, key, name, loss)
+    if r.height == 0:
+        return "-"
+    mean, ci = r[f"{metric}_mean"][0], r[f"{metric}_ci95"][0]
+    return f"{mean:.{digits}f}" + ("" if ci is None else f" ± {ci:.{digits}f}")
+
+
+def _mean_at(frame: pl.DataFrame, key: str, name: str, loss: float, metric: str) -> float:
+    return float(_at(frame, key, name, loss)[f"{metric}_mean"][0])
+
+
+def _fig1_rows(runs: list[Any], warmup: float) -> list[dict[str, float]]:
+    """Westwood's ABE after the warm-up at each of Fig. 1's loss rates (Mbit/s), and the flow's goodput."""
+    import polars as pl
+
+    rows = []
+    for p, res in zip(FIG1_LOSSES, runs, strict=True):
+        m = res.metrics.filter((pl.col("metric") == "cc.bwe") & (pl.col("time_s") >= warmup))["value"] / 1e6
+        rows.append({"loss": p, "mean": float(m.mean()), "min": m.min(), "max": m.max(),  # type: ignore[arg-type]
+                     "goodput": res.flows["goodput_bps"][0] / 1e6})  # fmt: skip
+    return rows
+
+
+def _fig1_section(figures: dict[str, str], fig1: list[dict[str, float]], warm: float) -> list[str]:
+    return section(
+        "Fig. 1: Westwood's ABE under loss, no congestion",
+        "The paper: with one flow and no congestion the right ABE is 5 Mbit/s; at 1 % and 10 % loss "
+        "Westwood's ABE is far off.",
+        figure("Fig. 1", figures["fig1"]),
+        f"Ours (one flow, replication 0, after the {warm:g} s warm-up):",
+        table(
+            fig1,
+            [
+                Column("loss", lambda r: percent(r["loss"])),
+                value("mean ABE (Mbit/s)", "mean", ".2f"),
+                value("min", "min", ".2f"),
+                value("max", "max", ".2f"),
+                value("goodput (Mbit/s)", "goodput", ".2f"),
+            ],
+        ),  # fmt: skip
+    )
+
+
+def _abe_section(figures: dict[str, str], mape: pl.DataFrame) -> list[str]:
+    def by_loss(label: str, metric: str, digits: int, unit: str = "") -> list[Column[str]]:
+        return [Column(f"{label} {percent(p)}",
+                       lambda est, p=p: _cell(mape, "estimator", est, p, metric, digits) + unit)
+                for p in ABE_LOSSES]  # fmt: skip
+
+    columns = [
+        Column("estimator", lambda est: f"{VARIANTS[est][0]}{' (BtlBw)' if est == 'bbr' else ''}"),
+        *by_loss("MAPE at", "mape_pct", 1, " %"),
+        *by_loss("MAPE with UDP on,", "mape_cross_pct", 1, " %"),
+        *by_loss("estimate / truth at", "mean_ratio", 2),
+    ]
+    return section(
+        "Figs. 4 and 5: estimates against the available bandwidth",
+        "The paper: at 0.1 % loss WABE follows the available bandwidth as the UDP traffic changes while "
+        "Westwood's ABE is unstable; at 1 % Westwood's ABE is far from the truth and WABE is close with "
+        "some error.",
+        figure("Fig. 4", figures["fig4"]),
+        figure("Fig. 5", figures["fig5"]),
+        "Mean absolute percentage error (MAPE) of each estimate against the available bandwidth (each "
+        "500 ms interval after the warm-up: the estimate's mean over the interval against the capacity less "
+        "the UDP traffic the link carried, in payload bits), and the mean of estimate / truth (below 1: the "
+        "estimate is low); the flow's goodput is in `tables/abe_error.csv`:",
+        table(list(ESTIMATORS), columns),
+    )
+
+
+def _by_loss(frame: pl.DataFrame, variants: list[str], metric: str, digits: int, losses: list[float]) -> str:
+    """A table of ``metric`` per variant (rows) and loss rate (columns)."""
+    columns = [Column(percent(p), lambda v, p=p: _cell(frame, "variant", v, p, metric, digits)) for p in losses]
+    return table(variants, [Column("variant", lambda v: VARIANTS[v][0]), *columns])
+
+
+def _fig6_section(figures: dict[str, str], fig6: pl.DataFrame, mixed: pl.DataFrame, losses: list[float]) -> list[str]:
+    return section(
+        "Fig. 6: mean throughput per flow against loss",
+        "Ten flows of one variant share the bottleneck, one variant per run: our reading of the paper's "
+        '"ten of each TCP on the bottleneck". Mean goodput per flow, Mbit/s (the fair share is 0.48; '
+        "solid lines: the paper's four variants, dashed: added):",
+        figure("Fig. 6", figures["fig6"]),
+        _by_loss(fig6, list(VARIANTS), "goodput_mbps", 3, losses),
+        "Packets the bottleneck queue dropped (overflow, not the random loss), % of arrivals:",
+        _by_loss(fig6, list(VARIANTS), "queue_drop_pct", 1, losses),
+        "The sentence can also mean all four of the paper's variants at once, 40 flows; the same measure:",
+        figure("Fig. 6, mixed", figures["fig6_mixed"]),
+        _by_loss(mixed, MIXED, "goodput_mbps", 3, losses),
+    )
+
+
+def _fig7_section(figures: dict[str, str], fig7: pl.DataFrame) -> list[str]:
+    def both_rates(v: str, p: float) -> str:
+        return (f"{_mean_at(fig7, 'variant', v, p, 'short_mbps'):.2f}, "
+                f"{_mean_at(fig7, 'variant', v, p, 'long_mbps'):.2f}")  # fmt: skip
+
+    columns = [
+        Column("variant", lambda v: VARIANTS[v][0]),
+        *(Column(f"50 ms / 200 ms at {percent(p)}", lambda v, p=p: _cell(fig7, "variant", v, p, "ratio", 2))
+          for p in FIG7_LOSSES),
+        *(Column(f"larger / smaller at {percent(p)}", lambda v, p=p: _cell(fig7, "variant", v, p, "unfairness", 2))
+          for p in FIG7_LOSSES),
+        *(Column(f"Mbit/s (50 ms, 200 ms) at {percent(p)}", lambda v, p=p: both_rates(v, p)) for p in FIG7_LOSSES),
+    ]  # fmt: skip
+    return section(
+        "Fig. 7: two flows with base RTTs of 50 ms and 200 ms",
+        f"Two flows of the same variant, bottleneck delay {FIG7_DELAY} (a 50 ms RTT is impossible over the "
+        "35 ms link) and a 50-packet buffer; the paper gives neither the loss nor the length, and we run "
+        f"without loss and at {percent(FIG7_LOSSES[-1])}. Goodput ratio 50 ms / 200 ms and the larger over the "
+        "smaller goodput (1 is fair), per run then averaged:",
+        figure("Fig. 7", figures["fig7"]),
+        table(list(VARIANTS), columns),
+    )
+
+
+def _estimate_claims(fig1_means: dict[float, float], mape: pl.DataFrame) -> list[Claim]:
+    """The paper's claims about the bandwidth estimates (Figs. 1, 4 and 5) against ours."""
+    m = {e: {p: _mean_at(mape, "estimator", e, p, "mape_pct") for p in ABE_LOSSES} for e in ESTIMATORS}
+    mc = {e: {p: _mean_at(mape, "estimator", e, p, "mape_cross_pct") for p in ABE_LOSSES} for e in ESTIMATORS}
+    wabe_vs_ww = {p: m["decoupled"][p] < m["westwood"][p] for p in ABE_LOSSES}
+    return [
+        Claim(
+            "Fig. 1: Westwood's ABE is far off at 1 % and 10 %",
+            verdict=verdict(fig1_means[0.1] < 0.5 * 4.8),
+            ours=f"Its mean after the warm-up is {fig1_means[0.0]:.2f} Mbit/s without loss (4.8 is right), "
             f"{fig1_means[0.01]:.2f} at 1 % and {fig1_means[0.1]:.2f} at 10 %, and at 1 % it swings from near 0 "
             "to near 4.8 (table above). At 1 % the mean is closer than the paper's words suggest; at 10 % the "
             "estimate is a third of the link or less.",
-            f"- **Figs. 4-5: WABE tracks the available bandwidth at 0.1 % and roughly at 1 %; Westwood does not** "
-            f"(0.1 %: {verdict(wabe_vs_ww[0.001])}; 1 %: {verdict(wabe_vs_ww[0.01])}). MAPE of WABE "
+        ),
+        Claim(
+            "Figs. 4-5: WABE tracks the available bandwidth at 0.1 % and roughly at 1 %; Westwood does not",
+            verdict=f"0.1 %: {verdict(wabe_vs_ww[0.001])}; 1 %: {verdict(wabe_vs_ww[0.01])}",
+            ours=f"MAPE of WABE "
             f"{m['decoupled'][0.001]:.1f} % at 0.1 % and {m['decoupled'][0.01]:.1f} % at 1 %; Westwood "
             f"{m['westwood'][0.001]:.1f} % and {m['westwood'][0.01]:.1f} %; Jersey {m['jersey'][0.001]:.1f} % "
             f"and {m['jersey'][0.01]:.1f} %. WABE's error hardly changes with loss, as the paper says, but it is "
@@ -496,25 +589,53 @@ class WirelessStudy(Study):
             "vary (Jensen's inequality), and the paper's eq. for IA averages exactly that inverse. Westwood's "
             'error grows with loss; at 0.1 % it is still small here, so the paper\'s "unstable" at 0.1 % is '
             "not seen.",
-            f"- **Fig. 6: Reno and SACK nearly stop at 10 %** ({verdict(g['reno'][hi] < 0.25 * g['reno'][0.0])}). "
-            f"Per flow at {percent(hi)}: Reno {g['reno'][hi]:.3f}, SACK {g['sack'][hi]:.3f} Mbit/s (fair share "
+        ),
+    ]
+
+
+def _throughput_claims(fig6: pl.DataFrame, mixed: pl.DataFrame, fig7: pl.DataFrame,
+                       losses: list[float]) -> list[Claim]:  # fmt: skip
+    """The paper's claims about throughput (Fig. 6) and RTT fairness (Fig. 7) against ours."""
+    hi, one = losses[-1], 0.01
+    g = {v: {p: _mean_at(fig6, "variant", v, p, "goodput_mbps") for p in losses} for v in VARIANTS}
+    gm = {v: {p: _mean_at(mixed, "variant", v, p, "goodput_mbps") for p in losses} for v in MIXED}
+    u = {v: {p: _mean_at(fig7, "variant", v, p, "unfairness") for p in FIG7_LOSSES} for v in VARIANTS}
+    ratio = {v: {p: _mean_at(fig7, "variant", v, p, "ratio") for p in FIG7_LOSSES} for v in VARIANTS}
+    best_hi = max(VARIANTS, key=lambda v: g[v][hi])
+    first_better = next((p for p in losses if g["westwood"][p] > max(g["reno"][p], g["sack"][p])), None)
+    overtakes = percent(first_better) if first_better is not None else "no loss rate in the sweep"
+    return [
+        Claim(
+            "Fig. 6: Reno and SACK nearly stop at 10 %",
+            verdict=verdict(g["reno"][hi] < 0.25 * g["reno"][0.0]),
+            ours=f"Per flow at {percent(hi)}: Reno {g['reno'][hi]:.3f}, SACK {g['sack'][hi]:.3f} Mbit/s (fair share "
             f"0.48).",
-            f"- **Fig. 6: Westwood is better than Reno and SACK at 1 %** "
-            f"({verdict(g['westwood'][one] > max(g['reno'][one], g['sack'][one]))}). At 1 %: Westwood "
+        ),
+        Claim(
+            "Fig. 6: Westwood is better than Reno and SACK at 1 %",
+            verdict=verdict(g["westwood"][one] > max(g["reno"][one], g["sack"][one])),
+            ours=f"At 1 %: Westwood "
             f"{g['westwood'][one]:.3f}, Reno {g['reno'][one]:.3f}, SACK {g['sack'][one]:.3f} Mbit/s per flow. "
             "With ten flows each needs only a tenth of the link, a window of about ten packets, and Reno's "
             "loss-limited rate (about 1.22 MSS / (RTT sqrt(p)), 1.2 Mbit/s at 1 % and 80 ms) is far above that "
             "share, so Reno still fills the link at 1 % and Westwood's occasional low estimates cost it a "
-            f"little. Westwood overtakes Reno and SACK from {percent(first_better) if first_better is not None else 'no loss rate in the sweep'}. "  # noqa: E501
+            f"little. Westwood overtakes Reno and SACK from {overtakes}. "
             "The paper's 1 % may hold for fewer flows or a longer RTT.",
-            f"- **Fig. 6: Decoupled TCP is best at high loss** ({verdict(best_hi == 'decoupled')}). At "
+        ),
+        Claim(
+            "Fig. 6: Decoupled TCP is best at high loss",
+            verdict=verdict(best_hi == "decoupled"),
+            ours=f"At "
             f"{percent(hi)}: Decoupled {g['decoupled'][hi]:.3f}, Westwood {g['westwood'][hi]:.3f}, Jersey "
             f"{g['jersey'][hi]:.3f}, BBR {g['bbr'][hi]:.3f}; best: {VARIANTS[best_hi][0]}. In the mixed reading "
             f"(40 flows together) at {percent(hi)}: Decoupled {gm['decoupled'][hi]:.3f}, Westwood "
             f"{gm['westwood'][hi]:.3f}, Reno {gm['reno'][hi]:.3f}, SACK {gm['sack'][hi]:.3f}; without loss: "
             f"Decoupled {gm['decoupled'][0.0]:.3f}, Reno {gm['reno'][0.0]:.3f}: together, Decoupled TCP takes "
             "nearly the whole link and starves the three others at every loss rate (see below).",
-            f"- **Fig. 7: Westwood and Decoupled are fairer than Reno between 50 and 200 ms**. Larger / smaller "
+        ),
+        Claim(
+            "Fig. 7: Westwood and Decoupled are fairer than Reno between 50 and 200 ms",
+            ours=f"Larger / smaller "
             f"goodput without loss: Reno {u['reno'][0.0]:.2f}, Westwood {u['westwood'][0.0]:.2f}, Decoupled "
             f"{u['decoupled'][0.0]:.2f}; at 1 %: Reno {u['reno'][one]:.2f}, Westwood {u['westwood'][one]:.2f}, "
             f"Decoupled {u['decoupled'][one]:.2f}. At 1 % "
@@ -525,59 +646,8 @@ class WirelessStudy(Study):
             f"start-up overflow), and Decoupled TCP's 200 ms flow wins ({ratio['decoupled'][0.0]:.2f} without loss, "
             f"{ratio['decoupled'][one]:.2f} at 1 %; its window after a loss is its "
             "own estimate times its own minimum RTT, which favours the longer path).",
-        ]
-        sections = [
-            f"# Reproduction: {self.title}",
-            f"Paper: {self.paper}.",
-            f"Generated by `{ctx.command}` with {ctx.replications} replications per point (Figs. 1, 4, 5 and 7's "
-            "time series show replication 0); ± is the 95 % confidence half-width (Student's t). Tables: "
-            "`tables/fig6.csv`, `tables/fig6_mixed.csv`, `tables/fig7.csv`, `tables/abe_error.csv` and their "
-            "per-run `*_runs.csv`.",
-            "## Setup and reconstruction",
-            SETUP,
-            "## Fig. 1: Westwood's ABE under loss, no congestion",
-            "The paper: with one flow and no congestion the right ABE is 5 Mbit/s; at 1 % and 10 % loss "
-            "Westwood's ABE is far off.",
-            f"![Fig. 1]({figures['fig1']})",
-            f"Ours (one flow, replication 0, after the {warm:g} s warm-up):",
-            "\n".join(fig1_rows),
-            "## Figs. 4 and 5: estimates against the available bandwidth",
-            "The paper: at 0.1 % loss WABE follows the available bandwidth as the UDP traffic changes while "
-            "Westwood's ABE is unstable; at 1 % Westwood's ABE is far from the truth and WABE is close with "
-            "some error.",
-            f"![Fig. 4]({figures['fig4']})",
-            f"![Fig. 5]({figures['fig5']})",
-            "Mean absolute percentage error (MAPE) of each estimate against the available bandwidth (each "
-            "500 ms interval after the warm-up: the estimate's mean over the interval against the capacity less "
-            "the UDP traffic the link carried, in payload bits), and the mean of estimate / truth (below 1: the "
-            "estimate is low); the flow's goodput is in `tables/abe_error.csv`:",
-            "\n".join(mape_rows),
-            "## Fig. 6: mean throughput per flow against loss",
-            "Ten flows of one variant share the bottleneck, one variant per run: our reading of the paper's "
-            '"ten of each TCP on the bottleneck". Mean goodput per flow, Mbit/s (the fair share is 0.48; '
-            "solid lines: the paper's four variants, dashed: added):",
-            f"![Fig. 6]({figures['fig6']})",
-            grid(fig6, list(VARIANTS), "goodput_mbps", 3),
-            "Packets the bottleneck queue dropped (overflow, not the random loss), % of arrivals:",
-            grid(fig6, list(VARIANTS), "queue_drop_pct", 1),
-            "The sentence can also mean all four of the paper's variants at once, 40 flows; the same measure:",
-            f"![Fig. 6, mixed]({figures['fig6_mixed']})",
-            grid(mixed, MIXED, "goodput_mbps", 3),
-            "## Fig. 7: two flows with base RTTs of 50 ms and 200 ms",
-            f"Two flows of the same variant, bottleneck delay {FIG7_DELAY} (a 50 ms RTT is impossible over the "
-            "35 ms link) and a 50-packet buffer; the paper gives neither the loss nor the length, and we run "
-            f"without loss and at {percent(FIG7_LOSSES[-1])}. Goodput ratio 50 ms / 200 ms and the larger over the "
-            "smaller goodput (1 is fair), per run then averaged:",
-            f"![Fig. 7]({figures['fig7']})",
-            "\n".join(fig7_rows),
-            "## The paper's claims against ours",
-            "\n".join(claims),
-            self._decoupled_notes(
-                fig6, mixed, estimate_sums, lambda frame, name, metric: value(frame, "variant", name, 0.0, metric)
-            ),
-            DOUBTS,
-        ]
-        return "\n\n".join(sections) + "\n"
+        ),
+    ]
 
 
 SETUP = """\
