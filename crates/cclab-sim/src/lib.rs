@@ -8,6 +8,7 @@ pub mod build;
 pub mod capacity;
 pub mod error;
 pub mod hosts;
+pub mod instance;
 pub mod limits;
 pub mod observe;
 pub mod pcap;
@@ -19,6 +20,7 @@ pub mod results;
 pub mod scenario;
 pub mod sources;
 pub mod theory;
+pub mod topology;
 pub mod trace;
 pub mod units;
 

@@ -300,7 +300,7 @@ fn app(a: &AppSpec) -> String {
     inline(&entries)
 }
 
-fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
+fn flow(w: &mut Writer, f: &FlowGroup) {
     let FlowGroup {
         name,
         count,
@@ -310,6 +310,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         rtt,
         from,
         to,
+        ends,
         start,
         stop,
         app: a,
@@ -320,8 +321,9 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
     w.string("name", name.as_str());
     w.value("count", Value::Integer(i64::from(*count)));
     w.string("protocol", protocol.as_str());
-    // A graph refuses `direction` and `rtt`; a dumbbell refuses `from` and `to`.
-    if dumbbell {
+    // A flow on hosts of its own (a dumbbell's) has a direction and an RTT;
+    // one between two nodes of a graph refuses them.
+    if ends.own_hosts {
         w.string(
             "direction",
             match direction {
@@ -424,7 +426,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
 /// The scenario as a scenario file with every default written out; reads back
 /// to an equal [`Scenario`].
 pub fn to_toml(s: &Scenario) -> String {
-    let Scenario { name, run, topology, flows, observe, traces } = s;
+    let Scenario { name, run, topology, graph: _, flows, observe, traces } = s;
     let mut w = Writer {
         out:
             "# Resolved by `cclab validate --toml`: every default filled in; `cclab run` accepts this file.\n"
@@ -454,10 +456,10 @@ pub fn to_toml(s: &Scenario) -> String {
             w.header("[topology.bottleneck]");
             w.link(bottleneck);
         }
-        Topology::Graph(Graph { nodes, links, hosts }) => {
+        Topology::Graph(Graph { nodes, links, hosts, .. }) => {
             w.string("kind", "graph");
             w.value("nodes", Value::Array(nodes.iter().map(|n| string(n.as_str())).collect()));
-            for GraphLink { from, to, params } in links {
+            for GraphLink { from, to, params, .. } in links {
                 w.header("[[topology.links]]");
                 w.string("from", from.as_str());
                 w.string("to", to.as_str());
@@ -471,9 +473,8 @@ pub fn to_toml(s: &Scenario) -> String {
             }
         }
     }
-    let dumbbell = matches!(topology, Topology::Dumbbell(_));
     for f in flows {
-        flow(&mut w, f, dumbbell);
+        flow(&mut w, f);
     }
     for Observe { flows, links, metrics, every, on_change } in observe {
         let list = |names: &[String]| Value::Array(names.iter().map(|n| string(n.as_str())).collect());

@@ -5,19 +5,23 @@
 //! control, loss recovery, pacing, queue discipline, traffic source) are looked
 //! up in their descriptors, and their parameters are checked against the
 //! descriptor's types and ranges with its defaults filled in, so the resolved
-//! scenario (defaults included) records everything a run used. Checks that need
-//! the built topology (BDP buffers, graph reachability) happen in [`crate::build`].
+//! scenario (defaults included) records everything a run used. A named
+//! topology shape is compiled here into the graph that everything after
+//! parsing reads ([`crate::topology`]). Checks that need the built network
+//! (BDP buffers, graph reachability) happen when it is built.
 
-use crate::capacity::{self, Capacity};
+use crate::capacity;
 use crate::error::{suggestion, ScenarioError};
 use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
-use crate::units::{self, BufferSpec};
+pub use crate::topology::{
+    Dumbbell, FlowEnds, Graph, GraphLink, HostSpec, LinkParams, LinkRole, Topology, DEFAULT_SHARE_EVERY,
+};
+use crate::units::{self, as_secs, fmt_time, BufferSpec};
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
-use cclab_core::schedule::Schedule;
 use cclab_transport::buffer::Sharing;
 use cclab_transport::cc::{CwndGrowth, SsthreshBasis};
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
@@ -27,10 +31,6 @@ use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 use std::path::Path;
-
-pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
-}
 
 fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
     match t {
@@ -43,7 +43,13 @@ fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error>
 pub struct Scenario {
     pub name: String,
     pub run: RunConfig,
+    /// The topology as the file describes it (a named shape or a graph), for
+    /// the resolved scenario and its JSON form only: what is built is `graph`.
     pub topology: Topology,
+    /// The topology compiled to a graph, with link roles: what the builder,
+    /// the estimates and the observers read.
+    #[serde(skip)]
+    pub graph: Graph,
     pub flows: Vec<FlowGroup>,
     /// `[[observe]]` sections, resolved (see [`crate::observe`]).
     pub observe: Vec<Observe>,
@@ -62,117 +68,6 @@ pub struct RunConfig {
     /// Time-series sampling interval; `None` disables time series.
     #[serde(serialize_with = "as_opt_secs")]
     pub sample: Option<Time>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LinkParams {
-    /// The rate; on a link whose rate varies, the rate a BDP-sized buffer and
-    /// the access links' default rate are computed from: `buffer_rate` if
-    /// given, else the forward direction's nominal rate ([`Capacity::nominal_bps`]).
-    pub rate_bps: u64,
-    /// The propagation delay (at time 0, if it follows `delay_schedule`).
-    #[serde(serialize_with = "as_secs")]
-    pub delay: Time,
-    pub buffer: BufferSpec,
-    /// Queue discipline (a descriptor name) and its parameters.
-    pub queue: String,
-    pub queue_params: Params,
-    /// Random loss in the link's forward (`from` -> `to`) direction.
-    pub loss: LossModel,
-    pub reverse_loss: LossModel,
-    /// What each direction carries over time (`rate` or `trace`, and
-    /// `reverse_rate` or `reverse_trace` where the reverse differs). Left
-    /// out of the JSON form when they say no more than `rate_bps`: the
-    /// resolved form keys the sweep cache, whose committed runs stay valid.
-    #[serde(skip_serializing_if = "Capacity::is_constant")]
-    pub capacity: Capacity,
-    /// `None` when the reverse direction carries what the forward one does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverse_capacity: Option<Capacity>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delay_schedule: Option<Schedule>,
-    /// The rate a BDP-sized buffer is computed from, on a link whose rate varies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buffer_rate: Option<u64>,
-}
-
-impl LinkParams {
-    /// A link of constant `rate_bps` and `delay`, without loss.
-    pub fn constant(
-        rate_bps: u64,
-        delay: Time,
-        buffer: BufferSpec,
-        queue: &str,
-        queue_params: Params,
-    ) -> Self {
-        Self {
-            rate_bps,
-            delay,
-            buffer,
-            queue: queue.to_string(),
-            queue_params,
-            loss: LossModel::NONE,
-            reverse_loss: LossModel::NONE,
-            capacity: Capacity::Rate(rate_bps),
-            reverse_capacity: None,
-            delay_schedule: None,
-            buffer_rate: None,
-        }
-    }
-
-    /// Whether either direction's rate varies (a schedule or a trace).
-    pub fn varies(&self) -> bool {
-        !self.capacity.is_constant() || !self.reverse().is_constant()
-    }
-
-    /// What the reverse direction carries over time.
-    pub fn reverse(&self) -> &Capacity {
-        self.reverse_capacity.as_ref().unwrap_or(&self.capacity)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Dumbbell {
-    pub access_rate_bps: u64,
-    pub access_buffer: BufferSpec,
-    pub bottleneck: LinkParams,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GraphLink {
-    pub from: String,
-    pub to: String,
-    pub params: LinkParams,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Graph {
-    pub nodes: Vec<String>,
-    pub links: Vec<GraphLink>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<HostSpec>,
-}
-
-/// A node whose connections share a cap on send-buffer memory (`[[topology.hosts]]`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostSpec {
-    pub node: String,
-    /// Bytes the send buffers of all its connections may hold together.
-    pub memory: u64,
-    /// How often the host recomputes its connections' limits.
-    pub share_every: Time,
-}
-
-/// ATBT's fair share runs from the BSD slow timer, twice a second (Semke et al. 1998).
-pub const DEFAULT_SHARE_EVERY: Time = 500_000_000;
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-// One per scenario: the size of its variants does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Topology {
-    Dumbbell(Dumbbell),
-    Graph(Graph),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -338,6 +233,9 @@ pub struct FlowGroup {
     /// End nodes (graph).
     pub from: Option<String>,
     pub to: Option<String>,
+    /// Where its instances join the compiled graph (from `direction` or `from` and `to`).
+    #[serde(skip)]
+    pub ends: FlowEnds,
     pub start: Start,
     /// When the application stops (UDP sources).
     #[serde(serialize_with = "as_opt_secs")]
@@ -439,11 +337,12 @@ pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<S
         Some(s) => parse_topology(s, base)?,
         None => return Err(ScenarioError::at("topology", "is required")),
     };
+    let graph = topology.compile();
     let mut flows = Vec::new();
     for (i, section) in root.tables("flows")?.into_iter().enumerate() {
-        flows.push(parse_flow(section, i, &topology, &run)?);
+        flows.push(parse_flow(section, i, &topology, &graph, &run)?);
     }
-    check_capped_hosts(&topology, &mut flows)?;
+    check_capped_hosts(&graph, &mut flows)?;
     let observe_sections = root.tables("observe")?;
     let mut traces = Vec::new();
     for section in root.tables("trace")? {
@@ -466,9 +365,9 @@ pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<S
     let mut links = None;
     let mut observe = Vec::with_capacity(observe_sections.len());
     for section in observe_sections {
-        observe.push(observe::parse_observe(section, &flows, &mut links, &topology)?);
+        observe.push(observe::parse_observe(section, &flows, &mut links, &graph)?);
     }
-    Ok(Scenario { name, run, topology, flows, observe, traces })
+    Ok(Scenario { name, run, topology, graph, flows, observe, traces })
 }
 
 fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
@@ -493,19 +392,6 @@ fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     let sample = s.positive_duration("sample")?;
     s.finish()?;
     Ok(RunConfig { duration, warmup, seed, sample })
-}
-
-/// A time for messages, in the largest unit that keeps it at least 1: "20s",
-/// "500ms", "1.5us", "1ns".
-pub(crate) fn fmt_time(t: Time) -> String {
-    let (scale, unit) = match t {
-        0 => return "0s".to_string(),
-        t if t >= 1_000_000_000 => (1e9, "s"),
-        t if t >= 1_000_000 => (1e6, "ms"),
-        t if t >= 1_000 => (1e3, "us"),
-        _ => (1.0, "ns"),
-    };
-    format!("{}{unit}", t as f64 / scale)
 }
 
 /// `queue = NAME` and `queue_params = { ... }` of a link.
@@ -696,7 +582,7 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
         }
     }
     let mut links = Vec::new();
-    for mut l in s.tables("links")? {
+    for (i, mut l) in s.tables("links")?.into_iter().enumerate() {
         let endpoint = |l: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
             let name = l.required_string(key)?;
             if !seen.contains(name) {
@@ -712,7 +598,8 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
         }
         let params = parse_link_params(&mut l, None, base)?;
         l.finish()?;
-        links.push(GraphLink { from, to, params });
+        let key = format!("{}[{i}]", s.key_path("links"));
+        links.push(GraphLink { from, to, params, role: LinkRole::Link, key });
     }
     let mut hosts: Vec<HostSpec> = Vec::new();
     for mut h in s.tables("hosts")? {
@@ -735,7 +622,7 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
     if links.is_empty() {
         return Err(s.error("links", "at least one [[topology.links]] entry is required"));
     }
-    Ok(Graph { nodes, links, hosts })
+    Ok(Graph { nodes, links, hosts, access: None })
 }
 
 /// `start = "1s"` or `start = "0s..1s"`: one duration, or exactly two joined by
@@ -1168,8 +1055,7 @@ fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, Scenario
 
 /// Every flow sending from a host that caps send-buffer memory has a send-buffer
 /// policy, and all of them share the cap the same way; marks them capped.
-fn check_capped_hosts(topology: &Topology, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
-    let Topology::Graph(graph) = topology else { return Ok(()) };
+fn check_capped_hosts(graph: &Graph, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
     for (h, host) in graph.hosts.iter().enumerate() {
         let mut first: Option<(usize, Sharing)> = None;
         for (i, group) in flows.iter_mut().enumerate() {
@@ -1252,6 +1138,7 @@ fn parse_flow(
     mut s: Section,
     index: usize,
     topology: &Topology,
+    graph: &Graph,
     run: &RunConfig,
 ) -> Result<FlowGroup, ScenarioError> {
     let name = s.string("name")?.map_or_else(|| format!("flow{index}"), str::to_string);
@@ -1274,10 +1161,7 @@ fn parse_flow(
             ));
         }
     }
-    let bottleneck_bps = match topology {
-        Topology::Dumbbell(d) => Some(d.bottleneck.rate_bps),
-        Topology::Graph(_) => None,
-    };
+    let bottleneck_bps = graph.link_of_role(LinkRole::Bottleneck).map(|l| l.params.rate_bps);
     let app = parse_app(&mut s, protocol, bottleneck_bps)?;
     if stop.is_some() && protocol != "udp" {
         return Err(s.error(
@@ -1323,7 +1207,7 @@ fn parse_flow(
         }
         Ok(())
     };
-    let (direction, rtt, from, to) = match topology {
+    let (direction, rtt, from, to, ends) = match topology {
         Topology::Dumbbell(d) => {
             only_for(&mut s, "from", "graph")?;
             only_for(&mut s, "to", "graph")?;
@@ -1352,7 +1236,8 @@ fn parse_flow(
                     ),
                 ));
             }
-            (direction, Some(rtt), None, None)
+            let ends = Dumbbell::ends(direction == Direction::Reverse);
+            (direction, Some(rtt), None, None, ends)
         }
         Topology::Graph(g) => {
             only_for(&mut s, "direction", "dumbbell")?;
@@ -1370,7 +1255,8 @@ fn parse_flow(
             if from == to {
                 return Err(s.error("to", "a flow needs two different nodes"));
             }
-            (Direction::Forward, None, Some(from), Some(to))
+            let ends = FlowEnds { sender: from.clone(), receiver: to.clone(), own_hosts: false };
+            (Direction::Forward, None, Some(from), Some(to), ends)
         }
     };
     s.finish()?;
@@ -1383,6 +1269,7 @@ fn parse_flow(
         rtt,
         from,
         to,
+        ends,
         start,
         stop,
         app,
