@@ -1,7 +1,7 @@
 //! cclab-sim: scenarios in, results out.
 //!
 //! A TOML scenario is parsed and validated into a [`Scenario`]
-//! ([`scenario::parse`]), built into a [`Simulation`] for one seed
+//! ([`parse()`]; a named topology shape compiled to a graph), built into a [`Simulation`] for one seed
 //! ([`build::build`]), run, and summarised as a [`RunResult`].
 
 pub mod build;
@@ -11,6 +11,7 @@ pub mod hosts;
 pub mod instance;
 pub mod limits;
 pub mod observe;
+pub mod parse;
 pub mod pcap;
 pub mod protocols;
 mod reader;
@@ -28,8 +29,9 @@ pub use build::{build, build_within, FlowInstance, Simulation};
 pub use cclab_core::{CancelToken, Cancelled, HugePageAlloc};
 pub use error::{RunError, ScenarioError};
 pub use limits::{MemoryEstimate, MemoryLimit};
+pub use parse::{parse, parse_in};
 pub use results::RunResult;
-pub use scenario::{parse, parse_in, Scenario};
+pub use scenario::Scenario;
 
 use std::time::Instant;
 

@@ -13,6 +13,7 @@ use crate::error::{suggestion, ScenarioError};
 use crate::instance::FlowInstance;
 use crate::protocols;
 use crate::reader::Section;
+pub use crate::scenario::Observe;
 use crate::scenario::{FlowGroup, Scenario};
 use crate::topology::{direction_names, FlowEnds, Graph};
 use cclab_core::queue::fq_codel::FLOW_BACKLOG;
@@ -23,28 +24,8 @@ const PER_FLOW: [&str; 2] = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
 use cclab_transport::registry;
 use cclab_wire::metrics::glob;
 use cclab_wire::{MetricDesc, Time};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use toml::Value;
-
-fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
-}
-
-/// One `[[observe]]` section, resolved: every name explicit (globs expanded),
-/// so the resolved scenario reads back to the same selection.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Observe {
-    /// Flow groups whose every instance is sampled.
-    pub flows: Vec<String>,
-    /// Link directions (`"left->right"`).
-    pub links: Vec<String>,
-    /// Metric names: each selected flow or link records those it has.
-    pub metrics: Vec<String>,
-    #[serde(serialize_with = "as_secs")]
-    pub every: Time,
-    /// Record a value only when it differs from the series' last recorded one.
-    pub on_change: bool,
-}
 
 /// A metric a flow of this group publishes, with its full name (`cc.estimate`).
 #[derive(Clone, Debug, PartialEq)]

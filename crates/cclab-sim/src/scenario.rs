@@ -12,7 +12,6 @@
 
 use crate::capacity;
 use crate::error::{suggestion, ScenarioError};
-use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
@@ -51,11 +50,42 @@ pub struct Scenario {
     #[serde(skip)]
     pub graph: Graph,
     pub flows: Vec<FlowGroup>,
-    /// `[[observe]]` sections, resolved (see [`crate::observe`]).
+    /// `[[observe]]` sections, resolved: every name explicit.
     pub observe: Vec<Observe>,
     /// Packet traces (`[[trace]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub traces: Vec<crate::trace::TraceSpec>,
+    pub traces: Vec<TraceSpec>,
+}
+
+/// One `[[observe]]` section, resolved: every name explicit (globs expanded),
+/// so the resolved scenario reads back to the same selection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Observe {
+    /// Flow groups whose every instance is sampled.
+    pub flows: Vec<String>,
+    /// Link directions (`"left->right"`).
+    pub links: Vec<String>,
+    /// Metric names: each selected flow or link records those it has.
+    pub metrics: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub every: Time,
+    /// Record a value only when it differs from the series' last recorded one.
+    pub on_change: bool,
+}
+
+/// One `[[trace]]` entry as configured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSpec {
+    /// Flow group names.
+    pub flows: Vec<String>,
+    /// Link names ("left->right").
+    pub links: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub from: Time,
+    #[serde(serialize_with = "as_secs")]
+    pub to: Time,
+    /// Write pcap files for it.
+    pub pcap: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -316,61 +346,7 @@ impl FlowGroup {
     }
 }
 
-/// Parses and validates a scenario. `default_name` is used when the file sets no `name`.
-pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
-    parse_in(text, default_name, None)
-}
-
-/// [`parse`] for a scenario file in directory `base`: relative paths in it
-/// (trace files) are relative to `base` rather than the working directory.
-pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<Scenario, ScenarioError> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ScenarioError::at("", format!("invalid TOML: {}", e.to_string().trim()))
-    })?;
-    let mut root = Section::new("", &table);
-    let name = root.string("name")?.unwrap_or(default_name).to_string();
-    let run = match root.table("run")? {
-        Some(s) => parse_run(s)?,
-        None => return Err(ScenarioError::at("run", "is required (at least `duration`)")),
-    };
-    let topology = match root.table("topology")? {
-        Some(s) => parse_topology(s, base)?,
-        None => return Err(ScenarioError::at("topology", "is required")),
-    };
-    let graph = topology.compile();
-    let mut flows = Vec::new();
-    for (i, section) in root.tables("flows")?.into_iter().enumerate() {
-        flows.push(parse_flow(section, i, &topology, &graph, &run)?);
-    }
-    check_capped_hosts(&graph, &mut flows)?;
-    let observe_sections = root.tables("observe")?;
-    let mut traces = Vec::new();
-    for section in root.tables("trace")? {
-        traces.push(crate::trace::parse_trace(section, &flows, &run)?);
-    }
-    root.finish()?;
-    if flows.is_empty() {
-        return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
-    }
-    let mut names = std::collections::HashSet::with_capacity(flows.len());
-    for (i, f) in flows.iter().enumerate() {
-        if !names.insert(f.name.as_str()) {
-            return Err(ScenarioError::at(
-                format!("flows[{i}].name"),
-                format!("\"{}\" is used twice", f.name),
-            ));
-        }
-    }
-    // Link names are only worked out if a section names links.
-    let mut links = None;
-    let mut observe = Vec::with_capacity(observe_sections.len());
-    for section in observe_sections {
-        observe.push(observe::parse_observe(section, &flows, &mut links, &graph)?);
-    }
-    Ok(Scenario { name, run, topology, graph, flows, observe, traces })
-}
-
-fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
+pub(crate) fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     let duration = s.positive_duration("duration")?.ok_or_else(|| s.error("duration", "is required"))?;
     if duration > units::MAX_RUN_DURATION {
         return Err(s.error(
@@ -524,7 +500,7 @@ fn check_buffer_nonzero(s: &Section, buffer: BufferSpec) -> Result<(), ScenarioE
     Ok(())
 }
 
-fn parse_topology(mut s: Section, base: Option<&Path>) -> Result<Topology, ScenarioError> {
+pub(crate) fn parse_topology(mut s: Section, base: Option<&Path>) -> Result<Topology, ScenarioError> {
     let kind = s.required_string("kind")?;
     let topology = match kind {
         "dumbbell" => {
@@ -1055,7 +1031,7 @@ fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, Scenario
 
 /// Every flow sending from a host that caps send-buffer memory has a send-buffer
 /// policy, and all of them share the cap the same way; marks them capped.
-fn check_capped_hosts(graph: &Graph, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
+pub(crate) fn check_capped_hosts(graph: &Graph, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
     for (h, host) in graph.hosts.iter().enumerate() {
         let mut first: Option<(usize, Sharing)> = None;
         for (i, group) in flows.iter_mut().enumerate() {
@@ -1134,7 +1110,7 @@ fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
     Ok(UdtOptions { cc: cc.name.to_string(), cc_params, mss, receive_buffer, send_buffer, max_flow_window })
 }
 
-fn parse_flow(
+pub(crate) fn parse_flow(
     mut s: Section,
     index: usize,
     topology: &Topology,

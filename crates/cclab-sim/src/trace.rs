@@ -1,5 +1,5 @@
 //! Packet traces (`[[trace]]` sections): which packets to record, the trace
-//! table a run reports, and the captures (pcap files, see [`crate::pcap`])
+//! table a run reports, and the captures (pcap files, written by `pcap.rs`)
 //! built from it.
 //!
 //! An entry selects packets of flow groups (`flows`, every instance) and/or
@@ -18,30 +18,16 @@
 use crate::error::{suggestion, ScenarioError};
 use crate::instance::FlowInstance;
 use crate::reader::Section;
+pub use crate::scenario::TraceSpec;
 use crate::scenario::{FlowGroup, RunConfig, Scenario};
 use crate::units::fmt_time;
 use cclab_core::{DropCause, Engine, TraceEvent, TraceFilter, TraceRecord, Tracer};
 use cclab_wire::time::to_secs_f64;
-use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, Time, UdtHeader};
+use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, UdtHeader};
 use serde::{Deserialize, Serialize};
 
 /// Bytes a UDT data packet adds to its payload: IPv4, UDP and the UDT header.
 pub const UDT_OVERHEAD: u32 = 20 + 8 + 16;
-
-/// One `[[trace]]` entry as configured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TraceSpec {
-    /// Flow group names.
-    pub flows: Vec<String>,
-    /// Link names ("left->right").
-    pub links: Vec<String>,
-    #[serde(serialize_with = "crate::units::as_secs")]
-    pub from: Time,
-    #[serde(serialize_with = "crate::units::as_secs")]
-    pub to: Time,
-    /// Write pcap files for it.
-    pub pcap: bool,
-}
 
 fn string_list(s: &mut Section, key: &'static str) -> Result<Vec<String>, ScenarioError> {
     match s.get(key) {
