@@ -19,7 +19,7 @@
 
 use crate::error::ScenarioError;
 use crate::observe;
-use crate::scenario::{FlowGroup, Scenario, Start};
+use crate::scenario::{FlowGroup, Observe, Scenario, Start};
 use crate::sources::AppSpec;
 use crate::topology::{direction_names, Graph, GraphLink, LinkParams, LinkRole};
 use crate::units::fmt_time;
@@ -246,79 +246,13 @@ fn expected_transfers(scenario: &Scenario, group: usize) -> f64 {
 /// The memory a run of `scenario` needs, by part; see the module documentation.
 /// Computed from the scenario's groups alone: nothing per flow instance is allocated.
 pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
-    let mut parts = Vec::new();
-    let (_, links) = network_size(scenario);
-    parts.push(flow_instances_part(scenario));
-    parts.push(graph_part(&scenario.graph));
+    let mut parts = vec![flow_instances_part(scenario), graph_part(&scenario.graph)];
     parts.extend(packets_held(scenario));
-    for (i, f) in scenario.flows.iter().enumerate() {
-        // Every instance sends its initial window at once, into buffers that may be unlimited.
-        let iw = f.tcp.as_ref().map_or(0, |t| t.initial_window as u64);
-        if iw > SEGMENTS_IN_BYTES_PER_FLOW {
-            let segments = times(iw - SEGMENTS_IN_BYTES_PER_FLOW, f.count as u64);
-            parts.push(Part {
-                key: format!("flows[{i}].initial_window"),
-                what: format!(
-                    "initial windows of {} segments in {} flow instances",
-                    fmt_count(iw),
-                    fmt_count(f.count as u64)
-                ),
-                bytes: times(segments, BYTES_PER_SEGMENT),
-            });
-        }
-        if f.app.opens_connections() {
-            let n = expected_transfers(scenario, i);
-            parts.push(Part {
-                key: format!("flows[{i}].app"),
-                what: format!("about {} transfers", fmt_count(n.round().min(u64::MAX as f64) as u64)),
-                bytes: (n * BYTES_PER_TRANSFER as f64).round().min(u64::MAX as f64) as u64,
-            });
-        }
+    for i in 0..scenario.flows.len() {
+        parts.extend(group_parts(scenario, i));
     }
-    if let Some(every) = scenario.run.sample {
-        let samples = scenario.run.duration / every.max(1) + 1;
-        // Every flow instance with a long-lived connection is sampled, and every
-        // link direction: each sample is one long row per metric, plus one row of
-        // the wide view per TCP flow and per link.
-        let link_metrics = observe::default_link_metrics().count() as u64;
-        let mut sampled = links;
-        let mut per_sample = times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW);
-        for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
-            let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
-            let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
-            sampled = sampled.saturating_add(f.count as u64);
-            per_sample = per_sample.saturating_add(times(f.count as u64, wide + long));
-        }
-        parts.push(Part {
-            key: "run.sample".into(),
-            what: format!("{} samples of {} flows and links", fmt_count(samples), fmt_count(sampled)),
-            bytes: times(samples, per_sample),
-        });
-    }
-    for (i, o) in scenario.observe.iter().enumerate() {
-        let samples = scenario.run.duration / o.every.max(1) + 1;
-        let per_flow = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
-        let once_per_flow =
-            per_flow.iter().filter(|&&name| o.metrics.iter().any(|m| m == name)).count() as u64;
-        // A link's own metrics and its discipline's, at most all of both.
-        let link_metrics = LINK_METRICS
-            .iter()
-            .chain(cclab_core::queue::QUEUE_DISCIPLINES.iter().flat_map(|d| d.metrics))
-            .filter(|d| !per_flow.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
-            .count() as u64
-            + once_per_flow * long_lived_flows(scenario);
-        let mut series = times(o.links.len() as u64, link_metrics);
-        for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
-            let metrics =
-                observe::flow_metrics(f).iter().filter(|m| o.metrics.contains(&m.name)).count() as u64;
-            series = series.saturating_add(times(f.count as u64, metrics));
-        }
-        parts.push(Part {
-            key: format!("observe[{i}]"),
-            what: format!("{} samples of {} series", fmt_count(samples), fmt_count(series)),
-            bytes: times(times(samples, series), BYTES_PER_METRIC_ROW),
-        });
-    }
+    parts.extend(sample_part(scenario));
+    parts.extend(scenario.observe.iter().enumerate().map(|(i, o)| observe_part(scenario, i, o)));
     for (i, t) in scenario.traces.iter().enumerate() {
         let rows = trace_rows(scenario, t);
         parts.push(Part {
@@ -332,6 +266,83 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     }
     let bytes = parts.iter().fold(0u64, |sum, p| sum.saturating_add(p.bytes));
     MemoryEstimate { bytes, parts }
+}
+
+/// What flow group `i` holds beyond its instances: initial windows larger
+/// than [`BYTES_PER_FLOW`] counts, sent at once into buffers that may be
+/// unlimited, and the records of the transfers a traffic source opens.
+fn group_parts(scenario: &Scenario, i: usize) -> Vec<Part> {
+    let f = &scenario.flows[i];
+    let mut parts = Vec::new();
+    let iw = f.tcp.as_ref().map_or(0, |t| t.initial_window as u64);
+    if iw > SEGMENTS_IN_BYTES_PER_FLOW {
+        let segments = times(iw - SEGMENTS_IN_BYTES_PER_FLOW, f.count as u64);
+        parts.push(Part {
+            key: format!("flows[{i}].initial_window"),
+            what: format!(
+                "initial windows of {} segments in {} flow instances",
+                fmt_count(iw),
+                fmt_count(f.count as u64)
+            ),
+            bytes: times(segments, BYTES_PER_SEGMENT),
+        });
+    }
+    if f.app.opens_connections() {
+        let n = expected_transfers(scenario, i);
+        parts.push(Part {
+            key: format!("flows[{i}].app"),
+            what: format!("about {} transfers", fmt_count(n.round().min(u64::MAX as f64) as u64)),
+            bytes: (n * BYTES_PER_TRANSFER as f64).round().min(u64::MAX as f64) as u64,
+        });
+    }
+    parts
+}
+
+/// `run.sample`'s time series: every flow instance with a long-lived
+/// connection is sampled, and every link direction; each sample is one long
+/// row per metric, plus one row of the wide view per TCP flow and per link.
+fn sample_part(scenario: &Scenario) -> Option<Part> {
+    let every = scenario.run.sample?;
+    let samples = scenario.run.duration / every.max(1) + 1;
+    let (_, links) = network_size(scenario);
+    let link_metrics = observe::default_link_metrics().count() as u64;
+    let mut sampled = links;
+    let mut per_sample = times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW);
+    for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
+        let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
+        let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
+        sampled = sampled.saturating_add(f.count as u64);
+        per_sample = per_sample.saturating_add(times(f.count as u64, wide + long));
+    }
+    Some(Part {
+        key: "run.sample".into(),
+        what: format!("{} samples of {} flows and links", fmt_count(samples), fmt_count(sampled)),
+        bytes: times(samples, per_sample),
+    })
+}
+
+/// The time series of `[[observe]]` section `i`.
+fn observe_part(scenario: &Scenario, i: usize, o: &Observe) -> Part {
+    let samples = scenario.run.duration / o.every.max(1) + 1;
+    let per_flow = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
+    let once_per_flow = per_flow.iter().filter(|&&name| o.metrics.iter().any(|m| m == name)).count() as u64;
+    // A link's own metrics and its discipline's, at most all of both.
+    let link_metrics = LINK_METRICS
+        .iter()
+        .chain(cclab_core::queue::QUEUE_DISCIPLINES.iter().flat_map(|d| d.metrics))
+        .filter(|d| !per_flow.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
+        .count() as u64
+        + once_per_flow * long_lived_flows(scenario);
+    let mut series = times(o.links.len() as u64, link_metrics);
+    for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
+        let metrics = observe::flow_metrics(f).iter().filter(|m| o.metrics.contains(&m.name)).count() as u64;
+        series = series.saturating_add(times(f.count as u64, metrics));
+    }
+    Part {
+        key: format!("observe[{i}]"),
+        what: format!("{} samples of {} series", fmt_count(samples), fmt_count(series)),
+        bytes: times(times(samples, series), BYTES_PER_METRIC_ROW),
+    }
 }
 
 /// The flow instances: each one's endpoints, and on hosts of its own its two

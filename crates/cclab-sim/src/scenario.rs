@@ -1128,15 +1128,7 @@ pub(crate) fn parse_flow(
         return Err(s.error("protocol", unknown(Role::Protocol, protocol, names)));
     }
     let start = parse_start(&mut s)?;
-    let stop = s.positive_duration("stop")?;
-    if let Some(stop) = stop {
-        if stop <= start.latest() {
-            return Err(s.error(
-                "stop",
-                format!("{} is not after the start ({})", fmt_time(stop), fmt_time(start.latest())),
-            ));
-        }
-    }
+    let stop = parse_stop(&mut s, &start)?;
     let bottleneck_bps = graph.link_of_role(LinkRole::Bottleneck).map(|l| l.params.rate_bps);
     let app = parse_app(&mut s, protocol, bottleneck_bps)?;
     if stop.is_some() && protocol != "udp" {
@@ -1148,24 +1140,7 @@ pub(crate) fn parse_flow(
             ),
         ));
     }
-    let (algorithms, tcp, udt) = match protocol {
-        "tcp" => {
-            let (algorithms, options) = parse_tcp(&mut s)?;
-            (Some(algorithms), Some(options), None)
-        }
-        "udt" => {
-            if let Some(key) = TCP_KEYS.iter().find(|k| !UDT_KEYS.contains(k) && s.has(k)) {
-                return Err(s.error(key, "only applies to protocol tcp, not udt"));
-            }
-            (None, None, Some(parse_udt(&mut s)?))
-        }
-        _ => {
-            if let Some(key) = TCP_KEYS.iter().chain(UDT_KEYS).find(|k| s.has(k)) {
-                return Err(s.error(key, format!("only applies to protocol tcp or udt, not {protocol}")));
-            }
-            (None, None, None)
-        }
-    };
+    let (algorithms, tcp, udt) = parse_protocol_options(&mut s, protocol)?;
     if start.earliest() >= run.duration {
         return Err(s.error(
             "start",
@@ -1176,64 +1151,9 @@ pub(crate) fn parse_flow(
             ),
         ));
     }
-
-    let only_for = |s: &mut Section, key: &'static str, kind: &str| -> Result<(), ScenarioError> {
-        if s.has(key) {
-            return Err(s.error(key, format!("only applies to a {kind} topology")));
-        }
-        Ok(())
-    };
-    let (direction, rtt, from, to, ends) = match topology {
-        Topology::Dumbbell(d) => {
-            only_for(&mut s, "from", "graph")?;
-            only_for(&mut s, "to", "graph")?;
-            let direction = match s.string("direction")? {
-                None | Some("forward") => Direction::Forward,
-                Some("reverse") => Direction::Reverse,
-                Some(other) => {
-                    return Err(s.error(
-                        "direction",
-                        format!(
-                            "unknown direction \"{other}\"{} (one of forward, reverse)",
-                            suggestion(other, ["forward", "reverse"])
-                        ),
-                    ))
-                }
-            };
-            let rtt = parse_rtt(&mut s)?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
-            let floor = 2 * d.bottleneck.delay;
-            if rtt.earliest() < floor {
-                return Err(s.error(
-                    "rtt",
-                    format!(
-                        "{} is shorter than twice the bottleneck delay ({})",
-                        fmt_time(rtt.earliest()),
-                        fmt_time(floor)
-                    ),
-                ));
-            }
-            let ends = Dumbbell::ends(direction == Direction::Reverse);
-            (direction, Some(rtt), None, None, ends)
-        }
-        Topology::Graph(g) => {
-            only_for(&mut s, "direction", "dumbbell")?;
-            only_for(&mut s, "rtt", "dumbbell")?;
-            let node = |s: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
-                let n = s.required_string(key)?;
-                if !g.nodes.iter().any(|m| m == n) {
-                    let hint = suggestion(n, g.nodes.iter().map(String::as_str));
-                    return Err(s.error(key, format!("unknown node \"{n}\"{hint}")));
-                }
-                Ok(n.to_string())
-            };
-            let from = node(&mut s, "from")?;
-            let to = node(&mut s, "to")?;
-            if from == to {
-                return Err(s.error("to", "a flow needs two different nodes"));
-            }
-            let ends = FlowEnds { sender: from.clone(), receiver: to.clone(), own_hosts: false };
-            (Direction::Forward, None, Some(from), Some(to), ends)
-        }
+    let Placement { direction, rtt, from, to, ends } = match topology {
+        Topology::Dumbbell(d) => dumbbell_placement(&mut s, d)?,
+        Topology::Graph(g) => graph_placement(&mut s, g)?,
     };
     s.finish()?;
     Ok(FlowGroup {
@@ -1252,4 +1172,116 @@ pub(crate) fn parse_flow(
         tcp,
         udt,
     })
+}
+
+/// `stop`, which must come after the latest start.
+fn parse_stop(s: &mut Section, start: &Start) -> Result<Option<Time>, ScenarioError> {
+    let stop = s.positive_duration("stop")?;
+    if let Some(stop) = stop {
+        if stop <= start.latest() {
+            return Err(s.error(
+                "stop",
+                format!("{} is not after the start ({})", fmt_time(stop), fmt_time(start.latest())),
+            ));
+        }
+    }
+    Ok(stop)
+}
+
+/// A TCP flow's algorithms and options, or a UDT flow's options.
+type ProtocolOptions = (Option<TcpAlgorithms>, Option<TcpOptions>, Option<UdtOptions>);
+
+/// The algorithms and options of a TCP or UDT flow; a flow of another
+/// protocol (or a UDT flow) refuses the keys it has no use for.
+fn parse_protocol_options(s: &mut Section, protocol: &str) -> Result<ProtocolOptions, ScenarioError> {
+    Ok(match protocol {
+        "tcp" => {
+            let (algorithms, options) = parse_tcp(s)?;
+            (Some(algorithms), Some(options), None)
+        }
+        "udt" => {
+            if let Some(key) = TCP_KEYS.iter().find(|k| !UDT_KEYS.contains(k) && s.has(k)) {
+                return Err(s.error(key, "only applies to protocol tcp, not udt"));
+            }
+            (None, None, Some(parse_udt(s)?))
+        }
+        _ => {
+            if let Some(key) = TCP_KEYS.iter().chain(UDT_KEYS).find(|k| s.has(k)) {
+                return Err(s.error(key, format!("only applies to protocol tcp or udt, not {protocol}")));
+            }
+            (None, None, None)
+        }
+    })
+}
+
+/// Where a flow group is in the topology, as written (`direction` and `rtt`
+/// on a dumbbell, `from` and `to` on a graph) and compiled ([`FlowEnds`]).
+struct Placement {
+    direction: Direction,
+    rtt: Option<Rtt>,
+    from: Option<String>,
+    to: Option<String>,
+    ends: FlowEnds,
+}
+
+/// Refuses `key`, which only a `kind` topology takes.
+fn only_for(s: &mut Section, key: &'static str, kind: &str) -> Result<(), ScenarioError> {
+    if s.has(key) {
+        return Err(s.error(key, format!("only applies to a {kind} topology")));
+    }
+    Ok(())
+}
+
+/// A dumbbell flow: its direction and RTT, on hosts of its own.
+fn dumbbell_placement(s: &mut Section, d: &Dumbbell) -> Result<Placement, ScenarioError> {
+    only_for(s, "from", "graph")?;
+    only_for(s, "to", "graph")?;
+    let direction = match s.string("direction")? {
+        None | Some("forward") => Direction::Forward,
+        Some("reverse") => Direction::Reverse,
+        Some(other) => {
+            return Err(s.error(
+                "direction",
+                format!(
+                    "unknown direction \"{other}\"{} (one of forward, reverse)",
+                    suggestion(other, ["forward", "reverse"])
+                ),
+            ))
+        }
+    };
+    let rtt = parse_rtt(s)?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
+    let floor = 2 * d.bottleneck.delay;
+    if rtt.earliest() < floor {
+        return Err(s.error(
+            "rtt",
+            format!(
+                "{} is shorter than twice the bottleneck delay ({})",
+                fmt_time(rtt.earliest()),
+                fmt_time(floor)
+            ),
+        ));
+    }
+    let ends = Dumbbell::ends(direction == Direction::Reverse);
+    Ok(Placement { direction, rtt: Some(rtt), from: None, to: None, ends })
+}
+
+/// A graph flow: the two nodes it joins.
+fn graph_placement(s: &mut Section, g: &Graph) -> Result<Placement, ScenarioError> {
+    only_for(s, "direction", "dumbbell")?;
+    only_for(s, "rtt", "dumbbell")?;
+    let node = |s: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
+        let n = s.required_string(key)?;
+        if !g.nodes.iter().any(|m| m == n) {
+            let hint = suggestion(n, g.nodes.iter().map(String::as_str));
+            return Err(s.error(key, format!("unknown node \"{n}\"{hint}")));
+        }
+        Ok(n.to_string())
+    };
+    let from = node(s, "from")?;
+    let to = node(s, "to")?;
+    if from == to {
+        return Err(s.error("to", "a flow needs two different nodes"));
+    }
+    let ends = FlowEnds { sender: from.clone(), receiver: to.clone(), own_hosts: false };
+    Ok(Placement { direction: Direction::Forward, rtt: None, from: Some(from), to: Some(to), ends })
 }
