@@ -16,7 +16,8 @@ use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
 pub use crate::topology::{
-    Dumbbell, FlowEnds, Graph, GraphLink, HostSpec, LinkParams, LinkRole, Topology, DEFAULT_SHARE_EVERY,
+    Direction, Dumbbell, FlowEnds, Graph, GraphLink, HostSpec, LinkParams, LinkRole, Topology,
+    DEFAULT_SHARE_EVERY,
 };
 use crate::units::{self, as_secs, fmt_time, BufferSpec};
 use cclab_core::loss::LossModel;
@@ -98,22 +99,6 @@ pub struct RunConfig {
     /// Time-series sampling interval; `None` disables time series.
     #[serde(serialize_with = "as_opt_secs")]
     pub sample: Option<Time>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Forward,
-    Reverse,
-}
-
-impl Direction {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Direction::Forward => "forward",
-            Direction::Reverse => "reverse",
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -1261,7 +1246,7 @@ fn dumbbell_placement(s: &mut Section, d: &Dumbbell) -> Result<Placement, Scenar
             ),
         ));
     }
-    let ends = Dumbbell::ends(direction == Direction::Reverse);
+    let ends = Dumbbell::ends(direction);
     Ok(Placement { direction, rtt: Some(rtt), from: None, to: None, ends })
 }
 

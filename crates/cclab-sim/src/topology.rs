@@ -135,6 +135,23 @@ pub enum Topology {
     Graph(Graph),
 }
 
+/// Which way a dumbbell flow sends: from the left router to the right one, or back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Forward,
+    Reverse,
+}
+
+impl Direction {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
+}
+
 /// What a link is for, as the links table's `role` column says it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LinkRole {
@@ -269,9 +286,96 @@ impl Dumbbell {
 
     /// Where a flow of `direction` joins the compiled graph: forward flows
     /// send from the left router to the right one, reverse flows back.
-    pub fn ends(reverse: bool) -> FlowEnds {
+    pub fn ends(direction: Direction) -> FlowEnds {
         let [left, right] = Self::ROUTERS.map(String::from);
-        let (sender, receiver) = if reverse { (right, left) } else { (left, right) };
+        let (sender, receiver) = match direction {
+            Direction::Forward => (left, right),
+            Direction::Reverse => (right, left),
+        };
         FlowEnds { sender, receiver, own_hosts: true }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMBBELL: &str = r#"
+[run]
+duration = "1s"
+[topology]
+kind = "dumbbell"
+access = { rate = "1Gbps" }
+[topology.bottleneck]
+rate = "100Mbps"
+delay = "10ms"
+[[flows]]
+name = "up"
+rtt = "60ms"
+[[flows]]
+name = "down"
+direction = "reverse"
+rtt = "40ms"
+"#;
+
+    /// The graph a dumbbell compiles to is what its builder used to make:
+    /// two routers, the bottleneck between them, and each instance's own
+    /// hosts on access links whose delays make up its RTT.
+    #[test]
+    fn a_dumbbell_compiles_to_two_routers_a_bottleneck_and_access_links() {
+        let s = crate::parse(DUMBBELL, "t").expect("valid");
+        let g = &s.graph;
+        assert_eq!(g.nodes, ["left", "right"]);
+        assert_eq!(g.links.len(), 1);
+        let l = &g.links[0];
+        assert_eq!(
+            (l.from.as_str(), l.to.as_str(), l.role, l.key.as_str()),
+            ("left", "right", LinkRole::Bottleneck, "topology.bottleneck")
+        );
+        assert_eq!(g.link_direction("right->left").map(|(_, d)| d), Some(1));
+        let access = g.access.as_ref().expect("access links");
+        assert_eq!((access.params.rate_bps, access.params.queue.as_str()), (1_000_000_000, "droptail"));
+        // 60 ms: 30 ms one way, 10 ms of it the bottleneck's, 10 ms each access link.
+        assert_eq!(access.delays(60_000_000), (10_000_000, 10_000_000));
+        assert_eq!(
+            s.flows[0].ends,
+            FlowEnds { sender: "left".into(), receiver: "right".into(), own_hosts: true }
+        );
+        assert_eq!(
+            s.flows[1].ends,
+            FlowEnds { sender: "right".into(), receiver: "left".into(), own_hosts: true }
+        );
+        let sim = crate::build(&s, 1).expect("builds");
+        assert_eq!(
+            sim.link_roles,
+            [
+                "bottleneck",
+                "bottleneck.reverse",
+                "access",
+                "access",
+                "access",
+                "access",
+                "access",
+                "access",
+                "access",
+                "access"
+            ]
+        );
+        let names: Vec<&str> = sim.engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
+        assert_eq!(
+            &names[..6],
+            [
+                "left->right",
+                "right->left",
+                "up[0].snd->left",
+                "left->up[0].snd",
+                "right->up[0].rcv",
+                "up[0].rcv->right"
+            ]
+        );
+        assert_eq!(
+            &names[6..],
+            ["down[0].snd->right", "right->down[0].snd", "left->down[0].rcv", "down[0].rcv->left"]
+        );
     }
 }
