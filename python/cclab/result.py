@@ -215,12 +215,28 @@ def write_pcaps(summary: dict[str, Any], directory: str | Path) -> list[Path]:
     return [Path(p) for p in _core.write_pcaps(json.dumps(trace), str(directory))]
 
 
-def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str = "left->right",
+def bottleneck(links: pl.DataFrame) -> pl.DataFrame:
+    """The row of the links table whose role is ``bottleneck``: the forward
+    direction of the link a topology's flows share (``left->right`` on a
+    dumbbell). The role is the topology's data, so the name is never assumed."""
+    import polars as pl
+
+    chosen = links.filter(pl.col("role") == "bottleneck")
+    if chosen.height != 1:
+        raise ValueError(f"{chosen.height} links have the role 'bottleneck', not one: name the link")
+    return chosen
+
+
+def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str | None = None,
                 groups: dict[str, list[str]] | None = None) -> pl.DataFrame:  # fmt: skip
     """:meth:`Result.shares` of one run's flows and links tables (a sweep's rows of one run)."""
     import polars as pl
 
-    chosen = links.filter(pl.col("name") == link)
+    if link is None:
+        chosen = bottleneck(links)
+        link = str(chosen["name"][0])
+    else:
+        chosen = links.filter(pl.col("name") == link)
     if chosen.height != 1:
         names = ", ".join(links["name"].unique(maintain_order=True).to_list())
         raise ValueError(f"shares: no link {link!r} (one of {names})")
@@ -327,7 +343,7 @@ class Result:
         """Writes one pcap per capture into ``directory``; returns the paths."""
         return write_pcaps(self.summary, directory)
 
-    def shares(self, link: str = "left->right", groups: dict[str, list[str]] | None = None) -> pl.DataFrame:
+    def shares(self, link: str | None = None, groups: dict[str, list[str]] | None = None) -> pl.DataFrame:
         """How a dumbbell bottleneck direction's capacity was spent over the
         measurement window ``[warmup, duration)``: one row per kind of traffic
         with its goodput as a fraction of the link's rate, then ``overhead``
@@ -339,7 +355,9 @@ class Result:
         only if its data crosses ``link``: the forward groups' on
         ``"left->right"``, the reverse groups' on ``"right->left"`` (the other
         direction carries only their ACKs, which are overhead there), so
-        ``long-back`` above adds nothing on ``"left->right"``.
+        ``long-back`` above adds nothing on ``"left->right"``. By default
+        ``link`` is the forward bottleneck: the link whose ``role`` in the
+        links table is ``bottleneck`` (``"left->right"`` on a dumbbell).
 
         - a kind's ``share``: the in-order payload its groups delivered in the
           window (``goodput_bps`` of the flows table), over the link's rate;

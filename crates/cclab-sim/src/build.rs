@@ -9,39 +9,27 @@ use crate::hosts::SendBufferHost;
 use crate::limits::{self, MemoryLimit};
 use crate::observe::{self, SeriesInfo};
 use crate::protocols::Protocol;
-use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Topology};
+use crate::scenario::{FlowGroup, Scenario};
 use crate::sources::agent::{EndpointPair, TransferOpener};
 use crate::sources::arrivals::{ArrivalPlan, ArrivalSource};
 use crate::sources::web::{WebPlan, WebSource};
 use crate::sources::AppSpec;
+use crate::topology::{AccessLinks, FlowEnds, Graph, LinkParams, LinkRole};
+use crate::trace;
 use crate::units::BufferSpec;
 use cclab_core::network::NodeKind;
 use cclab_core::queue::{self, Discipline, QueueLink};
 use cclab_core::{
-    BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream, Variation,
+    Agent, BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream, Variation,
 };
 use cclab_transport::buffer::share::ShareSchedule;
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
 use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};
 use cclab_transport::udt::{receiver::UdtReceiver, sender::UdtSender};
-use cclab_wire::{Endpoint, EndpointId, FlowId, NodeId, Params, Time};
+use cclab_wire::{Endpoint, FlowId, NodeId, Params, Time};
 
-/// One instance of a flow group: a row of the flows table.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowInstance {
-    pub group: usize,
-    pub index: u32,
-    /// Position among all flow instances; also the flow id of its connection, if it has one.
-    pub flow_id: FlowId,
-    pub bucket: BucketId,
-    /// The endpoints of its one connection; `None` for a source that opens many.
-    pub sender: Option<EndpointId>,
-    pub receiver: Option<EndpointId>,
-    pub start: Time,
-    /// Propagation-only round-trip time of the path.
-    pub base_rtt: Time,
-}
+pub use crate::instance::FlowInstance;
 
 pub struct Simulation {
     pub scenario: Scenario,
@@ -113,53 +101,139 @@ fn discipline(name: &str, params: &Params, link: QueueLink, key: &str) -> Result
     })
 }
 
-fn add_duplex(
-    net: &mut Network,
+/// The network as it is wired, before routes are computed and buffers sized.
+struct Wiring {
+    net: Network,
     seed: u64,
-    a: NodeId,
-    b: NodeId,
-    params: &LinkParams,
-    buffer_key: &str,
-    pending: &mut Vec<PendingBuffer>,
-) -> (u32, u32) {
-    let mut ids = [0u32; 2];
-    let rate_name = if params.buffer_rate.is_some() { "buffer_rate" } else { "rate" };
-    let rate_key = format!("{}{rate_name}", buffer_key.strip_suffix("buffer").unwrap_or(buffer_key));
-    let directions = [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, params.reverse())];
-    for (i, (from, to, loss, capacity)) in directions.into_iter().enumerate() {
-        let name = format!("{}->{}", net.nodes[from as usize].name, net.nodes[to as usize].name);
-        let (rate_bps, rate, trace) = match capacity {
-            Capacity::Rate(r) => (*r, None, None),
-            Capacity::Schedule(s) => (params.rate_bps, Some(s.clone()), None),
-            Capacity::Trace(t) => (params.rate_bps, None, Some(t.trace.clone())),
-        };
-        let variation = Variation { rate, trace, delay: params.delay_schedule.clone() };
-        let spec = LinkSpec {
-            name,
-            from,
-            to,
-            rate_bps,
-            delay: params.delay,
-            buffer: BufferLimit::Unlimited,
-            loss,
-            variation,
-        };
-        let unlimited = Discipline::Fifo(Box::new(queue::DropTail::new(BufferLimit::Unlimited)));
-        ids[i] = net.add_link(spec, unlimited, seed);
-        pending.push(PendingBuffer {
-            link: ids[i],
-            spec: params.buffer,
-            queue: params.queue.clone(),
-            queue_params: params.queue_params.clone(),
-            key: buffer_key.into(),
-            rate_key: rate_key.clone(),
-        });
-    }
-    (ids[0], ids[1])
+    /// Every link's buffer, to be sized once the flows' RTTs are known.
+    pending: Vec<PendingBuffer>,
+    /// Every link direction's role, in link id order.
+    roles: Vec<&'static str>,
 }
 
-fn node(net: &mut Network, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
-    net.add_node(name, kind).map_err(|e| ScenarioError::at(key, e.to_string()))
+impl Wiring {
+    fn new(seed: u64) -> Self {
+        Self { net: Network::default(), seed, pending: Vec::new(), roles: Vec::new() }
+    }
+
+    fn node(&mut self, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
+        self.net.add_node(name, kind).map_err(|e| ScenarioError::at(key, e.to_string()))
+    }
+
+    /// The graph's nodes (routers) and links, in the order the scenario lists them.
+    fn add_graph(&mut self, graph: &Graph) -> Result<(), ScenarioError> {
+        for n in &graph.nodes {
+            self.node(n, NodeKind::Router, "topology.nodes")?;
+        }
+        for l in &graph.links {
+            let (a, b) = (self.net.node_id(&l.from), self.net.node_id(&l.to));
+            let (Some(a), Some(b)) = (a, b) else {
+                return Err(ScenarioError::at(&l.key, "unknown node"));
+            };
+            self.add_duplex(a, b, &l.params, &format!("{}.buffer", l.key), l.role);
+        }
+        Ok(())
+    }
+
+    /// Every flow instance's ends: the nodes its group names, or hosts of its
+    /// own joined to them by access links whose delays make up its RTT.
+    fn add_flow_ends(&mut self, scenario: &Scenario) -> Result<Vec<PlannedFlow>, ScenarioError> {
+        let mut planned = Vec::with_capacity(limits::flow_instances(scenario) as usize);
+        for (g, group) in scenario.flows.iter().enumerate() {
+            let lookup = |net: &Network, key: &str, name: &str| {
+                net.node_id(name)
+                    .ok_or_else(|| ScenarioError::at(format!("flows[{g}].{key}"), "unknown node"))
+            };
+            let ends = &group.ends;
+            let (sender, receiver) =
+                (lookup(&self.net, "from", &ends.sender)?, lookup(&self.net, "to", &ends.receiver)?);
+            if !ends.own_hosts {
+                planned.extend(
+                    (0..group.count).map(|k| PlannedFlow::new(self.seed, g, group, k, sender, receiver)),
+                );
+                continue;
+            }
+            let access = scenario.graph.access.as_ref().ok_or_else(|| {
+                ScenarioError::at(
+                    format!("flows[{g}]"),
+                    "the topology has no access links for hosts of its own",
+                )
+            })?;
+            for k in 0..group.count {
+                let (snd, rcv) = self.add_own_hosts(g, group, k, access, sender, receiver)?;
+                planned.push(PlannedFlow::new(self.seed, g, group, k, snd, rcv));
+            }
+        }
+        Ok(planned)
+    }
+
+    /// Instance `k` of group `g`'s two hosts and their access links to
+    /// `sender` and `receiver`; its RTT is drawn from the instance's own
+    /// stream, like a start range.
+    fn add_own_hosts(
+        &mut self,
+        g: usize,
+        group: &FlowGroup,
+        k: u32,
+        access: &AccessLinks,
+        sender: NodeId,
+        receiver: NodeId,
+    ) -> Result<(NodeId, NodeId), ScenarioError> {
+        let seed = self.seed;
+        let rtt = group.rtt.map_or(2 * access.core_delay, |r| {
+            r.draw(|| RngStream::new(seed, &format!("flow:{}:{k}:rtt", group.name)))
+        });
+        let (near, far) = access.delays(rtt);
+        let key = format!("flows[{g}]");
+        let (snd_name, rcv_name) = FlowEnds::host_names(&group.name, k);
+        let snd = self.node(&snd_name, NodeKind::Host, &key)?;
+        let rcv = self.node(&rcv_name, NodeKind::Host, &key)?;
+        let buffer_key = format!("{}.buffer", access.key);
+        let with_delay = |delay| LinkParams { delay, ..access.params.clone() };
+        self.add_duplex(snd, sender, &with_delay(near), &buffer_key, LinkRole::Access);
+        self.add_duplex(receiver, rcv, &with_delay(far), &buffer_key, LinkRole::Access);
+        Ok((snd, rcv))
+    }
+
+    /// Both directions of a link, `a -> b` first, with unlimited buffers
+    /// until [`resolve_buffers`] sizes them.
+    fn add_duplex(&mut self, a: NodeId, b: NodeId, params: &LinkParams, buffer_key: &str, role: LinkRole) {
+        let rate_name = if params.buffer_rate.is_some() { "buffer_rate" } else { "rate" };
+        let rate_key = format!("{}{rate_name}", buffer_key.strip_suffix("buffer").unwrap_or(buffer_key));
+        let directions =
+            [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, params.reverse())];
+        for (from, to, loss, capacity) in directions {
+            let name =
+                format!("{}->{}", self.net.nodes[from as usize].name, self.net.nodes[to as usize].name);
+            let (rate_bps, rate, trace) = match capacity {
+                Capacity::Rate(r) => (*r, None, None),
+                Capacity::Schedule(s) => (params.rate_bps, Some(s.clone()), None),
+                Capacity::Trace(t) => (params.rate_bps, None, Some(t.trace.clone())),
+            };
+            let variation = Variation { rate, trace, delay: params.delay_schedule.clone() };
+            let spec = LinkSpec {
+                name,
+                from,
+                to,
+                rate_bps,
+                delay: params.delay,
+                buffer: BufferLimit::Unlimited,
+                loss,
+                variation,
+            };
+            let unlimited = Discipline::Fifo(Box::new(queue::DropTail::new(BufferLimit::Unlimited)));
+            let link = self.net.add_link(spec, unlimited, self.seed);
+            self.pending.push(PendingBuffer {
+                link,
+                spec: params.buffer,
+                queue: params.queue.clone(),
+                queue_params: params.queue_params.clone(),
+                key: buffer_key.into(),
+                rate_key: rate_key.clone(),
+            });
+        }
+        self.roles.extend(role.directions());
+    }
 }
 
 /// Builds `scenario` for `seed` within the memory limit of `CCLAB_MEMORY_LIMIT`
@@ -173,82 +247,35 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
 /// is allocated per flow instance.
 pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Result<Simulation, ScenarioError> {
     limits::check(scenario, limit)?;
-    let mut net = Network::default();
-    let mut pending = Vec::new();
-    let mut roles = Vec::new();
-    let mut planned = Vec::new();
-
-    match &scenario.topology {
-        Topology::Dumbbell(d) => {
-            let left = node(&mut net, "left", NodeKind::Router, "topology")?;
-            let right = node(&mut net, "right", NodeKind::Router, "topology")?;
-            add_duplex(
-                &mut net,
-                seed,
-                left,
-                right,
-                &d.bottleneck,
-                "topology.bottleneck.buffer",
-                &mut pending,
-            );
-            roles.extend(["bottleneck", "bottleneck.reverse"]);
-            let access = |delay| {
-                let droptail = queue::droptail::DESCRIPTOR.name;
-                LinkParams::constant(d.access_rate_bps, delay, d.access_buffer, droptail, Params::new())
-            };
-            for (g, group) in scenario.flows.iter().enumerate() {
-                for k in 0..group.count {
-                    // A range is drawn from the instance's own stream, like a start range.
-                    let rtt = group.rtt.map_or(2 * d.bottleneck.delay, |r| {
-                        r.draw(|| RngStream::new(seed, &format!("flow:{}:{k}:rtt", group.name)))
-                    });
-                    // Two access links per direction share what the bottleneck leaves of rtt/2.
-                    let spare = rtt / 2 - d.bottleneck.delay;
-                    let (near, far) = (spare / 2, spare - spare / 2);
-                    let key = format!("flows[{g}]");
-                    let snd = node(&mut net, &format!("{}[{k}].snd", group.name), NodeKind::Host, &key)?;
-                    let rcv = node(&mut net, &format!("{}[{k}].rcv", group.name), NodeKind::Host, &key)?;
-                    let (snd_router, rcv_router) = match group.direction {
-                        Direction::Forward => (left, right),
-                        Direction::Reverse => (right, left),
-                    };
-                    let buffer_key = "topology.access.buffer";
-                    add_duplex(&mut net, seed, snd, snd_router, &access(near), buffer_key, &mut pending);
-                    add_duplex(&mut net, seed, rcv_router, rcv, &access(far), buffer_key, &mut pending);
-                    roles.extend(["access"; 4]);
-                    planned.push(PlannedFlow::new(seed, g, group, k, snd, rcv));
-                }
-            }
-        }
-        Topology::Graph(graph) => {
-            for n in &graph.nodes {
-                node(&mut net, n, NodeKind::Router, "topology.nodes")?;
-            }
-            for (i, l) in graph.links.iter().enumerate() {
-                let (a, b) = (net.node_id(&l.from), net.node_id(&l.to));
-                let (Some(a), Some(b)) = (a, b) else {
-                    return Err(ScenarioError::at(format!("topology.links[{i}]"), "unknown node"));
-                };
-                let key = format!("topology.links[{i}].buffer");
-                add_duplex(&mut net, seed, a, b, &l.params, &key, &mut pending);
-                roles.extend(["link"; 2]);
-            }
-            for (g, group) in scenario.flows.iter().enumerate() {
-                let lookup = |key: &str, name: &Option<String>| {
-                    name.as_deref()
-                        .and_then(|n| net.node_id(n))
-                        .ok_or_else(|| ScenarioError::at(format!("flows[{g}].{key}"), "unknown node"))
-                };
-                let (snd, rcv) = (lookup("from", &group.from)?, lookup("to", &group.to)?);
-                planned.extend((0..group.count).map(|k| PlannedFlow::new(seed, g, group, k, snd, rcv)));
-            }
-        }
-    }
+    let mut wiring = Wiring::new(seed);
+    wiring.add_graph(&scenario.graph)?;
+    let planned = wiring.add_flow_ends(scenario)?;
+    let Wiring { mut net, pending, roles, .. } = wiring;
     net.compute_routes();
+    let rtts = base_rtts(&net, &planned)?;
+    resolve_buffers(&mut net, &pending, scenario, &planned, &rtts, seed)?;
 
+    let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
+    let mut engine = Engine::new(net, window);
+    let mut flows = Vec::with_capacity(planned.len());
+    for (row, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
+        flows.push(connect(&mut engine, scenario, p, row as FlowId, base_rtt, seed)?);
+    }
+    engine.reserve_flows(flows.len() as FlowId);
+    add_capped_hosts(&mut engine, scenario, &planned)?;
+    let series = add_observers(&mut engine, scenario, &flows);
+    if let Some(tracer) = trace::tracer(scenario, &flows, &engine)? {
+        engine.set_tracer(tracer);
+    }
+    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series })
+}
+
+/// Each planned flow's propagation-only round trip: there over its route, and
+/// back over the route its ACKs take.
+fn base_rtts(net: &Network, planned: &[PlannedFlow]) -> Result<Vec<Time>, ScenarioError> {
+    let name = |n: NodeId| net.nodes[n as usize].name.clone();
     let mut rtts = Vec::with_capacity(planned.len());
-    for p in &planned {
-        let name = |n: NodeId| net.nodes[n as usize].name.clone();
+    for p in planned {
         let there = net.path_delay(p.sender_node, p.receiver_node).ok_or_else(|| {
             ScenarioError::at(
                 format!("flows[{}].to", p.group),
@@ -267,108 +294,123 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
         })?;
         rtts.push(there + back);
     }
-    resolve_buffers(&mut net, &pending, scenario, &planned, &rtts, seed)?;
+    Ok(rtts)
+}
 
-    let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
-    let mut engine = Engine::new(net, window);
-    let mut flows = Vec::with_capacity(planned.len());
-    for (row, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
-        let group = &scenario.flows[p.group];
-        let flow_id = row as FlowId;
-        let bucket = engine.add_bucket();
-        let key = format!("flows[{}]", p.group);
-        let open = |sender: Box<dyn Endpoint>, receiver: Box<dyn Endpoint>, size| Open {
-            sender,
-            receiver,
-            from: p.sender_node,
-            to: p.receiver_node,
-            bucket,
-            size,
-            start: p.start,
-        };
-        // Each connection's send overhead draws from its own seed, so adding a
-        // flow never shifts another's draws.
-        let mut overhead_seeds = RngStream::new(seed, &format!("flow:{}:{}:overhead", group.name, p.index));
-        let (sender, receiver) = match (group.protocol(), group.app) {
-            (Protocol::Tcp, AppSpec::Bulk) => {
-                let (s, r) = tcp_endpoints(group, p.start, App::Bulk, overhead_seeds.next_u64())
-                    .map_err(|m| ScenarioError::at(&key, m))?;
-                let (_, s, r) = engine.connect(flow_id, open(s, r, None));
-                (Some(s), Some(r))
-            }
-            (Protocol::Tcp, AppSpec::Transfer { size }) => {
-                let app = App::Transfer { bytes: size };
-                let (s, r) = tcp_endpoints(group, p.start, app, overhead_seeds.next_u64())
-                    .map_err(|m| ScenarioError::at(&key, m))?;
-                let (_, s, r) = engine.connect(flow_id, open(s, r, Some(size)));
-                (Some(s), Some(r))
-            }
-            (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
-                let opener = transfer_opener(group, p, bucket, overhead_seeds)
-                    .map_err(|m| ScenarioError::at(&key, m))?;
-                let stream = format!("flow:{}:{}", group.name, p.index);
-                let plan = ArrivalPlan { rate, sizes: size, start: p.start, stream, seed };
-                engine.add_agent(Box::new(ArrivalSource::new(plan, opener)));
-                (None, None)
-            }
-            (Protocol::Tcp, AppSpec::Web(spec)) => {
-                let opener = transfer_opener(group, p, bucket, overhead_seeds)
-                    .map_err(|m| ScenarioError::at(&key, m))?;
-                let stream = format!("flow:{}:{}", group.name, p.index);
-                let plan = WebPlan { spec, start: p.start, base_rtt, stream, seed };
-                engine.add_agent(Box::new(WebSource::new(plan, opener)));
-                (None, None)
-            }
-            (Protocol::Udt, AppSpec::Bulk | AppSpec::Transfer { .. }) => {
-                let (app, size) = match group.app {
-                    AppSpec::Transfer { size } => (App::Transfer { bytes: size }, Some(size)),
-                    _ => (App::Bulk, None),
-                };
-                let (s, r) = udt_endpoints(group, p.start, app).map_err(|m| ScenarioError::at(&key, m))?;
-                let (_, s, r) = engine.connect(flow_id, open(s, r, size));
-                (Some(s), Some(r))
-            }
-            (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
-                let cfg = CbrConfig {
-                    rate_bps: rate,
-                    packet_bytes: size as u32,
-                    start: p.start,
-                    stop: group.stop,
-                    on_off: on.zip(off),
-                };
-                let (_, s, r) = engine
-                    .connect(flow_id, open(Box::new(CbrSource::new(cfg)), Box::new(UdpSink::new()), None));
-                (Some(s), Some(r))
-            }
-            (protocol, app) => {
-                return Err(ScenarioError::at(&key, format!("no way to run {app:?} over {protocol:?}")));
-            }
-        };
-        flows.push(FlowInstance {
-            group: p.group,
-            index: p.index,
-            flow_id,
-            bucket,
-            sender,
-            receiver,
-            start: p.start,
-            base_rtt,
-        });
-    }
-    engine.reserve_flows(flows.len() as FlowId);
-    add_capped_hosts(&mut engine, scenario, &planned)?;
+/// What a flow instance runs: one connection between its hosts, or a
+/// traffic source that opens connections during the run.
+enum Traffic {
+    Connection { sender: Box<dyn Endpoint>, receiver: Box<dyn Endpoint>, size: Option<u64> },
+    Source(Box<dyn Agent>),
+}
+
+/// Planned flow `p`, row `flow_id` of the flows table, attached to the engine.
+fn connect(
+    engine: &mut Engine,
+    scenario: &Scenario,
+    p: &PlannedFlow,
+    flow_id: FlowId,
+    base_rtt: Time,
+    seed: u64,
+) -> Result<FlowInstance, ScenarioError> {
+    let group = &scenario.flows[p.group];
+    let bucket = engine.add_bucket();
+    let traffic = traffic(group, p, bucket, base_rtt, seed)
+        .map_err(|m| ScenarioError::at(format!("flows[{}]", p.group), m))?;
+    let (sender, receiver) = match traffic {
+        Traffic::Connection { sender, receiver, size } => {
+            let open = Open {
+                sender,
+                receiver,
+                from: p.sender_node,
+                to: p.receiver_node,
+                bucket,
+                size,
+                start: p.start,
+            };
+            let (_, s, r) = engine.connect(flow_id, open);
+            (Some(s), Some(r))
+        }
+        Traffic::Source(agent) => {
+            engine.add_agent(agent);
+            (None, None)
+        }
+    };
+    Ok(FlowInstance {
+        group: p.group,
+        index: p.index,
+        flow_id,
+        bucket,
+        sender,
+        receiver,
+        start: p.start,
+        base_rtt,
+    })
+}
+
+/// The endpoints or the traffic source of planned flow `p` of `group`.
+fn traffic(
+    group: &FlowGroup,
+    p: &PlannedFlow,
+    bucket: BucketId,
+    base_rtt: Time,
+    seed: u64,
+) -> Result<Traffic, String> {
+    // Each connection's send overhead draws from its own seed, so adding a
+    // flow never shifts another's draws.
+    let mut overhead_seeds = RngStream::new(seed, &format!("flow:{}:{}:overhead", group.name, p.index));
+    let stream = || format!("flow:{}:{}", group.name, p.index);
+    let connection = |(sender, receiver): EndpointPair, size| Traffic::Connection { sender, receiver, size };
+    Ok(match (group.protocol(), group.app) {
+        (Protocol::Tcp, AppSpec::Bulk) => {
+            connection(tcp_endpoints(group, p.start, App::Bulk, overhead_seeds.next_u64())?, None)
+        }
+        (Protocol::Tcp, AppSpec::Transfer { size }) => {
+            let app = App::Transfer { bytes: size };
+            connection(tcp_endpoints(group, p.start, app, overhead_seeds.next_u64())?, Some(size))
+        }
+        (Protocol::Tcp, AppSpec::Arrivals { rate, size }) => {
+            let opener = transfer_opener(group, p, bucket, overhead_seeds)?;
+            let plan = ArrivalPlan { rate, sizes: size, start: p.start, stream: stream(), seed };
+            Traffic::Source(Box::new(ArrivalSource::new(plan, opener)))
+        }
+        (Protocol::Tcp, AppSpec::Web(spec)) => {
+            let opener = transfer_opener(group, p, bucket, overhead_seeds)?;
+            let plan = WebPlan { spec, start: p.start, base_rtt, stream: stream(), seed };
+            Traffic::Source(Box::new(WebSource::new(plan, opener)))
+        }
+        (Protocol::Udt, AppSpec::Bulk | AppSpec::Transfer { .. }) => {
+            let (app, size) = match group.app {
+                AppSpec::Transfer { size } => (App::Transfer { bytes: size }, Some(size)),
+                _ => (App::Bulk, None),
+            };
+            connection(udt_endpoints(group, p.start, app)?, size)
+        }
+        (Protocol::Udp, AppSpec::Cbr { rate, size, on, off }) => {
+            let cfg = CbrConfig {
+                rate_bps: rate,
+                packet_bytes: size as u32,
+                start: p.start,
+                stop: group.stop,
+                on_off: on.zip(off),
+            };
+            connection((Box::new(CbrSource::new(cfg)), Box::new(UdpSink::new())), None)
+        }
+        (protocol, app) => return Err(format!("no way to run {app:?} over {protocol:?}")),
+    })
+}
+
+/// The time series `scenario` asks for, watched by the engine; returns the
+/// table of every series, which a sample's `series` indexes.
+fn add_observers(engine: &mut Engine, scenario: &Scenario, flows: &[FlowInstance]) -> Vec<SeriesInfo> {
     let (observations, series) = {
         let link_names: Vec<&str> = engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
-        observe::plan(scenario, &flows, &link_names)
+        observe::plan(scenario, flows, &link_names)
     };
     for o in observations {
         engine.observe(o);
     }
-    let mut sim = Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series };
-    if let Some(tracer) = crate::trace::tracer(&sim)? {
-        sim.engine.set_tracer(tracer);
-    }
-    Ok(sim)
+    series
 }
 
 /// One agent per host that caps its connections' send-buffer memory; it
@@ -378,8 +420,7 @@ fn add_capped_hosts(
     scenario: &Scenario,
     planned: &[PlannedFlow],
 ) -> Result<(), ScenarioError> {
-    let Topology::Graph(graph) = &scenario.topology else { return Ok(()) };
-    for (h, host) in graph.hosts.iter().enumerate() {
+    for (h, host) in scenario.graph.hosts.iter().enumerate() {
         let key = || format!("topology.hosts[{h}]");
         let node = engine.net.node_id(&host.node).ok_or_else(|| ScenarioError::at(key(), "unknown node"))?;
         let here: Vec<&PlannedFlow> = planned.iter().filter(|p| p.sender_node == node).collect();
@@ -512,7 +553,7 @@ fn resolve_buffers(
                         format!(
                             "{rate} is too slow for the buffer {} = \"{multiple}bdp\": {multiple} x {rate} x the flows' mean RTT of {} is {:.2} packets of {mean_wire:.0} bytes, under one packet; raise the rate, or give the buffer in packets (\"10pkts\")",
                             b.key,
-                            crate::scenario::fmt_time((mean_rtt_s * 1e9).round() as Time),
+                            crate::units::fmt_time((mean_rtt_s * 1e9).round() as Time),
                             multiple * bdp_packets
                         ),
                     ));

@@ -193,8 +193,8 @@ pub fn delay(s: &mut Section, key: &'static str) -> Result<Option<(Time, Option<
             key,
             format!(
                 "{} is above {}, the longest one-way delay a link may have (the Moon is 1.3 s away)",
-                crate::scenario::fmt_time(longest),
-                crate::scenario::fmt_time(MAX_LINK_DELAY)
+                crate::units::fmt_time(longest),
+                crate::units::fmt_time(MAX_LINK_DELAY)
             ),
         ));
     }

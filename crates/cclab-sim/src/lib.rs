@@ -1,15 +1,17 @@
 //! cclab-sim: scenarios in, results out.
 //!
 //! A TOML scenario is parsed and validated into a [`Scenario`]
-//! ([`scenario::parse`]), built into a [`Simulation`] for one seed
+//! ([`parse()`]; a named topology shape compiled to a graph), built into a [`Simulation`] for one seed
 //! ([`build::build`]), run, and summarised as a [`RunResult`].
 
 pub mod build;
 pub mod capacity;
 pub mod error;
 pub mod hosts;
+pub mod instance;
 pub mod limits;
 pub mod observe;
+pub mod parse;
 pub mod pcap;
 pub mod protocols;
 mod reader;
@@ -19,6 +21,7 @@ pub mod results;
 pub mod scenario;
 pub mod sources;
 pub mod theory;
+pub mod topology;
 pub mod trace;
 pub mod units;
 
@@ -26,8 +29,9 @@ pub use build::{build, build_within, FlowInstance, Simulation};
 pub use cclab_core::{CancelToken, Cancelled, HugePageAlloc};
 pub use error::{RunError, ScenarioError};
 pub use limits::{MemoryEstimate, MemoryLimit};
+pub use parse::{parse, parse_in};
 pub use results::RunResult;
-pub use scenario::{parse, parse_in, Scenario};
+pub use scenario::Scenario;
 
 use std::time::Instant;
 

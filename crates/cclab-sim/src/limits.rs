@@ -19,8 +19,10 @@
 
 use crate::error::ScenarioError;
 use crate::observe;
-use crate::scenario::{Direction, FlowGroup, LinkParams, Scenario, Start, Topology};
+use crate::scenario::{FlowGroup, Observe, Scenario, Start};
 use crate::sources::AppSpec;
+use crate::topology::{direction_names, Graph, GraphLink, LinkParams, LinkRole};
+use crate::units::fmt_time;
 use crate::units::BufferSpec;
 use cclab_core::queue::fq_codel::FLOW_BACKLOG;
 use cclab_core::stats::{DEPARTED_PER_FLOW, LINK_METRICS};
@@ -213,14 +215,19 @@ pub fn flow_instances(scenario: &Scenario) -> u64 {
     scenario.flows.iter().map(|f| f.count as u64).sum()
 }
 
-/// Nodes and link directions the scenario's network will have.
+/// Flow instances on hosts of their own, each with two hosts and two duplex access links.
+fn own_host_instances(scenario: &Scenario) -> u64 {
+    scenario.flows.iter().filter(|f| f.ends.own_hosts).map(|f| f.count as u64).sum()
+}
+
+/// Nodes and link directions the scenario's network will have: the graph's,
+/// and per instance on hosts of its own two hosts and two duplex access links.
 fn network_size(scenario: &Scenario) -> (u64, u64) {
-    let flows = flow_instances(scenario);
-    match &scenario.topology {
-        // Two routers and the bottleneck; per instance two hosts and two duplex access links.
-        Topology::Dumbbell(_) => (times(2, flows).saturating_add(2), times(4, flows).saturating_add(2)),
-        Topology::Graph(g) => (g.nodes.len() as u64, 2 * g.links.len() as u64),
-    }
+    let g = &scenario.graph;
+    let hosted = own_host_instances(scenario);
+    let nodes = (g.nodes.len() as u64).saturating_add(times(2, hosted));
+    let links = (2 * g.links.len() as u64).saturating_add(times(4, hosted));
+    (nodes, links)
 }
 
 /// The transfers an `arrivals` or `web` group is expected to open: its mean
@@ -239,123 +246,13 @@ fn expected_transfers(scenario: &Scenario, group: usize) -> f64 {
 /// The memory a run of `scenario` needs, by part; see the module documentation.
 /// Computed from the scenario's groups alone: nothing per flow instance is allocated.
 pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
-    let mut parts = Vec::new();
-    let flows = flow_instances(scenario);
-    let (nodes, links) = network_size(scenario);
-    match &scenario.topology {
-        Topology::Dumbbell(_) => {
-            // Per instance: its endpoints, two hosts, four access links, and the two
-            // routers' routing entries towards its hosts.
-            let per_flow = BYTES_PER_FLOW + 2 * BYTES_PER_NODE + 4 * BYTES_PER_LINK + 2 * 2 * BYTES_PER_ROUTE;
-            parts.push(Part {
-                key: "flows".into(),
-                what: format!("{} flow instances", fmt_count(flows)),
-                bytes: times(flows, per_flow),
-            });
-            parts.push(Part {
-                key: "topology".into(),
-                what: "the dumbbell's routers and bottleneck".into(),
-                bytes: 2 * BYTES_PER_NODE + 2 * BYTES_PER_LINK,
-            });
-        }
-        Topology::Graph(g) => {
-            parts.push(Part {
-                key: "flows".into(),
-                what: format!("{} flow instances", fmt_count(flows)),
-                bytes: times(flows, BYTES_PER_FLOW),
-            });
-            // A node with more than one outgoing link keeps a routing row of one entry per node.
-            let mut out_degree = std::collections::HashMap::<&str, u32>::new();
-            for l in &g.links {
-                *out_degree.entry(l.from.as_str()).or_default() += 1;
-                *out_degree.entry(l.to.as_str()).or_default() += 1;
-            }
-            let rows = out_degree.values().filter(|&&d| d > 1).count() as u64;
-            let routes = times(times(rows, nodes), BYTES_PER_ROUTE);
-            parts.push(Part {
-                key: "topology".into(),
-                what: format!(
-                    "{} nodes, {} link directions and routing tables of {} x {} entries",
-                    fmt_count(nodes),
-                    fmt_count(links),
-                    fmt_count(rows),
-                    fmt_count(nodes)
-                ),
-                bytes: times(nodes, BYTES_PER_NODE)
-                    .saturating_add(times(links, BYTES_PER_LINK))
-                    .saturating_add(routes),
-            });
-        }
-    }
+    let mut parts = vec![flow_instances_part(scenario), graph_part(&scenario.graph)];
     parts.extend(packets_held(scenario));
-    for (i, f) in scenario.flows.iter().enumerate() {
-        // Every instance sends its initial window at once, into buffers that may be unlimited.
-        let iw = f.tcp.as_ref().map_or(0, |t| t.initial_window as u64);
-        if iw > SEGMENTS_IN_BYTES_PER_FLOW {
-            let segments = times(iw - SEGMENTS_IN_BYTES_PER_FLOW, f.count as u64);
-            parts.push(Part {
-                key: format!("flows[{i}].initial_window"),
-                what: format!(
-                    "initial windows of {} segments in {} flow instances",
-                    fmt_count(iw),
-                    fmt_count(f.count as u64)
-                ),
-                bytes: times(segments, BYTES_PER_SEGMENT),
-            });
-        }
-        if f.app.opens_connections() {
-            let n = expected_transfers(scenario, i);
-            parts.push(Part {
-                key: format!("flows[{i}].app"),
-                what: format!("about {} transfers", fmt_count(n.round().min(u64::MAX as f64) as u64)),
-                bytes: (n * BYTES_PER_TRANSFER as f64).round().min(u64::MAX as f64) as u64,
-            });
-        }
+    for i in 0..scenario.flows.len() {
+        parts.extend(group_parts(scenario, i));
     }
-    if let Some(every) = scenario.run.sample {
-        let samples = scenario.run.duration / every.max(1) + 1;
-        // Every flow instance with a long-lived connection is sampled, and every
-        // link direction: each sample is one long row per metric, plus one row of
-        // the wide view per TCP flow and per link.
-        let link_metrics = observe::default_link_metrics().count() as u64;
-        let mut sampled = links;
-        let mut per_sample = times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW);
-        for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
-            let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
-            let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
-            sampled = sampled.saturating_add(f.count as u64);
-            per_sample = per_sample.saturating_add(times(f.count as u64, wide + long));
-        }
-        parts.push(Part {
-            key: "run.sample".into(),
-            what: format!("{} samples of {} flows and links", fmt_count(samples), fmt_count(sampled)),
-            bytes: times(samples, per_sample),
-        });
-    }
-    for (i, o) in scenario.observe.iter().enumerate() {
-        let samples = scenario.run.duration / o.every.max(1) + 1;
-        let per_flow = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
-        let once_per_flow =
-            per_flow.iter().filter(|&&name| o.metrics.iter().any(|m| m == name)).count() as u64;
-        // A link's own metrics and its discipline's, at most all of both.
-        let link_metrics = LINK_METRICS
-            .iter()
-            .chain(cclab_core::queue::QUEUE_DISCIPLINES.iter().flat_map(|d| d.metrics))
-            .filter(|d| !per_flow.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
-            .count() as u64
-            + once_per_flow * long_lived_flows(scenario);
-        let mut series = times(o.links.len() as u64, link_metrics);
-        for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
-            let metrics =
-                observe::flow_metrics(f).iter().filter(|m| o.metrics.contains(&m.name)).count() as u64;
-            series = series.saturating_add(times(f.count as u64, metrics));
-        }
-        parts.push(Part {
-            key: format!("observe[{i}]"),
-            what: format!("{} samples of {} series", fmt_count(samples), fmt_count(series)),
-            bytes: times(times(samples, series), BYTES_PER_METRIC_ROW),
-        });
-    }
+    parts.extend(sample_part(scenario));
+    parts.extend(scenario.observe.iter().enumerate().map(|(i, o)| observe_part(scenario, i, o)));
     for (i, t) in scenario.traces.iter().enumerate() {
         let rows = trace_rows(scenario, t);
         parts.push(Part {
@@ -371,7 +268,123 @@ pub fn estimate(scenario: &Scenario) -> MemoryEstimate {
     MemoryEstimate { bytes, parts }
 }
 
-/// The bytes of the smallest full data packet of `flows` (at least an IP and
+/// What flow group `i` holds beyond its instances: initial windows larger
+/// than [`BYTES_PER_FLOW`] counts, sent at once into buffers that may be
+/// unlimited, and the records of the transfers a traffic source opens.
+fn group_parts(scenario: &Scenario, i: usize) -> Vec<Part> {
+    let f = &scenario.flows[i];
+    let mut parts = Vec::new();
+    let iw = f.tcp.as_ref().map_or(0, |t| t.initial_window as u64);
+    if iw > SEGMENTS_IN_BYTES_PER_FLOW {
+        let segments = times(iw - SEGMENTS_IN_BYTES_PER_FLOW, f.count as u64);
+        parts.push(Part {
+            key: format!("flows[{i}].initial_window"),
+            what: format!(
+                "initial windows of {} segments in {} flow instances",
+                fmt_count(iw),
+                fmt_count(f.count as u64)
+            ),
+            bytes: times(segments, BYTES_PER_SEGMENT),
+        });
+    }
+    if f.app.opens_connections() {
+        let n = expected_transfers(scenario, i);
+        parts.push(Part {
+            key: format!("flows[{i}].app"),
+            what: format!("about {} transfers", fmt_count(n.round().min(u64::MAX as f64) as u64)),
+            bytes: (n * BYTES_PER_TRANSFER as f64).round().min(u64::MAX as f64) as u64,
+        });
+    }
+    parts
+}
+
+/// `run.sample`'s time series: every flow instance with a long-lived
+/// connection is sampled, and every link direction; each sample is one long
+/// row per metric, plus one row of the wide view per TCP flow and per link.
+fn sample_part(scenario: &Scenario) -> Option<Part> {
+    let every = scenario.run.sample?;
+    let samples = scenario.run.duration / every.max(1) + 1;
+    let (_, links) = network_size(scenario);
+    let link_metrics = observe::default_link_metrics().count() as u64;
+    let mut sampled = links;
+    let mut per_sample = times(links, BYTES_PER_SAMPLE + link_metrics * BYTES_PER_METRIC_ROW);
+    for f in scenario.flows.iter().filter(|f| observe::observable(f)) {
+        let wide = if f.tcp.is_some() { BYTES_PER_SAMPLE } else { 0 };
+        let long = observe::default_flow_metrics(f).len() as u64 * BYTES_PER_METRIC_ROW;
+        sampled = sampled.saturating_add(f.count as u64);
+        per_sample = per_sample.saturating_add(times(f.count as u64, wide + long));
+    }
+    Some(Part {
+        key: "run.sample".into(),
+        what: format!("{} samples of {} flows and links", fmt_count(samples), fmt_count(sampled)),
+        bytes: times(samples, per_sample),
+    })
+}
+
+/// The time series of `[[observe]]` section `i`.
+fn observe_part(scenario: &Scenario, i: usize, o: &Observe) -> Part {
+    let samples = scenario.run.duration / o.every.max(1) + 1;
+    let per_flow = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
+    let once_per_flow = per_flow.iter().filter(|&&name| o.metrics.iter().any(|m| m == name)).count() as u64;
+    // A link's own metrics and its discipline's, at most all of both.
+    let link_metrics = LINK_METRICS
+        .iter()
+        .chain(cclab_core::queue::QUEUE_DISCIPLINES.iter().flat_map(|d| d.metrics))
+        .filter(|d| !per_flow.contains(&d.name) && o.metrics.iter().any(|m| m == d.name))
+        .count() as u64
+        + once_per_flow * long_lived_flows(scenario);
+    let mut series = times(o.links.len() as u64, link_metrics);
+    for f in scenario.flows.iter().filter(|f| o.flows.contains(&f.name)) {
+        let metrics = observe::flow_metrics(f).iter().filter(|m| o.metrics.contains(&m.name)).count() as u64;
+        series = series.saturating_add(times(f.count as u64, metrics));
+    }
+    Part {
+        key: format!("observe[{i}]"),
+        what: format!("{} samples of {} series", fmt_count(samples), fmt_count(series)),
+        bytes: times(times(samples, series), BYTES_PER_METRIC_ROW),
+    }
+}
+
+/// The flow instances: each one's endpoints, and on hosts of its own its two
+/// hosts, four access link directions, and the two routing entries towards
+/// its hosts in each of the two nodes it joins.
+fn flow_instances_part(scenario: &Scenario) -> Part {
+    let flows = flow_instances(scenario);
+    let own_hosts = 2 * BYTES_PER_NODE + 4 * BYTES_PER_LINK + 2 * 2 * BYTES_PER_ROUTE;
+    Part {
+        key: "flows".into(),
+        what: format!("{} flow instances", fmt_count(flows)),
+        bytes: times(flows, BYTES_PER_FLOW).saturating_add(times(own_host_instances(scenario), own_hosts)),
+    }
+}
+
+/// The graph's nodes and links, and the routing tables of its nodes that
+/// have a choice of links: a row of one entry per node.
+fn graph_part(g: &Graph) -> Part {
+    let (nodes, links) = (g.nodes.len() as u64, 2 * g.links.len() as u64);
+    let mut out_degree = std::collections::HashMap::<&str, u32>::new();
+    for l in &g.links {
+        *out_degree.entry(l.from.as_str()).or_default() += 1;
+        *out_degree.entry(l.to.as_str()).or_default() += 1;
+    }
+    let rows = out_degree.values().filter(|&&d| d > 1).count() as u64;
+    let routes = times(times(rows, nodes), BYTES_PER_ROUTE);
+    Part {
+        key: "topology".into(),
+        what: format!(
+            "{} nodes, {} link directions and routing tables of {} x {} entries",
+            fmt_count(nodes),
+            fmt_count(links),
+            fmt_count(rows),
+            fmt_count(nodes)
+        ),
+        bytes: times(nodes, BYTES_PER_NODE)
+            .saturating_add(times(links, BYTES_PER_LINK))
+            .saturating_add(routes),
+    }
+}
+
+/// The bytes of the smallest full data packet/// The bytes of the smallest full data packet of `flows` (at least an IP and
 /// TCP header): a link's capacity holds the most packets of that size.
 fn smallest_packet<'a>(flows: impl Iterator<Item = &'a FlowGroup>) -> f64 {
     flows
@@ -403,12 +416,12 @@ fn longest_delay(link: &LinkParams) -> Time {
 /// The packets the links can hold at once, one part per link direction that
 /// can hold many: in flight, its fastest rate (a trace's busiest millisecond)
 /// x the round trip (data one way and the ACKs clocking it the other, counted
-/// in the smallest data packets), and a full buffer. On a dumbbell each
-/// direction of the bottleneck that flows send over, with the longest RTT of
-/// those flows (the access links carry those flows' windows, which the
-/// bottleneck's pipe and buffer bound); on a graph every link direction,
-/// with twice its own delay. TCP flows whose windows are all bounded
-/// (`max_window`) hold no more than those windows.
+/// in the smallest data packets), and a full buffer. A bottleneck link, each
+/// direction that flows send over, with the longest RTT of those flows (their
+/// access links carry those flows' windows, which the bottleneck's pipe and
+/// buffer bound); any other link every direction, with twice its own delay.
+/// TCP flows whose windows are all bounded (`max_window`) hold no more than
+/// those windows.
 fn packets_held(scenario: &Scenario) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut add = |key: String, where_: String, capacity: f64, windows: f64, packet: f64| {
@@ -422,14 +435,15 @@ fn packets_held(scenario: &Scenario) -> Vec<Part> {
             bytes: (packets * BYTES_PER_PACKET_HELD as f64).round().min(u64::MAX as f64) as u64,
         });
     };
-    match &scenario.topology {
-        Topology::Dumbbell(d) => {
-            let link = &d.bottleneck;
-            for (direction, capacity, name, rate_key) in [
-                (Direction::Forward, &link.capacity, "left->right", "rate"),
-                (Direction::Reverse, link.reverse(), "right->left", "reverse_rate"),
-            ] {
-                let flows = || scenario.flows.iter().filter(move |f| f.direction == direction);
+    let packet = smallest_packet(scenario.flows.iter());
+    let all_windows = windows(scenario.flows.iter());
+    for l in &scenario.graph.links {
+        let p = &l.params;
+        if l.role == LinkRole::Bottleneck {
+            for (direction, (capacity, name)) in
+                [&p.capacity, p.reverse()].into_iter().zip(direction_names(&l.from, &l.to)).enumerate()
+            {
+                let flows = || scenario.flows.iter().filter(move |f| sends_over(f, l, direction));
                 if flows().next().is_none() {
                     continue;
                 }
@@ -438,50 +452,48 @@ fn packets_held(scenario: &Scenario) -> Vec<Part> {
                     .map(|f| f.rtt.map_or(0, |r| r.latest()))
                     .max()
                     .unwrap_or(0)
-                    .max(2 * longest_delay(link));
+                    .max(2 * longest_delay(p));
                 let rate = capacity.peak_bps();
                 let pipe = rate as f64 / 8.0 * to_secs_f64(rtt) / packet;
-                let buffer = buffer_packets(link.buffer, link.rate_bps, rtt, packet);
-                let key = if direction == Direction::Reverse && link.reverse_capacity.is_some() {
-                    format!("topology.bottleneck.{rate_key}")
-                } else {
-                    "topology.bottleneck.rate".into()
-                };
+                let buffer = buffer_packets(p.buffer, p.rate_bps, rtt, packet);
+                let rate_key =
+                    if direction == 1 && p.reverse_capacity.is_some() { "reverse_rate" } else { "rate" };
                 let where_ = format!(
                     "the bottleneck {name} ({} x the {} RTT, and its {} buffer)",
                     crate::resolved::rate(rate),
-                    crate::scenario::fmt_time(rtt),
-                    crate::resolved::buffer(link.buffer)
-                );
-                add(key, where_, pipe + buffer, windows(flows()), packet);
-            }
-        }
-        Topology::Graph(g) => {
-            let packet = smallest_packet(scenario.flows.iter());
-            let windows = windows(scenario.flows.iter());
-            for (i, l) in g.links.iter().enumerate() {
-                let p = &l.params;
-                let rtt = 2 * longest_delay(p);
-                let mut capacity = 0.0;
-                for c in [&p.capacity, p.reverse()] {
-                    capacity += c.peak_bps() as f64 / 8.0 * to_secs_f64(rtt) / 2.0 / packet;
-                    capacity += buffer_packets(p.buffer, p.rate_bps, rtt, packet);
-                }
-                let where_ = format!(
-                    "the link {}<->{} ({} x twice its {} delay, and its {} buffer, each way)",
-                    l.from,
-                    l.to,
-                    crate::resolved::rate(p.capacity.peak_bps().max(p.reverse().peak_bps())),
-                    crate::scenario::fmt_time(longest_delay(p)),
+                    fmt_time(rtt),
                     crate::resolved::buffer(p.buffer)
                 );
-                add(format!("topology.links[{i}].rate"), where_, capacity, windows, packet);
+                add(format!("{}.{rate_key}", l.key), where_, pipe + buffer, windows(flows()), packet);
             }
+            continue;
         }
+        let rtt = 2 * longest_delay(p);
+        let mut capacity = 0.0;
+        for c in [&p.capacity, p.reverse()] {
+            capacity += c.peak_bps() as f64 / 8.0 * to_secs_f64(rtt) / 2.0 / packet;
+            capacity += buffer_packets(p.buffer, p.rate_bps, rtt, packet);
+        }
+        let where_ = format!(
+            "the link {}<->{} ({} x twice its {} delay, and its {} buffer, each way)",
+            l.from,
+            l.to,
+            crate::resolved::rate(p.capacity.peak_bps().max(p.reverse().peak_bps())),
+            fmt_time(longest_delay(p)),
+            crate::resolved::buffer(p.buffer)
+        );
+        add(format!("{}.rate", l.key), where_, capacity, all_windows, packet);
     }
     // Parts of a few packets say nothing a refusal needs.
     parts.retain(|p| p.bytes >= 1_000_000);
     parts
+}
+
+/// Whether group `f`'s data crosses link `l` in `direction` (0 from `l.from`
+/// to `l.to`, 1 back) as its only link between the nodes it joins.
+fn sends_over(f: &FlowGroup, l: &GraphLink, direction: usize) -> bool {
+    let (from, to) = if direction == 0 { (&l.from, &l.to) } else { (&l.to, &l.from) };
+    &f.ends.sender == from && &f.ends.receiver == to
 }
 
 /// Packets `flows` can have in flight at once if every one is a TCP flow with
@@ -496,37 +508,30 @@ fn windows<'a>(flows: impl Iterator<Item = &'a FlowGroup>) -> f64 {
 }
 
 /// The packet events a `[[trace]]` entry is expected to record: its flows send
-/// at most the bottleneck's rate (dumbbell) or the fastest link's (graph) in
-/// full segments, each data packet and its ACK leave two events per link of
-/// their path and a delivery; a traced link carries at most its rate in the
-/// scenario's smallest segments, plus as many ACKs, two events each.
+/// at most the fastest graph link's rate in full segments, each data packet
+/// and its ACK leave two events per link of their path (the graph's nodes
+/// less one, at least one and at most 16, and two access links for a flow on
+/// hosts of its own) and a delivery; a traced link carries at most its rate
+/// in the scenario's smallest segments, plus as many ACKs, two events each.
 fn trace_rows(scenario: &Scenario, t: &crate::trace::TraceSpec) -> f64 {
+    let g = &scenario.graph;
     let seconds = cclab_wire::time::to_secs_f64(t.to.saturating_sub(t.from));
-    let (flow_rate, hops) = match &scenario.topology {
-        Topology::Dumbbell(d) => (d.bottleneck.rate_bps, 3.0),
-        Topology::Graph(g) => {
-            let fastest = g.links.iter().map(|l| l.params.rate_bps).max().unwrap_or(0);
-            (fastest, (g.nodes.len().saturating_sub(1)).clamp(1, 16) as f64)
-        }
-    };
+    let flow_rate = g.links.iter().map(|l| l.params.rate_bps).max().unwrap_or(0);
+    let graph_hops = (g.nodes.len().saturating_sub(1)).clamp(1, 16) as f64;
     let mut rows = 0.0;
     for f in scenario.flows.iter().filter(|f| t.flows.contains(&f.name)) {
+        let hops = graph_hops + if f.ends.own_hosts { 2.0 } else { 0.0 };
         let packets = flow_rate as f64 / (8.0 * f.wire_segment_bytes().max(40) as f64) * seconds;
         rows += f.count as f64 * packets * 2.0 * (2.0 * hops + 1.0);
     }
     let smallest =
         scenario.flows.iter().map(|f| f.wire_segment_bytes()).filter(|&b| b > 0).min().unwrap_or(40).max(40);
     for name in &t.links {
-        let rate = match &scenario.topology {
-            Topology::Dumbbell(d) if name == "left->right" || name == "right->left" => d.bottleneck.rate_bps,
-            Topology::Dumbbell(d) => d.access_rate_bps,
-            Topology::Graph(g) => g
-                .links
-                .iter()
-                .find(|l| {
-                    name == &format!("{}->{}", l.from, l.to) || name == &format!("{}->{}", l.to, l.from)
-                })
-                .map_or(0, |l| l.params.rate_bps),
+        // A name no graph link has is an access link's.
+        let rate = match (g.link_direction(name), &g.access) {
+            (Some((l, _)), _) => l.params.rate_bps,
+            (None, Some(access)) => access.params.rate_bps,
+            (None, None) => 0,
         };
         rows += rate as f64 / (8.0 * smallest as f64) * seconds * 2.0 * 2.0;
     }
@@ -668,61 +673,20 @@ fn acks_per_packet(f: &FlowGroup) -> f64 {
 /// The CPU a run of `scenario` needs, estimated from its rates, durations and
 /// flows; see the constants above.
 pub fn estimate_run_time(scenario: &Scenario) -> RunTimeEstimate {
+    let g = &scenario.graph;
     let mut hops = 0.0;
-    match &scenario.topology {
-        Topology::Dumbbell(d) => {
-            // Every packet crosses an access link, the bottleneck and an access link.
-            let link = &d.bottleneck;
-            for (direction, capacity) in
-                [(Direction::Forward, &link.capacity), (Direction::Reverse, link.reverse())]
-            {
-                let groups: Vec<usize> =
-                    (0..scenario.flows.len()).filter(|&g| scenario.flows[g].direction == direction).collect();
-                if groups.is_empty() {
-                    continue;
-                }
-                let packet = smallest_packet(groups.iter().map(|&g| &scenario.flows[g]));
-                let rate = capacity.peak_bps();
-                let longest =
-                    groups.iter().map(|&g| active_seconds(scenario, &scenario.flows[g])).fold(0.0, f64::max);
-                let mut packets = 0.0;
-                let mut acks: f64 = 0.0;
-                for &g in &groups {
-                    let f = &scenario.flows[g];
-                    packets += data_packets(scenario, g, rate, active_seconds(scenario, f), packet);
-                    acks = acks.max(acks_per_packet(f));
-                }
-                let carried = rate as f64 / 8.0 / packet * longest;
-                hops += packets.min(carried) * 3.0 * (1.0 + acks);
-            }
+    let mut on_bottleneck = vec![false; scenario.flows.len()];
+    for l in g.links.iter().filter(|l| l.role == LinkRole::Bottleneck) {
+        for (direction, capacity) in [&l.params.capacity, l.params.reverse()].into_iter().enumerate() {
+            let groups: Vec<usize> =
+                (0..scenario.flows.len()).filter(|&i| sends_over(&scenario.flows[i], l, direction)).collect();
+            groups.iter().for_each(|&i| on_bottleneck[i] = true);
+            hops += bottleneck_hops(scenario, &groups, capacity.peak_bps());
         }
-        Topology::Graph(g) => {
-            // Each group over its route (found as the run will find it), at most
-            // its slowest link's rate; all of them together at most what every
-            // link direction carries, each data packet with its ACK.
-            let packet = smallest_packet(scenario.flows.iter());
-            let mut acks: f64 = 0.0;
-            let mut routed = 0.0;
-            for (i, f) in scenario.flows.iter().enumerate() {
-                let (path, rate) = f
-                    .from
-                    .as_deref()
-                    .zip(f.to.as_deref())
-                    .and_then(|(from, to)| route(g, from, to))
-                    .unwrap_or((0, 0));
-                let packets = data_packets(scenario, i, rate, active_seconds(scenario, f), packet);
-                routed += packets * path as f64 * (1.0 + acks_per_packet(f));
-                acks = acks.max(acks_per_packet(f));
-            }
-            let seconds = to_secs_f64(scenario.run.duration);
-            let carried: f64 = g
-                .links
-                .iter()
-                .flat_map(|l| [l.params.capacity.peak_bps(), l.params.reverse().peak_bps()])
-                .map(|rate| rate as f64 / 8.0 / packet * seconds)
-                .sum();
-            hops += routed.min(carried * (1.0 + acks));
-        }
+    }
+    let routed: Vec<usize> = (0..scenario.flows.len()).filter(|&i| !on_bottleneck[i]).collect();
+    if !routed.is_empty() {
+        hops += routed_hops(scenario, &routed);
     }
     let flow_instances = flow_instances(scenario);
     let flow_seconds: f64 = scenario.flows.iter().map(|f| f.count as f64 * active_seconds(scenario, f)).sum();
@@ -740,10 +704,59 @@ pub fn estimate_run_time(scenario: &Scenario) -> RunTimeEstimate {
     }
 }
 
+/// Packet hops of `groups`, which share one bottleneck direction of
+/// `rate_bps` as the only link between the nodes they join: all of them
+/// together at most what it carries over the longest of their active times,
+/// each packet over it and, on hosts of their own, two access links, each
+/// data packet with its ACK.
+fn bottleneck_hops(scenario: &Scenario, groups: &[usize], rate_bps: u64) -> f64 {
+    if groups.is_empty() {
+        return 0.0;
+    }
+    let flows = || groups.iter().map(|&g| &scenario.flows[g]);
+    let packet = smallest_packet(flows());
+    let longest = flows().map(|f| active_seconds(scenario, f)).fold(0.0, f64::max);
+    let mut packets = 0.0;
+    let mut acks: f64 = 0.0;
+    for &g in groups {
+        let f = &scenario.flows[g];
+        packets += data_packets(scenario, g, rate_bps, active_seconds(scenario, f), packet);
+        acks = acks.max(acks_per_packet(f));
+    }
+    let path = if flows().any(|f| f.ends.own_hosts) { 3.0 } else { 1.0 };
+    let carried = rate_bps as f64 / 8.0 / packet * longest;
+    packets.min(carried) * path * (1.0 + acks)
+}
+
+/// Packet hops of `groups`, each over its route (found as the run will find
+/// it), at most its slowest link's rate; all of them together at most what
+/// every link direction carries, each data packet with its ACK.
+fn routed_hops(scenario: &Scenario, groups: &[usize]) -> f64 {
+    let g = &scenario.graph;
+    let packet = smallest_packet(scenario.flows.iter());
+    let mut acks: f64 = 0.0;
+    let mut routed = 0.0;
+    for &i in groups {
+        let f = &scenario.flows[i];
+        let (path, rate) = route(g, &f.ends.sender, &f.ends.receiver).unwrap_or((0, 0));
+        let packets = data_packets(scenario, i, rate, active_seconds(scenario, f), packet);
+        routed += packets * path as f64 * (1.0 + acks_per_packet(f));
+        acks = acks.max(acks_per_packet(f));
+    }
+    let seconds = to_secs_f64(scenario.run.duration);
+    let carried: f64 = g
+        .links
+        .iter()
+        .flat_map(|l| [l.params.capacity.peak_bps(), l.params.reverse().peak_bps()])
+        .map(|rate| rate as f64 / 8.0 / packet * seconds)
+        .sum();
+    routed.min(carried * (1.0 + acks))
+}
+
 /// The links of the route from node `from` to node `to` and the slowest rate
 /// on it, as the run routes (least delay, then fewest links); `None` if `to`
 /// cannot be reached (the build says so).
-fn route(g: &crate::scenario::Graph, from: &str, to: &str) -> Option<(usize, u64)> {
+fn route(g: &Graph, from: &str, to: &str) -> Option<(usize, u64)> {
     use std::cmp::Reverse;
     use std::collections::{BinaryHeap, HashMap};
     // Each link both ways: (next node, delay, rate).
@@ -803,7 +816,7 @@ pub fn check_run_time(scenario: &Scenario, allow_long: bool) -> Result<RunTimeEs
         format!(
             "{} simulated with {} flow instance{} is about {} packet hops, about {} of CPU, above the {} limit on a run's time; \
              pass --allow-long (allow_long=True in Python) to run it all the same, or shorten run.duration",
-            crate::scenario::fmt_time(scenario.run.duration),
+            fmt_time(scenario.run.duration),
             fmt_count(flows),
             if flows == 1 { "" } else { "s" },
             fmt_count(estimate.packet_hops.round().min(u64::MAX as f64) as u64),

@@ -10,9 +10,12 @@
 //! So a selection is checked, and its memory estimated, before anything runs.
 
 use crate::error::{suggestion, ScenarioError};
+use crate::instance::FlowInstance;
 use crate::protocols;
 use crate::reader::Section;
-use crate::scenario::{Direction, FlowGroup, Topology};
+pub use crate::scenario::Observe;
+use crate::scenario::{FlowGroup, Scenario};
+use crate::topology::{direction_names, FlowEnds, Graph};
 use cclab_core::queue::fq_codel::FLOW_BACKLOG;
 use cclab_core::stats::{DEPARTED_PER_FLOW, FLOW_METRICS, LINK_DEFAULT_METRICS, LINK_METRICS};
 
@@ -21,28 +24,8 @@ const PER_FLOW: [&str; 2] = [DEPARTED_PER_FLOW, FLOW_BACKLOG.name];
 use cclab_transport::registry;
 use cclab_wire::metrics::glob;
 use cclab_wire::{MetricDesc, Time};
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 use toml::Value;
-
-fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
-}
-
-/// One `[[observe]]` section, resolved: every name explicit (globs expanded),
-/// so the resolved scenario reads back to the same selection.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Observe {
-    /// Flow groups whose every instance is sampled.
-    pub flows: Vec<String>,
-    /// Link directions (`"left->right"`).
-    pub links: Vec<String>,
-    /// Metric names: each selected flow or link records those it has.
-    pub metrics: Vec<String>,
-    #[serde(serialize_with = "as_secs")]
-    pub every: Time,
-    /// Record a value only when it differs from the series' last recorded one.
-    pub on_change: bool,
-}
 
 /// A metric a flow of this group publishes, with its full name (`cc.estimate`).
 #[derive(Clone, Debug, PartialEq)]
@@ -100,16 +83,12 @@ pub fn default_link_metrics() -> impl Iterator<Item = &'static MetricDesc> {
 }
 
 /// The queue discipline of the link direction `name` (every direction of a
-/// link has its discipline; a dumbbell's access links are DropTail).
-pub fn link_queue<'a>(topology: &'a Topology, name: &str) -> &'a str {
-    match topology {
-        Topology::Dumbbell(d) if name == "left->right" || name == "right->left" => &d.bottleneck.queue,
-        Topology::Dumbbell(_) => cclab_core::queue::droptail::DESCRIPTOR.name,
-        Topology::Graph(g) => g
-            .links
-            .iter()
-            .find(|l| name == format!("{}->{}", l.from, l.to) || name == format!("{}->{}", l.to, l.from))
-            .map_or(cclab_core::queue::droptail::DESCRIPTOR.name, |l| l.params.queue.as_str()),
+/// link has its discipline; a name no graph link has is an access link's).
+pub fn link_queue<'a>(graph: &'a Graph, name: &str) -> &'a str {
+    match (graph.link_direction(name), &graph.access) {
+        (Some((l, _)), _) => &l.params.queue,
+        (None, Some(access)) => &access.params.queue,
+        (None, None) => cclab_core::queue::droptail::DESCRIPTOR.name,
     }
 }
 
@@ -121,31 +100,15 @@ pub fn link_metrics(queue: &str) -> Vec<&'static MetricDesc> {
     all
 }
 
-/// The names of every link direction, in the order the builder creates them.
-pub fn link_names(topology: &Topology, flows: &[FlowGroup]) -> Vec<String> {
-    let duplex = |names: &mut Vec<String>, a: &str, b: &str| {
-        names.push(format!("{a}->{b}"));
-        names.push(format!("{b}->{a}"));
-    };
-    let mut names = Vec::new();
-    match topology {
-        Topology::Dumbbell(_) => {
-            duplex(&mut names, "left", "right");
-            for group in flows {
-                let (snd_router, rcv_router) = match group.direction {
-                    Direction::Forward => ("left", "right"),
-                    Direction::Reverse => ("right", "left"),
-                };
-                for k in 0..group.count {
-                    duplex(&mut names, &format!("{}[{k}].snd", group.name), snd_router);
-                    duplex(&mut names, rcv_router, &format!("{}[{k}].rcv", group.name));
-                }
-            }
-        }
-        Topology::Graph(g) => {
-            for l in &g.links {
-                duplex(&mut names, &l.from, &l.to);
-            }
+/// The names of every link direction, in the order the builder creates them:
+/// the graph's links, then the access links of every flow instance with hosts of its own.
+pub fn link_names(graph: &Graph, flows: &[FlowGroup]) -> Vec<String> {
+    let mut names: Vec<String> = graph.links.iter().flat_map(|l| direction_names(&l.from, &l.to)).collect();
+    for group in flows.iter().filter(|g| g.ends.own_hosts) {
+        for k in 0..group.count {
+            let (snd, rcv) = FlowEnds::host_names(&group.name, k);
+            names.extend(direction_names(&snd, &group.ends.sender));
+            names.extend(direction_names(&group.ends.receiver, &rcv));
         }
     }
     names
@@ -210,7 +173,7 @@ pub fn parse_observe(
     mut s: Section,
     flows: &[FlowGroup],
     links: &mut Option<Vec<String>>,
-    topology: &Topology,
+    graph: &Graph,
 ) -> Result<Observe, ScenarioError> {
     let flow_patterns = strings(&mut s, "flows")?.unwrap_or_default();
     let link_patterns = strings(&mut s, "links")?.unwrap_or_default();
@@ -243,7 +206,7 @@ pub fn parse_observe(
     let chosen_links = if link_patterns.is_empty() {
         Vec::new()
     } else {
-        let all = links.get_or_insert_with(|| link_names(topology, flows));
+        let all = links.get_or_insert_with(|| link_names(graph, flows));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         select(&base, "links", "link", &link_patterns, &all)?
     };
@@ -259,7 +222,7 @@ pub fn parse_observe(
         flow_metrics(g).iter().for_each(|m| add(&m.name));
     }
     for link in &chosen_links {
-        link_metrics(link_queue(topology, link)).iter().for_each(|d| add(d.name));
+        link_metrics(link_queue(graph, link)).iter().for_each(|d| add(d.name));
     }
     let available: Vec<&str> = available.iter().map(String::as_str).collect();
     let metrics = select(&base, "metrics", "metric", &metric_patterns, &available)?;
@@ -301,8 +264,8 @@ pub struct SeriesInfo {
 /// series they record (a row's `series` indexes it). `run.sample`, if set, is
 /// observation 0.
 pub fn plan(
-    scenario: &crate::Scenario,
-    flows: &[crate::FlowInstance],
+    scenario: &Scenario,
+    flows: &[FlowInstance],
     link_names: &[&str],
 ) -> (Vec<cclab_core::Observation>, Vec<SeriesInfo>) {
     use cclab_core::{Observation, Source, Watch};
@@ -385,7 +348,7 @@ pub fn plan(
         }
         let per_flow = o.metrics.iter().any(|m| m == DEPARTED_PER_FLOW);
         for (id, name) in link_names.iter().enumerate() {
-            let metrics = link_metrics(link_queue(&scenario.topology, name));
+            let metrics = link_metrics(link_queue(&scenario.graph, name));
             let backlog = metrics.iter().any(|d| d.name == FLOW_BACKLOG.name)
                 && o.metrics.iter().any(|m| m == FLOW_BACKLOG.name);
             let wanted: Vec<(String, &'static str)> = metrics
@@ -401,7 +364,7 @@ pub fn plan(
             // One series per long-lived flow, whether or not its route crosses this link.
             let long_lived =
                 || flows.iter().filter(|f| f.sender.is_some() && observable(&scenario.flows[f.group]));
-            let mut one = |f: &crate::FlowInstance, metric: &str, unit: &'static str| {
+            let mut one = |f: &FlowInstance, metric: &str, unit: &'static str| {
                 let wanted = vec![(metric.to_string(), unit)];
                 let one =
                     watch(Source::Link(id as u32), name, None, Some(f.flow_id), wanted, &selection, o.every);

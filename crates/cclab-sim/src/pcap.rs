@@ -28,6 +28,7 @@
 //! * ECN: the IPv4 ECN field is ECT(0) or CE as the packet's bits say (RFC 3168); ECE is set on ACKs that echo;
 //! * UDP and UDT packets: a UDP datagram with the packet's payload length.
 
+pub use crate::trace::UDT_OVERHEAD;
 use crate::trace::{mac, Capture, TraceTable};
 use etherparse::{IpNumber, Ipv4Header, PacketBuilder, TcpOptionElement};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -36,8 +37,6 @@ use std::fmt;
 use std::io::Write;
 use std::time::Duration;
 
-/// Bytes a UDT data packet adds to its payload: IPv4, UDP and the UDT header.
-pub const UDT_OVERHEAD: u32 = 20 + 8 + 16;
 /// IPv4 and TCP or UDP headers must fit the IPv4 total length field.
 const MAX_PAYLOAD: usize = 65_535 - 20 - 60;
 

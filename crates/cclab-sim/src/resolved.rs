@@ -1,7 +1,7 @@
 //! The resolved scenario written back as a scenario file (`cclab validate --toml`).
 //!
 //! [`to_toml`] writes a validated [`Scenario`] in the input schema with every
-//! default filled in, so that [`parse`](crate::parse) reads it back to the very
+//! default filled in, so that `cclab_sim::parse` reads it back to the very
 //! same scenario: `parse(&to_toml(&s), ..) == s`. The JSON form
 //! (`cclab validate --json`) is a report in base units (seconds, bit/s) and
 //! cannot be read back; this is its runnable counterpart.
@@ -12,10 +12,9 @@
 //! scenario field does not compile until it is written here too.
 
 use crate::capacity::Capacity;
-use crate::observe::Observe;
 use crate::scenario::{
-    Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, RunConfig, Scenario,
-    SendBufferSpec, Start, TcpAlgorithms, TcpOptions, Topology, UdtOptions,
+    Direction, Dumbbell, FlowGroup, Graph, GraphLink, HostSpec, LinkParams, Observe, RunConfig, Scenario,
+    SendBufferSpec, Start, TcpAlgorithms, TcpOptions, Topology, TraceSpec, UdtOptions,
 };
 use crate::sources::AppSpec;
 use crate::units::BufferSpec;
@@ -300,7 +299,7 @@ fn app(a: &AppSpec) -> String {
     inline(&entries)
 }
 
-fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
+fn flow(w: &mut Writer, f: &FlowGroup) {
     let FlowGroup {
         name,
         count,
@@ -310,6 +309,7 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         rtt,
         from,
         to,
+        ends,
         start,
         stop,
         app: a,
@@ -320,8 +320,9 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
     w.string("name", name.as_str());
     w.value("count", Value::Integer(i64::from(*count)));
     w.string("protocol", protocol.as_str());
-    // A graph refuses `direction` and `rtt`; a dumbbell refuses `from` and `to`.
-    if dumbbell {
+    // A flow on hosts of its own (a dumbbell's) has a direction and an RTT;
+    // one between two nodes of a graph refuses them.
+    if ends.own_hosts {
         w.string(
             "direction",
             match direction {
@@ -344,87 +345,126 @@ fn flow(w: &mut Writer, f: &FlowGroup, dumbbell: bool) {
         w.string("stop", duration(*stop));
     }
     w.raw("app", &app(a));
-    if let Some(TcpAlgorithms {
-        cc,
-        cc_params,
-        recovery,
-        recovery_params,
-        pacing,
-        pacing_params,
-        send_buffer,
-    }) = algorithms
-    {
-        w.string("cc", cc.as_str());
-        w.raw("cc_params", &params(cc_params));
-        w.string("recovery", recovery.as_str());
-        w.raw("recovery_params", &params(recovery_params));
-        w.string("pacing", pacing.as_str());
-        w.raw("pacing_params", &params(pacing_params));
-        if let Some(SendBufferSpec { policy, params: p, .. }) = send_buffer {
-            let mut entries = vec![("policy".to_string(), string(policy.as_str()))];
-            entries.extend(p.iter().map(|(k, v)| (k.clone(), param(v))));
-            w.raw("send_buffer", &inline(&entries));
-        }
+    if let Some(a) = algorithms {
+        tcp_algorithms(w, a);
     }
-    if let Some(UdtOptions { cc, cc_params, mss, receive_buffer, send_buffer, max_flow_window }) = udt {
-        w.string("cc", cc.as_str());
-        w.raw("cc_params", &params(cc_params));
-        w.value("mss", Value::Integer(i64::from(*mss)));
-        w.value("receive_buffer", Value::Integer(i64::from(*receive_buffer)));
-        w.value("send_buffer", Value::Integer(i64::from(*send_buffer)));
-        w.value("max_flow_window", Value::Integer(i64::from(*max_flow_window)));
+    if let Some(u) = udt {
+        udt_options(w, u);
     }
     if let Some(t) = tcp {
-        let TcpOptions {
-            mss,
-            header,
-            initial_window,
-            initial_ssthresh,
-            max_window,
-            delayed_ack,
-            delack_timeout,
-            min_rto,
-            initial_rto,
-            max_rto,
-            clock_granularity,
-            dupthresh,
-            limited_transmit,
-            timestamps,
-            ecn,
-            ssthresh_basis,
-            cwnd_growth,
-            send_overhead,
-        } = t;
-        w.value("mss", Value::Integer(i64::from(*mss)));
-        w.value("header", Value::Integer(i64::from(*header)));
-        w.value("initial_window", Value::Integer(i64::from(*initial_window)));
-        // Absent means unlimited: the default has no written form.
-        if let Some(x) = initial_ssthresh {
-            w.value("initial_ssthresh", Value::Float(*x));
+        tcp_options(w, t);
+    }
+}
+
+fn tcp_algorithms(w: &mut Writer, a: &TcpAlgorithms) {
+    let TcpAlgorithms { cc, cc_params, recovery, recovery_params, pacing, pacing_params, send_buffer } = a;
+    w.string("cc", cc.as_str());
+    w.raw("cc_params", &params(cc_params));
+    w.string("recovery", recovery.as_str());
+    w.raw("recovery_params", &params(recovery_params));
+    w.string("pacing", pacing.as_str());
+    w.raw("pacing_params", &params(pacing_params));
+    if let Some(SendBufferSpec { policy, params: p, .. }) = send_buffer {
+        let mut entries = vec![("policy".to_string(), string(policy.as_str()))];
+        entries.extend(p.iter().map(|(k, v)| (k.clone(), param(v))));
+        w.raw("send_buffer", &inline(&entries));
+    }
+}
+
+fn udt_options(w: &mut Writer, u: &UdtOptions) {
+    let UdtOptions { cc, cc_params, mss, receive_buffer, send_buffer, max_flow_window } = u;
+    w.string("cc", cc.as_str());
+    w.raw("cc_params", &params(cc_params));
+    w.value("mss", Value::Integer(i64::from(*mss)));
+    w.value("receive_buffer", Value::Integer(i64::from(*receive_buffer)));
+    w.value("send_buffer", Value::Integer(i64::from(*send_buffer)));
+    w.value("max_flow_window", Value::Integer(i64::from(*max_flow_window)));
+}
+
+fn tcp_options(w: &mut Writer, t: &TcpOptions) {
+    let TcpOptions {
+        mss,
+        header,
+        initial_window,
+        initial_ssthresh,
+        max_window,
+        delayed_ack,
+        delack_timeout,
+        min_rto,
+        initial_rto,
+        max_rto,
+        clock_granularity,
+        dupthresh,
+        limited_transmit,
+        timestamps,
+        ecn,
+        ssthresh_basis,
+        cwnd_growth,
+        send_overhead,
+    } = t;
+    w.value("mss", Value::Integer(i64::from(*mss)));
+    w.value("header", Value::Integer(i64::from(*header)));
+    w.value("initial_window", Value::Integer(i64::from(*initial_window)));
+    // Absent means unlimited: the default has no written form.
+    if let Some(x) = initial_ssthresh {
+        w.value("initial_ssthresh", Value::Float(*x));
+    }
+    if let Some(m) = max_window {
+        w.value("max_window", Value::Integer(*m as i64));
+    }
+    w.value("delayed_ack", Value::Boolean(*delayed_ack));
+    w.string("delack_timeout", duration(*delack_timeout));
+    w.string("min_rto", duration(*min_rto));
+    w.string("initial_rto", duration(*initial_rto));
+    w.string("max_rto", duration(*max_rto));
+    w.string("clock_granularity", duration(*clock_granularity));
+    w.value("dupthresh", Value::Integer(i64::from(*dupthresh)));
+    w.value("limited_transmit", Value::Boolean(*limited_transmit));
+    w.value("timestamps", Value::Boolean(*timestamps));
+    w.value("ecn", Value::Boolean(*ecn));
+    w.string("ssthresh_basis", ssthresh_basis.name());
+    w.string("cwnd_growth", cwnd_growth.name());
+    w.string("send_overhead", duration(*send_overhead));
+}
+
+/// The `[topology]` section as the file described it: a named shape as that
+/// shape, a graph as its nodes, links and hosts.
+fn topology_section(w: &mut Writer, topology: &Topology) {
+    w.header("[topology]");
+    match topology {
+        Topology::Dumbbell(Dumbbell { access_rate_bps, access_buffer, bottleneck }) => {
+            w.string("kind", "dumbbell");
+            let access = [
+                ("rate".to_string(), string(rate(*access_rate_bps))),
+                ("buffer".to_string(), string(buffer(*access_buffer))),
+            ];
+            w.raw("access", &inline(&access));
+            w.header("[topology.bottleneck]");
+            w.link(bottleneck);
         }
-        if let Some(m) = max_window {
-            w.value("max_window", Value::Integer(*m as i64));
+        Topology::Graph(Graph { nodes, links, hosts, .. }) => {
+            w.string("kind", "graph");
+            w.value("nodes", Value::Array(nodes.iter().map(|n| string(n.as_str())).collect()));
+            for GraphLink { from, to, params, .. } in links {
+                w.header("[[topology.links]]");
+                w.string("from", from.as_str());
+                w.string("to", to.as_str());
+                w.link(params);
+            }
+            for HostSpec { node, memory, share_every } in hosts {
+                w.header("[[topology.hosts]]");
+                w.string("node", node.as_str());
+                w.string("memory", size(*memory));
+                w.string("share_every", duration(*share_every));
+            }
         }
-        w.value("delayed_ack", Value::Boolean(*delayed_ack));
-        w.string("delack_timeout", duration(*delack_timeout));
-        w.string("min_rto", duration(*min_rto));
-        w.string("initial_rto", duration(*initial_rto));
-        w.string("max_rto", duration(*max_rto));
-        w.string("clock_granularity", duration(*clock_granularity));
-        w.value("dupthresh", Value::Integer(i64::from(*dupthresh)));
-        w.value("limited_transmit", Value::Boolean(*limited_transmit));
-        w.value("timestamps", Value::Boolean(*timestamps));
-        w.value("ecn", Value::Boolean(*ecn));
-        w.string("ssthresh_basis", ssthresh_basis.name());
-        w.string("cwnd_growth", cwnd_growth.name());
-        w.string("send_overhead", duration(*send_overhead));
     }
 }
 
 /// The scenario as a scenario file with every default written out; reads back
 /// to an equal [`Scenario`].
 pub fn to_toml(s: &Scenario) -> String {
-    let Scenario { name, run, topology, flows, observe, traces } = s;
+    let Scenario { name, run, topology, graph: _, flows, observe, traces } = s;
     let mut w = Writer {
         out:
             "# Resolved by `cclab validate --toml`: every default filled in; `cclab run` accepts this file.\n"
@@ -442,39 +482,16 @@ pub fn to_toml(s: &Scenario) -> String {
         w.string("sample", duration(*sample));
     }
 
-    w.header("[topology]");
-    match topology {
-        Topology::Dumbbell(Dumbbell { access_rate_bps, access_buffer, bottleneck }) => {
-            w.string("kind", "dumbbell");
-            let access = [
-                ("rate".to_string(), string(rate(*access_rate_bps))),
-                ("buffer".to_string(), string(buffer(*access_buffer))),
-            ];
-            w.raw("access", &inline(&access));
-            w.header("[topology.bottleneck]");
-            w.link(bottleneck);
-        }
-        Topology::Graph(Graph { nodes, links, hosts }) => {
-            w.string("kind", "graph");
-            w.value("nodes", Value::Array(nodes.iter().map(|n| string(n.as_str())).collect()));
-            for GraphLink { from, to, params } in links {
-                w.header("[[topology.links]]");
-                w.string("from", from.as_str());
-                w.string("to", to.as_str());
-                w.link(params);
-            }
-            for HostSpec { node, memory, share_every } in hosts {
-                w.header("[[topology.hosts]]");
-                w.string("node", node.as_str());
-                w.string("memory", size(*memory));
-                w.string("share_every", duration(*share_every));
-            }
-        }
-    }
-    let dumbbell = matches!(topology, Topology::Dumbbell(_));
+    topology_section(&mut w, topology);
     for f in flows {
-        flow(&mut w, f, dumbbell);
+        flow(&mut w, f);
     }
+    observe_sections(&mut w, observe);
+    trace_sections(&mut w, traces);
+    w.out
+}
+
+fn observe_sections(w: &mut Writer, observe: &[Observe]) {
     for Observe { flows, links, metrics, every, on_change } in observe {
         let list = |names: &[String]| Value::Array(names.iter().map(|n| string(n.as_str())).collect());
         w.header("[[observe]]");
@@ -490,6 +507,9 @@ pub fn to_toml(s: &Scenario) -> String {
             w.value("on_change", Value::Boolean(true));
         }
     }
+}
+
+fn trace_sections(w: &mut Writer, traces: &[TraceSpec]) {
     for t in traces {
         w.header("[[trace]]");
         let names = |list: &[String]| Value::Array(list.iter().map(|n| string(n.as_str())).collect());
@@ -503,7 +523,6 @@ pub fn to_toml(s: &Scenario) -> String {
         w.string("to", duration(t.to));
         w.value("pcap", Value::Boolean(t.pcap));
     }
-    w.out
 }
 
 #[cfg(test)]

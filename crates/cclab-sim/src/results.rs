@@ -522,7 +522,7 @@ impl RunResult {
                 orphaned_packets: totals.orphaned,
             },
             timeseries,
-            trace: crate::trace::collect(sim),
+            trace: crate::trace::collect(&sim.scenario, &sim.flows, &sim.engine),
         }
     }
 }

@@ -5,19 +5,23 @@
 //! control, loss recovery, pacing, queue discipline, traffic source) are looked
 //! up in their descriptors, and their parameters are checked against the
 //! descriptor's types and ranges with its defaults filled in, so the resolved
-//! scenario (defaults included) records everything a run used. Checks that need
-//! the built topology (BDP buffers, graph reachability) happen in [`crate::build`].
+//! scenario (defaults included) records everything a run used. A named
+//! topology shape is compiled here into the graph that everything after
+//! parsing reads ([`crate::topology`]). Checks that need the built network
+//! (BDP buffers, graph reachability) happen when it is built.
 
-use crate::capacity::{self, Capacity};
+use crate::capacity;
 use crate::error::{suggestion, ScenarioError};
-use crate::observe::{self, Observe};
 use crate::protocols::{self, Protocol};
 use crate::reader::Section;
 use crate::sources::{self, AppSpec};
-use crate::units::{self, BufferSpec};
+pub use crate::topology::{
+    Direction, Dumbbell, FlowEnds, Graph, GraphLink, HostSpec, LinkParams, LinkRole, Topology,
+    DEFAULT_SHARE_EVERY,
+};
+use crate::units::{self, as_secs, fmt_time, BufferSpec};
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
-use cclab_core::schedule::Schedule;
 use cclab_transport::buffer::Sharing;
 use cclab_transport::cc::{CwndGrowth, SsthreshBasis};
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
@@ -27,10 +31,6 @@ use cclab_wire::time::millis;
 use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 use std::path::Path;
-
-pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
-}
 
 fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
     match t {
@@ -43,13 +43,50 @@ fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error>
 pub struct Scenario {
     pub name: String,
     pub run: RunConfig,
+    /// The topology as the file describes it (a named shape or a graph), for
+    /// the resolved scenario and its JSON form only: what is built is `graph`.
     pub topology: Topology,
+    /// The topology compiled to a graph, with link roles: what the builder,
+    /// the estimates and the observers read.
+    #[serde(skip)]
+    pub graph: Graph,
     pub flows: Vec<FlowGroup>,
-    /// `[[observe]]` sections, resolved (see [`crate::observe`]).
+    /// `[[observe]]` sections, resolved: every name explicit.
     pub observe: Vec<Observe>,
     /// Packet traces (`[[trace]]`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub traces: Vec<crate::trace::TraceSpec>,
+    pub traces: Vec<TraceSpec>,
+}
+
+/// One `[[observe]]` section, resolved: every name explicit (globs expanded),
+/// so the resolved scenario reads back to the same selection.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Observe {
+    /// Flow groups whose every instance is sampled.
+    pub flows: Vec<String>,
+    /// Link directions (`"left->right"`).
+    pub links: Vec<String>,
+    /// Metric names: each selected flow or link records those it has.
+    pub metrics: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub every: Time,
+    /// Record a value only when it differs from the series' last recorded one.
+    pub on_change: bool,
+}
+
+/// One `[[trace]]` entry as configured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSpec {
+    /// Flow group names.
+    pub flows: Vec<String>,
+    /// Link names ("left->right").
+    pub links: Vec<String>,
+    #[serde(serialize_with = "as_secs")]
+    pub from: Time,
+    #[serde(serialize_with = "as_secs")]
+    pub to: Time,
+    /// Write pcap files for it.
+    pub pcap: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -62,133 +99,6 @@ pub struct RunConfig {
     /// Time-series sampling interval; `None` disables time series.
     #[serde(serialize_with = "as_opt_secs")]
     pub sample: Option<Time>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LinkParams {
-    /// The rate; on a link whose rate varies, the rate a BDP-sized buffer and
-    /// the access links' default rate are computed from: `buffer_rate` if
-    /// given, else the forward direction's nominal rate ([`Capacity::nominal_bps`]).
-    pub rate_bps: u64,
-    /// The propagation delay (at time 0, if it follows `delay_schedule`).
-    #[serde(serialize_with = "as_secs")]
-    pub delay: Time,
-    pub buffer: BufferSpec,
-    /// Queue discipline (a descriptor name) and its parameters.
-    pub queue: String,
-    pub queue_params: Params,
-    /// Random loss in the link's forward (`from` -> `to`) direction.
-    pub loss: LossModel,
-    pub reverse_loss: LossModel,
-    /// What each direction carries over time (`rate` or `trace`, and
-    /// `reverse_rate` or `reverse_trace` where the reverse differs). Left
-    /// out of the JSON form when they say no more than `rate_bps`: the
-    /// resolved form keys the sweep cache, whose committed runs stay valid.
-    #[serde(skip_serializing_if = "Capacity::is_constant")]
-    pub capacity: Capacity,
-    /// `None` when the reverse direction carries what the forward one does.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reverse_capacity: Option<Capacity>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delay_schedule: Option<Schedule>,
-    /// The rate a BDP-sized buffer is computed from, on a link whose rate varies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub buffer_rate: Option<u64>,
-}
-
-impl LinkParams {
-    /// A link of constant `rate_bps` and `delay`, without loss.
-    pub fn constant(
-        rate_bps: u64,
-        delay: Time,
-        buffer: BufferSpec,
-        queue: &str,
-        queue_params: Params,
-    ) -> Self {
-        Self {
-            rate_bps,
-            delay,
-            buffer,
-            queue: queue.to_string(),
-            queue_params,
-            loss: LossModel::NONE,
-            reverse_loss: LossModel::NONE,
-            capacity: Capacity::Rate(rate_bps),
-            reverse_capacity: None,
-            delay_schedule: None,
-            buffer_rate: None,
-        }
-    }
-
-    /// Whether either direction's rate varies (a schedule or a trace).
-    pub fn varies(&self) -> bool {
-        !self.capacity.is_constant() || !self.reverse().is_constant()
-    }
-
-    /// What the reverse direction carries over time.
-    pub fn reverse(&self) -> &Capacity {
-        self.reverse_capacity.as_ref().unwrap_or(&self.capacity)
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Dumbbell {
-    pub access_rate_bps: u64,
-    pub access_buffer: BufferSpec,
-    pub bottleneck: LinkParams,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct GraphLink {
-    pub from: String,
-    pub to: String,
-    pub params: LinkParams,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Graph {
-    pub nodes: Vec<String>,
-    pub links: Vec<GraphLink>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub hosts: Vec<HostSpec>,
-}
-
-/// A node whose connections share a cap on send-buffer memory (`[[topology.hosts]]`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct HostSpec {
-    pub node: String,
-    /// Bytes the send buffers of all its connections may hold together.
-    pub memory: u64,
-    /// How often the host recomputes its connections' limits.
-    pub share_every: Time,
-}
-
-/// ATBT's fair share runs from the BSD slow timer, twice a second (Semke et al. 1998).
-pub const DEFAULT_SHARE_EVERY: Time = 500_000_000;
-
-#[derive(Clone, Debug, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-// One per scenario: the size of its variants does not matter.
-#[allow(clippy::large_enum_variant)]
-pub enum Topology {
-    Dumbbell(Dumbbell),
-    Graph(Graph),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Direction {
-    Forward,
-    Reverse,
-}
-
-impl Direction {
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            Direction::Forward => "forward",
-            Direction::Reverse => "reverse",
-        }
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -338,6 +248,9 @@ pub struct FlowGroup {
     /// End nodes (graph).
     pub from: Option<String>,
     pub to: Option<String>,
+    /// Where its instances join the compiled graph (from `direction` or `from` and `to`).
+    #[serde(skip)]
+    pub ends: FlowEnds,
     pub start: Start,
     /// When the application stops (UDP sources).
     #[serde(serialize_with = "as_opt_secs")]
@@ -418,60 +331,7 @@ impl FlowGroup {
     }
 }
 
-/// Parses and validates a scenario. `default_name` is used when the file sets no `name`.
-pub fn parse(text: &str, default_name: &str) -> Result<Scenario, ScenarioError> {
-    parse_in(text, default_name, None)
-}
-
-/// [`parse`] for a scenario file in directory `base`: relative paths in it
-/// (trace files) are relative to `base` rather than the working directory.
-pub fn parse_in(text: &str, default_name: &str, base: Option<&Path>) -> Result<Scenario, ScenarioError> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        ScenarioError::at("", format!("invalid TOML: {}", e.to_string().trim()))
-    })?;
-    let mut root = Section::new("", &table);
-    let name = root.string("name")?.unwrap_or(default_name).to_string();
-    let run = match root.table("run")? {
-        Some(s) => parse_run(s)?,
-        None => return Err(ScenarioError::at("run", "is required (at least `duration`)")),
-    };
-    let topology = match root.table("topology")? {
-        Some(s) => parse_topology(s, base)?,
-        None => return Err(ScenarioError::at("topology", "is required")),
-    };
-    let mut flows = Vec::new();
-    for (i, section) in root.tables("flows")?.into_iter().enumerate() {
-        flows.push(parse_flow(section, i, &topology, &run)?);
-    }
-    check_capped_hosts(&topology, &mut flows)?;
-    let observe_sections = root.tables("observe")?;
-    let mut traces = Vec::new();
-    for section in root.tables("trace")? {
-        traces.push(crate::trace::parse_trace(section, &flows, &run)?);
-    }
-    root.finish()?;
-    if flows.is_empty() {
-        return Err(ScenarioError::at("flows", "at least one [[flows]] entry is required"));
-    }
-    let mut names = std::collections::HashSet::with_capacity(flows.len());
-    for (i, f) in flows.iter().enumerate() {
-        if !names.insert(f.name.as_str()) {
-            return Err(ScenarioError::at(
-                format!("flows[{i}].name"),
-                format!("\"{}\" is used twice", f.name),
-            ));
-        }
-    }
-    // Link names are only worked out if a section names links.
-    let mut links = None;
-    let mut observe = Vec::with_capacity(observe_sections.len());
-    for section in observe_sections {
-        observe.push(observe::parse_observe(section, &flows, &mut links, &topology)?);
-    }
-    Ok(Scenario { name, run, topology, flows, observe, traces })
-}
-
-fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
+pub(crate) fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     let duration = s.positive_duration("duration")?.ok_or_else(|| s.error("duration", "is required"))?;
     if duration > units::MAX_RUN_DURATION {
         return Err(s.error(
@@ -493,19 +353,6 @@ fn parse_run(mut s: Section) -> Result<RunConfig, ScenarioError> {
     let sample = s.positive_duration("sample")?;
     s.finish()?;
     Ok(RunConfig { duration, warmup, seed, sample })
-}
-
-/// A time for messages, in the largest unit that keeps it at least 1: "20s",
-/// "500ms", "1.5us", "1ns".
-pub(crate) fn fmt_time(t: Time) -> String {
-    let (scale, unit) = match t {
-        0 => return "0s".to_string(),
-        t if t >= 1_000_000_000 => (1e9, "s"),
-        t if t >= 1_000_000 => (1e6, "ms"),
-        t if t >= 1_000 => (1e3, "us"),
-        _ => (1.0, "ns"),
-    };
-    format!("{}{unit}", t as f64 / scale)
 }
 
 /// `queue = NAME` and `queue_params = { ... }` of a link.
@@ -638,7 +485,7 @@ fn check_buffer_nonzero(s: &Section, buffer: BufferSpec) -> Result<(), ScenarioE
     Ok(())
 }
 
-fn parse_topology(mut s: Section, base: Option<&Path>) -> Result<Topology, ScenarioError> {
+pub(crate) fn parse_topology(mut s: Section, base: Option<&Path>) -> Result<Topology, ScenarioError> {
     let kind = s.required_string("kind")?;
     let topology = match kind {
         "dumbbell" => {
@@ -696,7 +543,7 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
         }
     }
     let mut links = Vec::new();
-    for mut l in s.tables("links")? {
+    for (i, mut l) in s.tables("links")?.into_iter().enumerate() {
         let endpoint = |l: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
             let name = l.required_string(key)?;
             if !seen.contains(name) {
@@ -712,7 +559,8 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
         }
         let params = parse_link_params(&mut l, None, base)?;
         l.finish()?;
-        links.push(GraphLink { from, to, params });
+        let key = format!("{}[{i}]", s.key_path("links"));
+        links.push(GraphLink { from, to, params, role: LinkRole::Link, key });
     }
     let mut hosts: Vec<HostSpec> = Vec::new();
     for mut h in s.tables("hosts")? {
@@ -735,7 +583,7 @@ fn parse_graph(s: &mut Section, base: Option<&Path>) -> Result<Graph, ScenarioEr
     if links.is_empty() {
         return Err(s.error("links", "at least one [[topology.links]] entry is required"));
     }
-    Ok(Graph { nodes, links, hosts })
+    Ok(Graph { nodes, links, hosts, access: None })
 }
 
 /// `start = "1s"` or `start = "0s..1s"`: one duration, or exactly two joined by
@@ -1168,8 +1016,7 @@ fn parse_send_buffer(s: &mut Section) -> Result<Option<SendBufferSpec>, Scenario
 
 /// Every flow sending from a host that caps send-buffer memory has a send-buffer
 /// policy, and all of them share the cap the same way; marks them capped.
-fn check_capped_hosts(topology: &Topology, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
-    let Topology::Graph(graph) = topology else { return Ok(()) };
+pub(crate) fn check_capped_hosts(graph: &Graph, flows: &mut [FlowGroup]) -> Result<(), ScenarioError> {
     for (h, host) in graph.hosts.iter().enumerate() {
         let mut first: Option<(usize, Sharing)> = None;
         for (i, group) in flows.iter_mut().enumerate() {
@@ -1248,10 +1095,11 @@ fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
     Ok(UdtOptions { cc: cc.name.to_string(), cc_params, mss, receive_buffer, send_buffer, max_flow_window })
 }
 
-fn parse_flow(
+pub(crate) fn parse_flow(
     mut s: Section,
     index: usize,
     topology: &Topology,
+    graph: &Graph,
     run: &RunConfig,
 ) -> Result<FlowGroup, ScenarioError> {
     let name = s.string("name")?.map_or_else(|| format!("flow{index}"), str::to_string);
@@ -1265,19 +1113,8 @@ fn parse_flow(
         return Err(s.error("protocol", unknown(Role::Protocol, protocol, names)));
     }
     let start = parse_start(&mut s)?;
-    let stop = s.positive_duration("stop")?;
-    if let Some(stop) = stop {
-        if stop <= start.latest() {
-            return Err(s.error(
-                "stop",
-                format!("{} is not after the start ({})", fmt_time(stop), fmt_time(start.latest())),
-            ));
-        }
-    }
-    let bottleneck_bps = match topology {
-        Topology::Dumbbell(d) => Some(d.bottleneck.rate_bps),
-        Topology::Graph(_) => None,
-    };
+    let stop = parse_stop(&mut s, &start)?;
+    let bottleneck_bps = graph.link_of_role(LinkRole::Bottleneck).map(|l| l.params.rate_bps);
     let app = parse_app(&mut s, protocol, bottleneck_bps)?;
     if stop.is_some() && protocol != "udp" {
         return Err(s.error(
@@ -1288,24 +1125,7 @@ fn parse_flow(
             ),
         ));
     }
-    let (algorithms, tcp, udt) = match protocol {
-        "tcp" => {
-            let (algorithms, options) = parse_tcp(&mut s)?;
-            (Some(algorithms), Some(options), None)
-        }
-        "udt" => {
-            if let Some(key) = TCP_KEYS.iter().find(|k| !UDT_KEYS.contains(k) && s.has(k)) {
-                return Err(s.error(key, "only applies to protocol tcp, not udt"));
-            }
-            (None, None, Some(parse_udt(&mut s)?))
-        }
-        _ => {
-            if let Some(key) = TCP_KEYS.iter().chain(UDT_KEYS).find(|k| s.has(k)) {
-                return Err(s.error(key, format!("only applies to protocol tcp or udt, not {protocol}")));
-            }
-            (None, None, None)
-        }
-    };
+    let (algorithms, tcp, udt) = parse_protocol_options(&mut s, protocol)?;
     if start.earliest() >= run.duration {
         return Err(s.error(
             "start",
@@ -1316,62 +1136,9 @@ fn parse_flow(
             ),
         ));
     }
-
-    let only_for = |s: &mut Section, key: &'static str, kind: &str| -> Result<(), ScenarioError> {
-        if s.has(key) {
-            return Err(s.error(key, format!("only applies to a {kind} topology")));
-        }
-        Ok(())
-    };
-    let (direction, rtt, from, to) = match topology {
-        Topology::Dumbbell(d) => {
-            only_for(&mut s, "from", "graph")?;
-            only_for(&mut s, "to", "graph")?;
-            let direction = match s.string("direction")? {
-                None | Some("forward") => Direction::Forward,
-                Some("reverse") => Direction::Reverse,
-                Some(other) => {
-                    return Err(s.error(
-                        "direction",
-                        format!(
-                            "unknown direction \"{other}\"{} (one of forward, reverse)",
-                            suggestion(other, ["forward", "reverse"])
-                        ),
-                    ))
-                }
-            };
-            let rtt = parse_rtt(&mut s)?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
-            let floor = 2 * d.bottleneck.delay;
-            if rtt.earliest() < floor {
-                return Err(s.error(
-                    "rtt",
-                    format!(
-                        "{} is shorter than twice the bottleneck delay ({})",
-                        fmt_time(rtt.earliest()),
-                        fmt_time(floor)
-                    ),
-                ));
-            }
-            (direction, Some(rtt), None, None)
-        }
-        Topology::Graph(g) => {
-            only_for(&mut s, "direction", "dumbbell")?;
-            only_for(&mut s, "rtt", "dumbbell")?;
-            let node = |s: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
-                let n = s.required_string(key)?;
-                if !g.nodes.iter().any(|m| m == n) {
-                    let hint = suggestion(n, g.nodes.iter().map(String::as_str));
-                    return Err(s.error(key, format!("unknown node \"{n}\"{hint}")));
-                }
-                Ok(n.to_string())
-            };
-            let from = node(&mut s, "from")?;
-            let to = node(&mut s, "to")?;
-            if from == to {
-                return Err(s.error("to", "a flow needs two different nodes"));
-            }
-            (Direction::Forward, None, Some(from), Some(to))
-        }
+    let Placement { direction, rtt, from, to, ends } = match topology {
+        Topology::Dumbbell(d) => dumbbell_placement(&mut s, d)?,
+        Topology::Graph(g) => graph_placement(&mut s, g)?,
     };
     s.finish()?;
     Ok(FlowGroup {
@@ -1383,10 +1150,123 @@ fn parse_flow(
         rtt,
         from,
         to,
+        ends,
         start,
         stop,
         app,
         tcp,
         udt,
     })
+}
+
+/// `stop`, which must come after the latest start.
+fn parse_stop(s: &mut Section, start: &Start) -> Result<Option<Time>, ScenarioError> {
+    let stop = s.positive_duration("stop")?;
+    if let Some(stop) = stop {
+        if stop <= start.latest() {
+            return Err(s.error(
+                "stop",
+                format!("{} is not after the start ({})", fmt_time(stop), fmt_time(start.latest())),
+            ));
+        }
+    }
+    Ok(stop)
+}
+
+/// A TCP flow's algorithms and options, or a UDT flow's options.
+type ProtocolOptions = (Option<TcpAlgorithms>, Option<TcpOptions>, Option<UdtOptions>);
+
+/// The algorithms and options of a TCP or UDT flow; a flow of another
+/// protocol (or a UDT flow) refuses the keys it has no use for.
+fn parse_protocol_options(s: &mut Section, protocol: &str) -> Result<ProtocolOptions, ScenarioError> {
+    Ok(match protocol {
+        "tcp" => {
+            let (algorithms, options) = parse_tcp(s)?;
+            (Some(algorithms), Some(options), None)
+        }
+        "udt" => {
+            if let Some(key) = TCP_KEYS.iter().find(|k| !UDT_KEYS.contains(k) && s.has(k)) {
+                return Err(s.error(key, "only applies to protocol tcp, not udt"));
+            }
+            (None, None, Some(parse_udt(s)?))
+        }
+        _ => {
+            if let Some(key) = TCP_KEYS.iter().chain(UDT_KEYS).find(|k| s.has(k)) {
+                return Err(s.error(key, format!("only applies to protocol tcp or udt, not {protocol}")));
+            }
+            (None, None, None)
+        }
+    })
+}
+
+/// Where a flow group is in the topology, as written (`direction` and `rtt`
+/// on a dumbbell, `from` and `to` on a graph) and compiled ([`FlowEnds`]).
+struct Placement {
+    direction: Direction,
+    rtt: Option<Rtt>,
+    from: Option<String>,
+    to: Option<String>,
+    ends: FlowEnds,
+}
+
+/// Refuses `key`, which only a `kind` topology takes.
+fn only_for(s: &mut Section, key: &'static str, kind: &str) -> Result<(), ScenarioError> {
+    if s.has(key) {
+        return Err(s.error(key, format!("only applies to a {kind} topology")));
+    }
+    Ok(())
+}
+
+/// A dumbbell flow: its direction and RTT, on hosts of its own.
+fn dumbbell_placement(s: &mut Section, d: &Dumbbell) -> Result<Placement, ScenarioError> {
+    only_for(s, "from", "graph")?;
+    only_for(s, "to", "graph")?;
+    let direction = match s.string("direction")? {
+        None | Some("forward") => Direction::Forward,
+        Some("reverse") => Direction::Reverse,
+        Some(other) => {
+            return Err(s.error(
+                "direction",
+                format!(
+                    "unknown direction \"{other}\"{} (one of forward, reverse)",
+                    suggestion(other, ["forward", "reverse"])
+                ),
+            ))
+        }
+    };
+    let rtt = parse_rtt(s)?.ok_or_else(|| s.error("rtt", "is required with a dumbbell"))?;
+    let floor = 2 * d.bottleneck.delay;
+    if rtt.earliest() < floor {
+        return Err(s.error(
+            "rtt",
+            format!(
+                "{} is shorter than twice the bottleneck delay ({})",
+                fmt_time(rtt.earliest()),
+                fmt_time(floor)
+            ),
+        ));
+    }
+    let ends = Dumbbell::ends(direction);
+    Ok(Placement { direction, rtt: Some(rtt), from: None, to: None, ends })
+}
+
+/// A graph flow: the two nodes it joins.
+fn graph_placement(s: &mut Section, g: &Graph) -> Result<Placement, ScenarioError> {
+    only_for(s, "direction", "dumbbell")?;
+    only_for(s, "rtt", "dumbbell")?;
+    let node = |s: &mut Section, key: &'static str| -> Result<String, ScenarioError> {
+        let n = s.required_string(key)?;
+        if !g.nodes.iter().any(|m| m == n) {
+            let hint = suggestion(n, g.nodes.iter().map(String::as_str));
+            return Err(s.error(key, format!("unknown node \"{n}\"{hint}")));
+        }
+        Ok(n.to_string())
+    };
+    let from = node(s, "from")?;
+    let to = node(s, "to")?;
+    if from == to {
+        return Err(s.error("to", "a flow needs two different nodes"));
+    }
+    let ends = FlowEnds { sender: from.clone(), receiver: to.clone(), own_hosts: false };
+    Ok(Placement { direction: Direction::Forward, rtt: None, from: Some(from), to: Some(to), ends })
 }

@@ -1,5 +1,5 @@
 //! Packet traces (`[[trace]]` sections): which packets to record, the trace
-//! table a run reports, and the captures (pcap files, see [`crate::pcap`])
+//! table a run reports, and the captures (pcap files, written by `pcap.rs`)
 //! built from it.
 //!
 //! An entry selects packets of flow groups (`flows`, every instance) and/or
@@ -15,29 +15,19 @@
 //! * an entry with `links` gives one pcap per link, captured at the link's
 //!   entrance: every packet offered to it (enqueued or refused).
 
-use crate::build::Simulation;
 use crate::error::{suggestion, ScenarioError};
+use crate::instance::FlowInstance;
 use crate::reader::Section;
-use crate::scenario::{fmt_time, FlowGroup, RunConfig};
-use cclab_core::{DropCause, TraceEvent, TraceFilter, TraceRecord, Tracer};
+pub use crate::scenario::TraceSpec;
+use crate::scenario::{FlowGroup, RunConfig, Scenario};
+use crate::units::fmt_time;
+use cclab_core::{DropCause, Engine, TraceEvent, TraceFilter, TraceRecord, Tracer};
 use cclab_wire::time::to_secs_f64;
-use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, Time, UdtHeader};
+use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, UdtHeader};
 use serde::{Deserialize, Serialize};
 
-/// One `[[trace]]` entry as configured.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct TraceSpec {
-    /// Flow group names.
-    pub flows: Vec<String>,
-    /// Link names ("left->right").
-    pub links: Vec<String>,
-    #[serde(serialize_with = "crate::scenario::as_secs")]
-    pub from: Time,
-    #[serde(serialize_with = "crate::scenario::as_secs")]
-    pub to: Time,
-    /// Write pcap files for it.
-    pub pcap: bool,
-}
+/// Bytes a UDT data packet adds to its payload: IPv4, UDP and the UDT header.
+pub const UDT_OVERHEAD: u32 = 20 + 8 + 16;
 
 fn string_list(s: &mut Section, key: &'static str) -> Result<Vec<String>, ScenarioError> {
     match s.get(key) {
@@ -117,20 +107,24 @@ pub fn filter(spec: &TraceSpec, flow_ids: Vec<FlowId>, links: Vec<LinkId>) -> Tr
     TraceFilter { flows: flow_ids, links, from: spec.from, to: spec.to }
 }
 
-/// The tracer for a built simulation, if the scenario has `[[trace]]` entries.
-pub fn tracer(sim: &Simulation) -> Result<Option<Tracer>, ScenarioError> {
-    let traces = &sim.scenario.traces;
+/// The tracer for `scenario` built into `engine` with `flows`, if the
+/// scenario has `[[trace]]` entries.
+pub fn tracer(
+    scenario: &Scenario,
+    flows: &[FlowInstance],
+    engine: &Engine,
+) -> Result<Option<Tracer>, ScenarioError> {
+    let traces = &scenario.traces;
     if traces.is_empty() {
         return Ok(None);
     }
-    let names: Vec<&str> = sim.engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
+    let names: Vec<&str> = engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
     let mut filters = Vec::with_capacity(traces.len());
     for (i, spec) in traces.iter().enumerate() {
         let links = link_ids(i, spec, &names)?;
-        let flow_ids = sim
-            .flows
+        let flow_ids = flows
             .iter()
-            .filter(|f| spec.flows.iter().any(|n| n == &sim.scenario.flows[f.group].name))
+            .filter(|f| spec.flows.iter().any(|n| n == &scenario.flows[f.group].name))
             .map(|f| f.flow_id)
             .collect();
         filters.push(filter(spec, flow_ids, links));
@@ -280,12 +274,9 @@ impl TraceTable {
                 ("tcp", Some(kind), Some(h.seq), h.len)
             }
             Header::Udp(h) => ("udp", None, Some(h.seq), h.payload),
-            Header::Udt(UdtHeader::Data { seq, .. }) => (
-                "udt",
-                Some("data"),
-                Some(u64::from(*seq)),
-                p.wire_bytes.saturating_sub(crate::pcap::UDT_OVERHEAD),
-            ),
+            Header::Udt(UdtHeader::Data { seq, .. }) => {
+                ("udt", Some("data"), Some(u64::from(*seq)), p.wire_bytes.saturating_sub(UDT_OVERHEAD))
+            }
             Header::Udt(UdtHeader::Control { .. }) => ("udt", Some("control"), None, 0),
         };
         self.protocol.push(protocol.to_string());
@@ -317,13 +308,14 @@ fn file_part(name: &str) -> String {
     out.trim_matches('-').to_string()
 }
 
-/// The trace table of a finished simulation and its captures; `None` without `[[trace]]` entries.
-pub fn collect(sim: &Simulation) -> Option<TraceTable> {
-    let tracer = sim.engine.tracer()?;
+/// The trace table of a finished run of `scenario` (its `engine` and `flows`)
+/// and its captures; `None` without `[[trace]]` entries.
+pub fn collect(scenario: &Scenario, flows: &[FlowInstance], engine: &Engine) -> Option<TraceTable> {
+    let tracer = engine.tracer()?;
     let records: Vec<&TraceRecord> =
         tracer.time_order().iter().map(|&i| &tracer.records[i as usize]).collect();
-    let nodes = &sim.engine.net.nodes;
-    let links = &sim.engine.net.links;
+    let nodes = &engine.net.nodes;
+    let links = &engine.net.links;
     let node_name = |n: NodeId| nodes.get(n as usize).map_or_else(|| format!("#{n}"), |x| x.name.clone());
     let link_name =
         |l: LinkId| links.get(l as usize).map_or_else(|| format!("#{l}"), |x| x.spec.name.clone());
@@ -332,7 +324,7 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
     for &r in &records {
         table.push(r, &node_name, &link_name);
     }
-    for (i, spec) in sim.scenario.traces.iter().enumerate() {
+    for (i, spec) in scenario.traces.iter().enumerate() {
         if !spec.pcap {
             continue;
         }
@@ -341,8 +333,8 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
             matches!(r.event, TraceEvent::Enqueue | TraceEvent::Drop(DropCause::BufferFull))
         };
         if spec.links.is_empty() {
-            for f in sim.flows.iter().filter(|f| spec.flows.contains(&sim.scenario.flows[f.group].name)) {
-                let Some(host) = sim.engine.flow_sender_node(f.flow_id) else { continue };
+            for f in flows.iter().filter(|f| spec.flows.contains(&scenario.flows[f.group].name)) {
+                let Some(host) = engine.flow_sender_node(f.flow_id) else { continue };
                 let first_hop = |r: &TraceRecord| {
                     r.link.is_some_and(|l| links[l as usize].spec.from == host) && r.src == host && offered(r)
                 };
@@ -350,7 +342,7 @@ pub fn collect(sim: &Simulation) -> Option<TraceTable> {
                 let rows = rows_where(&records, |r| {
                     r.trace == i && r.packet.flow == f.flow_id && (first_hop(r) || delivered(r))
                 });
-                let name = format!("{}[{}]", sim.scenario.flows[f.group].name, f.index);
+                let name = format!("{}[{}]", scenario.flows[f.group].name, f.index);
                 table.captures.push(Capture {
                     file: format!("trace{i}-{}.pcap", file_part(&name)),
                     trace: i,

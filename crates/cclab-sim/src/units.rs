@@ -4,7 +4,7 @@
 
 use cclab_wire::units::{size, split_number, BDP_UNITS, PACKET_UNITS};
 use cclab_wire::Time;
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
 // Physically meaningful ranges. A value outside them is a typo (a unit of `h`
 // for `ms`, an exponent too many) rather than an experiment, and the run it
@@ -92,6 +92,24 @@ pub fn buffer(s: &str) -> Result<BufferSpec, String> {
             }
         },
     }
+}
+
+/// Serializes a time as seconds (the JSON form of every duration).
+pub(crate) fn as_secs<S: Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(cclab_wire::time::to_secs_f64(*t))
+}
+
+/// A time for messages, in the largest unit that keeps it at least 1: "20s",
+/// "500ms", "1.5us", "1ns".
+pub fn fmt_time(t: Time) -> String {
+    let (scale, unit) = match t {
+        0 => return "0s".to_string(),
+        t if t >= 1_000_000_000 => (1e9, "s"),
+        t if t >= 1_000_000 => (1e6, "ms"),
+        t if t >= 1_000 => (1e3, "us"),
+        _ => (1.0, "ns"),
+    };
+    format!("{}{unit}", t as f64 / scale)
 }
 
 #[cfg(test)]

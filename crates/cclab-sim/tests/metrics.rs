@@ -262,7 +262,7 @@ fn link_names_known_before_the_build_are_the_built_ones() {
     let text = BASE.replace("name = \"cbr\"", "name = \"cbr\"\ncount = 2\ndirection = \"reverse\"");
     let sim = simulation(&text, 1);
     let built: Vec<&str> = sim.engine.net.links.iter().map(|l| l.spec.name.as_str()).collect();
-    let known = cclab_sim::observe::link_names(&sim.scenario.topology, &sim.scenario.flows);
+    let known = cclab_sim::observe::link_names(&sim.scenario.graph, &sim.scenario.flows);
     assert_eq!(known, built);
 }
 

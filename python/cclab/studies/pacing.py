@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cclab.plot import quantity
-from cclab.result import link_shares
+from cclab.result import bottleneck, link_shares
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext, mean_ci
 from cclab.studies.report import Column, blocks, bullets, document, figure, opening, section, table
@@ -58,7 +58,6 @@ HIGH_SPEED = ("hs1", "hs2")
 #: Flow groups by kind, forward direction (the one Fig. 5 measures) and reverse.
 KINDS = {"high-speed": ["hs1", "hs2"], "long-lived TCP": ["long"], "small TCP": ["small"], "web": ["web"]}
 REVERSE_GROUPS = ["long-back", "small-back", "web-back"]
-FORWARD = "left->right"
 
 SPEEDS = {"20Mbps": 20e6, "100Mbps": 100e6, "500Mbps": 500e6, "2.5Gbps": 2.5e9}
 TOP = "2.5Gbps"
@@ -150,11 +149,11 @@ def per_run(result: SweepResult, variant: Variant, columns: dict[str, str]) -> p
     rows = []
     for (run,), run_links in links.group_by(["run"], maintain_order=True):
         run_flows = flows.filter(pl.col("run") == run)
-        forward = run_links.filter(pl.col("name") == FORWARD).row(0, named=True)
+        forward = bottleneck(run_links).row(0, named=True)
         high_speed = run_flows.filter(pl.col("name").is_in(HIGH_SPEED))
         goodput = {r["name"]: r["goodput_bps"] for r in high_speed.iter_rows(named=True)}
         rtt = {r["name"]: r["rtt_mean_s"] or math.nan for r in high_speed.iter_rows(named=True)}
-        shares = link_shares(run_flows, run_links, FORWARD, KINDS)
+        shares = link_shares(run_flows, run_links, groups=KINDS)
         rows.append({
             **{k: forward[k] for k in keys},
             "efficiency_pct": forward["utilization"] * 100,

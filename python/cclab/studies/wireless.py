@@ -187,7 +187,7 @@ class WirelessStudy(Study):
             )
             link = (
                 res.links.rename({LOSS_KEY: "loss"})
-                .filter(pl.col("name") == "left->right")
+                .filter(pl.col("role") == "bottleneck")
                 .select("loss", "replication", (pl.col("drops") / pl.col("arrivals") * 100).alias("queue_drop_pct"))
             )
             per_run = per_run.join(link, on=["loss", "replication"])

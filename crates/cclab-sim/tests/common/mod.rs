@@ -3,7 +3,6 @@
 #![allow(dead_code)]
 
 use cclab_sim::results::TimeSeries;
-use cclab_sim::scenario::Topology;
 use cclab_sim::{build, parse, run_toml, RunResult, Simulation};
 use serde_json::Value;
 
@@ -42,10 +41,13 @@ pub fn finish(sim: &mut Simulation) -> RunResult {
 
 /// The access link rate of a dumbbell scenario.
 pub fn access_rate_bps(sim: &Simulation) -> u64 {
-    match &sim.scenario.topology {
-        Topology::Dumbbell(d) => d.access_rate_bps,
-        Topology::Graph(_) => panic!("not a dumbbell"),
-    }
+    sim.scenario
+        .graph
+        .access
+        .as_ref()
+        .expect("flows on hosts of their own, joined by access links")
+        .params
+        .rate_bps
 }
 
 /// Nanoseconds as milliseconds, for messages.
