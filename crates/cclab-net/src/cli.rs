@@ -5,8 +5,9 @@
 //! naming the offending flag.
 
 use crate::content::Source;
-use crate::driver::{invalid, Handle, Summary, TransferError};
+use crate::driver::{Handle, Summary};
 use crate::emulator::{parse_addr, EmulatorError};
+use crate::error::{invalid, TransferError};
 use crate::stream::Framing;
 use crate::tcp::send::{BufferSpec, CwndGrowth, Named, TcpSendSpec};
 use cclab_transport::registry;
@@ -271,5 +272,56 @@ fn option_error(e: EmulatorError) -> TransferError {
     match e {
         EmulatorError::Invalid { option, message } => TransferError::Invalid { option, message },
         other => invalid("--to", other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send(protocol: &str) -> SendOptions {
+        SendOptions {
+            to: "127.0.0.1:9000".into(),
+            bytes: Some("1MB".into()),
+            protocol: protocol.into(),
+            mss: 1500,
+            ..SendOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_send_that_names_no_algorithm_gets_the_registry_defaults() {
+        let Ok(SenderSpec::Tcp(tcp)) = send("tcp").spec() else { panic!("a valid TCP send") };
+        assert_eq!(tcp.cc.name, registry::DEFAULT_CONGESTION_CONTROL);
+        assert_eq!(tcp.recovery.name, registry::DEFAULT_LOSS_RECOVERY);
+        assert_eq!(tcp.pacing.name, registry::DEFAULT_PACING);
+        assert_eq!((tcp.connections, tcp.stagger, tcp.send_buffer), (1, 0, None));
+        let Ok(SenderSpec::Udt(udt)) = send("udt").spec() else { panic!("a valid UDT send") };
+        assert_eq!(udt.cc, registry::DEFAULT_UDT_CONGESTION_CONTROL);
+    }
+
+    #[test]
+    fn a_flag_of_the_other_protocol_is_named_in_one_line() {
+        let tcp_flag = SendOptions { stagger_s: Some(1.0), ..send("udt") }.spec();
+        assert_eq!(
+            tcp_flag.map(|_| ()).map_err(|e| e.to_string()),
+            Err("--stagger: only with --protocol tcp".into())
+        );
+        let raw = SendOptions { raw: true, ..send("tcp") }.spec();
+        assert_eq!(
+            raw.map(|_| ()).map_err(|e| e.to_string()),
+            Err("--raw: only with --protocol udt (it is for plain UDT 4 applications)".into())
+        );
+        let receiver = RecvOptions {
+            listen: "127.0.0.1:0".into(),
+            timeout_s: 1.0,
+            protocol: "udt".into(),
+            delayed_ack: true,
+            ..RecvOptions::default()
+        };
+        assert_eq!(
+            receiver.spec().map(|_| ()).map_err(|e| e.to_string()),
+            Err("--delayed-ack: only with --protocol tcp".into())
+        );
     }
 }

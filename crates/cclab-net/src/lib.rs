@@ -8,6 +8,7 @@ pub mod content;
 pub mod cookie;
 pub mod driver;
 pub mod emulator;
+pub mod error;
 pub mod stream;
 pub mod sys;
 pub mod tcp;

@@ -342,8 +342,8 @@ pyo3::create_exception!(_core, TransferFailed, pyo3::exceptions::PyRuntimeError)
 #[pyclass(module = "cclab._core")]
 struct Transfer(Option<cclab_net::driver::Handle<cclab_net::driver::Summary>>);
 
-fn transfer_error(e: cclab_net::driver::TransferError) -> PyErr {
-    use cclab_net::driver::TransferError as E;
+fn transfer_error(e: cclab_net::error::TransferError) -> PyErr {
+    use cclab_net::error::TransferError as E;
     match e {
         E::Invalid { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         E::Bind { .. } | E::File { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),

@@ -18,13 +18,14 @@
 use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{Agreed, Caller, CallerState};
 use crate::clock::{Clock, HandedTime};
+use crate::content::UNBOUNDED;
 use crate::content::{read_error, Content, Source};
 use crate::driver::{
-    self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary,
-    TransferError, TURN,
+    self, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
-use crate::stream::{Framing, StreamSender, CHECKSUM_BYTES, LENGTH_BYTES, UNBOUNDED};
+use crate::error::{invalid, TransferError};
+use crate::stream::{Framing, StreamSender, CHECKSUM_BYTES, LENGTH_BYTES};
 use cclab_transport::app::App;
 use cclab_transport::buffer::share::{self, ShareSchedule};
 use cclab_transport::buffer::Sharing;
