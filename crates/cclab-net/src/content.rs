@@ -2,8 +2,7 @@
 //! as UDT's `appclient` and iperf send) a pattern generated from the byte
 //! offset, which the receiver can check byte by byte without a copy of it.
 
-use crate::driver::TransferError;
-use crate::stream::UNBOUNDED;
+use crate::error::{invalid, TransferError};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -22,6 +21,12 @@ pub fn fill_pattern(offset: u64, buf: &mut [u8]) {
         *b = pattern_byte(offset + i as u64);
     }
 }
+
+/// The length of content with no end (a memory test that runs for a
+/// duration), as its stream declares it: the content is the test pattern,
+/// checked byte by byte, and the stream ends with the sender's shutdown after
+/// everything was acknowledged; it has no checksum.
+pub const UNBOUNDED: u64 = u64::MAX;
 
 /// What to send.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,7 +159,7 @@ impl Sink {
     pub fn create(out: Option<&Path>) -> Result<Sink, TransferError> {
         let Some(target) = out else { return Ok(Sink::default()) };
         if target.is_dir() {
-            return Err(crate::driver::invalid(
+            return Err(invalid(
                 "--out",
                 format!("{} is a directory; give the name of the file to write", target.display()),
             ));

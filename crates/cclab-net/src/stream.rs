@@ -18,16 +18,13 @@
 //! writes what arrives, in order, until the sender closes the connection, and can
 //! check nothing but that no packet was missing when it did.
 
-use crate::content::Content;
+use crate::content::{Content, UNBOUNDED};
+use crate::error::StreamError;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
 /// Bytes before the content (its length) and after it (its checksum).
 pub const LENGTH_BYTES: u64 = 8;
-/// The length a stream of unknown length declares (a memory test that runs for
-/// a duration): its content is the test pattern, checked byte by byte, and it
-/// ends with the sender's shutdown after everything was acknowledged; it has no checksum.
-pub const UNBOUNDED: u64 = u64::MAX;
 pub const CHECKSUM_BYTES: u64 = 8;
 
 /// FNV-1a, 64 bits (Fowler, Noll and Vo): enough to detect a corrupted or misplaced
@@ -236,14 +233,6 @@ pub enum Accepted {
 pub struct Verified {
     pub content_len: u64,
     pub checksum: u64,
-}
-
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum StreamError {
-    #[error("content checksum {got:016x} differs from the sender's {sent:016x}")]
-    Checksum { sent: u64, got: u64 },
-    #[error("the sender sent {extra} bytes after the checksum that ends its stream")]
-    BeyondEnd { extra: u64 },
 }
 
 /// The receiving side: puts packets in order, writes the content to `sink`, checks the checksum.

@@ -6,8 +6,9 @@
 mod common;
 
 use cclab_net::content::Source;
-use cclab_net::driver::{Handle, Summary, TransferError};
+use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::IPV4_UDP_HEADER_BYTES;
+use cclab_net::error::TransferError;
 use cclab_net::tcp::recv::{self, TcpRecvSpec};
 use cclab_net::tcp::send::{self, BufferSpec, Named, TcpSendSpec};
 use cclab_wire::time::{millis, secs};

@@ -254,7 +254,7 @@ fn a_sender_stops_when_the_receiver_shuts_the_connection_down() {
     fake.send_to(&out, to).unwrap();
     let outcome = s.join();
     assert!(
-        matches!(outcome, Err(cclab_net::driver::TransferError::ReceiverClosed { acknowledged: 0, .. })),
+        matches!(outcome, Err(cclab_net::error::TransferError::ReceiverClosed { acknowledged: 0, .. })),
         "{outcome:?}"
     );
     assert!(closed_at.elapsed() < std::time::Duration::from_secs(1), "{:?}", closed_at.elapsed());
@@ -274,7 +274,7 @@ fn a_sender_gives_up_on_a_receiver_that_stops_answering() {
     assert!(!r.join().expect("the receiver stops").complete);
     let outcome = s.join();
     let took = stopped_at.elapsed().as_secs_f64();
-    let Err(cclab_net::driver::TransferError::ReceiverGone { expiries, silent_s }) = outcome else {
+    let Err(cclab_net::error::TransferError::ReceiverGone { expiries, silent_s }) = outcome else {
         panic!("{outcome:?}");
     };
     assert!(expiries >= 1 && silent_s > 5.0, "{expiries} expiries, {silent_s} s");

@@ -357,33 +357,13 @@ pyo3::create_exception!(_core, TransferFailed, pyo3::exceptions::PyRuntimeError)
 #[pyclass(module = "cclab._core")]
 struct Transfer(Option<cclab_net::driver::Handle<cclab_net::driver::Summary>>);
 
-fn transfer_error(e: cclab_net::driver::TransferError) -> PyErr {
-    use cclab_net::driver::TransferError as E;
+fn transfer_error(e: cclab_net::error::TransferError) -> PyErr {
+    use cclab_net::error::TransferError as E;
     match e {
         E::Invalid { .. } => pyo3::exceptions::PyValueError::new_err(e.to_string()),
         E::Bind { .. } | E::File { .. } => pyo3::exceptions::PyOSError::new_err(e.to_string()),
         _ => TransferFailed::new_err(e.to_string()),
     }
-}
-
-/// `--raw` is for plain UDT 4 applications; nothing else speaks cclab's TCP in UDP.
-const RAW_ONLY_WITH_UDT: &str = "--raw: only with --protocol udt (it is for plain UDT 4 applications)";
-
-fn framing(raw: bool) -> cclab_net::stream::Framing {
-    if raw {
-        cclab_net::stream::Framing::Raw
-    } else {
-        cclab_net::stream::Framing::Framed
-    }
-}
-
-fn seconds(option: &str, s: f64) -> PyResult<cclab_wire::Time> {
-    if !(s.is_finite() && s > 0.0 && s < 1e9) {
-        return Err(pyo3::exceptions::PyValueError::new_err(format!(
-            "{option}: {s} is not a positive number of seconds"
-        )));
-    }
-    Ok((s * 1e9) as cclab_wire::Time)
 }
 
 fn progress_dict<'py>(py: Python<'py>, p: &cclab_net::driver::Progress) -> PyResult<Bound<'py, PyDict>> {
@@ -453,115 +433,30 @@ impl Transfer {
         cwnd_growth: Option<String>,
         raw: bool,
     ) -> PyResult<Self> {
-        use cclab_net::content::Source;
-        let source = match (path, bytes) {
-            (Some(p), None) => Source::File(p),
-            (None, Some(n)) => Source::Bytes(
-                cclab_wire::units::size(&n)
-                    .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("--bytes: {e}")))?,
-            ),
-            (None, None) => Source::Unbounded,
-            (Some(_), Some(_)) => {
-                return Err(pyo3::exceptions::PyValueError::new_err(
-                    "--bytes: give a file or --bytes, not both",
-                ))
-            }
+        let options = cclab_net::cli::SendOptions {
+            to: to.to_string(),
+            path,
+            bytes,
+            protocol: protocol.to_string(),
+            cc,
+            cc_params,
+            duration_s,
+            mss,
+            raw,
+            recovery,
+            recovery_params,
+            pacing,
+            pacing_params,
+            send_buffer,
+            buffer_params,
+            memory_cap,
+            share_every_s,
+            connections,
+            stagger_s,
+            cwnd_growth,
         };
-        let to = cclab_net::emulator::parse_addr("--to", to).map_err(emulator_error)?;
-        let duration = duration_s.map(|s| seconds("--duration", s)).transpose()?;
-        let handle = match protocol {
-            "udt" => {
-                let tcp_only = [
-                    ("--recovery", recovery.is_some() || !recovery_params.is_empty()),
-                    ("--pacing", pacing.is_some() || !pacing_params.is_empty()),
-                    ("--send-buffer", send_buffer.is_some() || !buffer_params.is_empty()),
-                    ("--memory-cap", memory_cap.is_some()),
-                    ("--share-every", share_every_s.is_some()),
-                    ("--connections", connections.is_some()),
-                    ("--stagger", stagger_s.is_some()),
-                    ("--cwnd-growth", cwnd_growth.is_some()),
-                ];
-                if let Some((option, _)) = tcp_only.iter().find(|(_, given)| *given) {
-                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                        "{option}: only with --protocol tcp"
-                    )));
-                }
-                let spec = cclab_net::udt::send::SendSpec {
-                    to,
-                    source,
-                    cc: cc.unwrap_or_else(|| "udt".into()),
-                    cc_params,
-                    duration,
-                    tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
-                    framing: framing(raw),
-                };
-                py.detach(|| cclab_net::udt::send::start(spec))
-            }
-            "tcp" => {
-                if raw {
-                    return Err(pyo3::exceptions::PyValueError::new_err(RAW_ONLY_WITH_UDT));
-                }
-                use cclab_net::tcp::send::{BufferSpec, Named, TcpSendSpec};
-                let named = |name: Option<String>, default: &str, params: Vec<(String, String)>| Named {
-                    name: name.unwrap_or_else(|| default.to_string()),
-                    params,
-                };
-                let value_error = |m: String| pyo3::exceptions::PyValueError::new_err(m);
-                let memory_cap = memory_cap
-                    .map(|c| {
-                        cclab_wire::units::size(&c).map_err(|e| value_error(format!("--memory-cap: {e}")))
-                    })
-                    .transpose()?;
-                let share_every = share_every_s.map(|s| seconds("--share-every", s)).transpose()?;
-                let send_buffer = match send_buffer {
-                    Some(policy) => Some(BufferSpec {
-                        policy: Named { name: policy, params: buffer_params },
-                        memory_cap,
-                        share_every: share_every.unwrap_or(cclab_wire::time::millis(500)),
-                    }),
-                    None if memory_cap.is_some() || share_every.is_some() || !buffer_params.is_empty() => {
-                        return Err(value_error(
-                            "--send-buffer: --memory-cap, --share-every and --buffer-param need a send-buffer policy"
-                                .into(),
-                        ))
-                    }
-                    None => None,
-                };
-                let payload = cclab_net::tcp::payload_of(mss).map_err(transfer_error)?;
-                use cclab_net::tcp::send::CwndGrowth;
-                let cwnd_growth = match cwnd_growth {
-                    None => CwndGrowth::Always,
-                    Some(name) => CwndGrowth::from_name(&name).ok_or_else(|| {
-                        value_error(format!(
-                            "--cwnd-growth: \"{name}\" is not one of: {}",
-                            CwndGrowth::NAMES.join(", ")
-                        ))
-                    })?,
-                };
-                let spec = TcpSendSpec {
-                    cwnd_growth,
-                    connections: connections.unwrap_or(1),
-                    stagger: match stagger_s {
-                        Some(0.0) | None => 0,
-                        Some(s) => seconds("--stagger", s)?,
-                    },
-                    cc: named(cc, "reno", cc_params),
-                    recovery: named(recovery, "newreno", recovery_params),
-                    pacing: named(pacing, "none", pacing_params),
-                    send_buffer,
-                    duration,
-                    mss: payload,
-                    ..TcpSendSpec::new(to, source)
-                };
-                py.detach(|| cclab_net::tcp::send::start(spec))
-            }
-            other => {
-                return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                    "--protocol: \"{other}\" is not udt or tcp"
-                )))
-            }
-        };
-        Ok(Self(Some(handle.map_err(transfer_error)?)))
+        let spec = options.spec().map_err(transfer_error)?;
+        Ok(Self(Some(py.detach(|| spec.start()).map_err(transfer_error)?)))
     }
 
     /// `cclab recv`: listens for one transfer (UDT) or `connections` (TCP); writes the content to `out` if given.
@@ -580,49 +475,19 @@ impl Transfer {
         delayed_ack: bool,
         raw: bool,
     ) -> PyResult<Self> {
-        let listen = cclab_net::emulator::parse_addr("--listen", listen).map_err(emulator_error)?;
-        let idle_timeout = seconds("--timeout", timeout_s)?;
-        let value_error = |m: String| pyo3::exceptions::PyValueError::new_err(m);
-        let handle = match protocol {
-            "udt" => {
-                let tcp_only = [
-                    ("--connections", connections.is_some()),
-                    ("--window", window.is_some()),
-                    ("--delayed-ack", delayed_ack),
-                ];
-                if let Some((option, _)) = tcp_only.iter().find(|(_, given)| *given) {
-                    return Err(value_error(format!("{option}: only with --protocol tcp")));
-                }
-                let spec = cclab_net::udt::recv::RecvSpec {
-                    listen,
-                    out,
-                    idle_timeout,
-                    tuning: cclab_net::udt::Tuning { mss, ..Default::default() },
-                    framing: framing(raw),
-                };
-                py.detach(|| cclab_net::udt::recv::start(spec))
-            }
-            "tcp" => {
-                if raw {
-                    return Err(value_error(RAW_ONLY_WITH_UDT.into()));
-                }
-                use cclab_net::tcp::recv::TcpRecvSpec;
-                let payload = cclab_net::tcp::payload_of(mss).map_err(transfer_error)?;
-                let defaults = TcpRecvSpec::new(listen);
-                let spec = TcpRecvSpec {
-                    out,
-                    idle_timeout,
-                    mss: payload,
-                    window_segments: window.unwrap_or(defaults.window_segments),
-                    connections: connections.unwrap_or(1),
-                    delayed_ack,
-                    ..defaults
-                };
-                py.detach(|| cclab_net::tcp::recv::start(spec))
-            }
-            other => return Err(value_error(format!("--protocol: \"{other}\" is not udt or tcp"))),
+        let options = cclab_net::cli::RecvOptions {
+            listen: listen.to_string(),
+            out,
+            timeout_s,
+            mss,
+            protocol: protocol.to_string(),
+            raw,
+            connections,
+            window,
+            delayed_ack,
         };
-        Ok(Self(Some(handle.map_err(transfer_error)?)))
+        let spec = options.spec().map_err(transfer_error)?;
+        Ok(Self(Some(py.detach(|| spec.start()).map_err(transfer_error)?)))
     }
 
     /// This side's socket address, as "ADDR:PORT".

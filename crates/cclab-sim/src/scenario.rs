@@ -953,18 +953,24 @@ pub fn check_pacing(cc: &CcDescriptor, pacing: &PacingDescriptor) -> Result<(), 
 }
 
 fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioError> {
-    let (cc, cc_params) =
-        algorithm(s, "cc", "cc_params", registry::CONGESTION_CONTROLS, Role::CongestionControl, "reno")?;
+    let (cc, cc_params) = algorithm(
+        s,
+        "cc",
+        "cc_params",
+        registry::CONGESTION_CONTROLS,
+        Role::CongestionControl,
+        registry::DEFAULT_CONGESTION_CONTROL,
+    )?;
     let (recovery, recovery_params) = algorithm(
         s,
         "recovery",
         "recovery_params",
         registry::LOSS_RECOVERIES,
         Role::LossRecovery,
-        "newreno",
+        registry::DEFAULT_LOSS_RECOVERY,
     )?;
     let (pacing, pacing_params) =
-        algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, "none")?;
+        algorithm(s, "pacing", "pacing_params", registry::PACINGS, Role::Pacing, registry::DEFAULT_PACING)?;
     check_pacing(cc, pacing).map_err(|m| s.error("pacing", m))?;
     // Constraints between parameters (BI-TCP's smin <= smax, HighSpeed's
     // low_window < high_window) are the builder's to check; building once
@@ -1083,8 +1089,14 @@ fn sharing_name(sharing: Sharing) -> &'static str {
 const UDT_KEYS: &[&str] = &["cc", "cc_params", "mss", "receive_buffer", "send_buffer", "max_flow_window"];
 
 fn parse_udt(s: &mut Section) -> Result<UdtOptions, ScenarioError> {
-    let (cc, cc_params) =
-        algorithm(s, "cc", "cc_params", registry::UDT_CONGESTION_CONTROLS, Role::CongestionControl, "udt")?;
+    let (cc, cc_params) = algorithm(
+        s,
+        "cc",
+        "cc_params",
+        registry::UDT_CONGESTION_CONTROLS,
+        Role::CongestionControl,
+        registry::DEFAULT_UDT_CONGESTION_CONTROL,
+    )?;
     (cc.build)(&cc_params)
         .map_err(|e| ScenarioError::at(format!("{}.{}", s.key_path("cc_params"), e.name), e.problem))?;
     // A packet must hold the IP, UDP and UDT headers (44 bytes) and some payload.

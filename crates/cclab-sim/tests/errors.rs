@@ -568,8 +568,8 @@ fn a_flow_must_start_before_the_run_ends() {
 #[test]
 fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
     use cclab_sim::scenario::check_pacing;
-    use cclab_transport::registry::{CcBuilder, CcDescriptor};
-    use cclab_transport::{cc, pacing};
+    use cclab_transport::cc::{self, CcBuilder, CcDescriptor};
+    use cclab_transport::pacing;
     const SELF_PACED: CcDescriptor = CcDescriptor {
         name: "selfpaced",
         summary: "a test congestion control that computes its own rate",
@@ -578,7 +578,7 @@ fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
         build: CcBuilder { paces_itself: true, ..cc::reno::DESCRIPTOR.build },
         ..cc::reno::DESCRIPTOR
     };
-    for p in [pacing::RTT, pacing::LINUX] {
+    for p in [pacing::rtt::DESCRIPTOR, pacing::linux::DESCRIPTOR] {
         let message = check_pacing(&SELF_PACED, &p).unwrap_err();
         assert_eq!(
             message,
@@ -586,7 +586,7 @@ fn pacing_is_refused_with_a_congestion_control_that_paces_itself() {
         );
         assert_eq!(check_pacing(&cc::reno::DESCRIPTOR, &p), Ok(()));
     }
-    assert_eq!(check_pacing(&SELF_PACED, &pacing::NONE), Ok(()));
+    assert_eq!(check_pacing(&SELF_PACED, &pacing::none::DESCRIPTOR), Ok(()));
 }
 
 #[test]

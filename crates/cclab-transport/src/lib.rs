@@ -6,8 +6,9 @@
 //! combination of one of each, chosen by name. Send-buffer policies
 //! ([`buffer`]: how much a connection may buffer, and how a host shares a
 //! memory cap among its connections) are a fourth kind. Every algorithm file
-//! exports a descriptor, and [`registry`] lists them. The crate depends only on
-//! `cclab-wire`: it never sees the simulator's engine.
+//! exports a descriptor, listed beside its role's trait; [`registry`] gathers
+//! the lists and the default names. The crate depends only on `cclab-wire`: it
+//! never sees the simulator's engine.
 
 pub mod app;
 pub mod buffer;

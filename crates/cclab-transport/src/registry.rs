@@ -1,71 +1,31 @@
-//! The transport algorithms a scenario can name: one descriptor per algorithm
-//! file, listed here by role. Adding an algorithm is one new file exporting a
-//! descriptor and one line in a list below; the scenario validator, `cclab
-//! algorithms` and the simulator's builder read these lists and nothing else.
+//! The transport algorithms a scenario can name, by role, and the names a flow
+//! gets when it names none. Each role's list is declared beside its trait
+//! (`cclab_wire::algorithms!`), where it also declares the algorithm files, so
+//! adding an algorithm is one new file and its name in that list; the scenario
+//! validator, `cclab algorithms`, the simulator's builder and `cclab send` read
+//! the lists through this module and nothing else.
 
-use crate::buffer::{atbt, fixed, rtba, SendBufferPolicy};
-use crate::cc::{self, CongestionControl};
-use crate::pacing::{self, Pacer};
-use crate::tcp::recovery::{decoupled, newreno, reno, sack, sack1, tahoe, LossRecovery};
-use crate::udt::cc::{daimd, prediction, rtt_banded, UdtCcDescriptor, UdtCongestionControl};
+pub use crate::buffer::{SendBufferDescriptor, SEND_BUFFER_POLICIES};
+pub use crate::cc::{CcBuilder, CcDescriptor, CONGESTION_CONTROLS};
+pub use crate::pacing::{PacingDescriptor, PACINGS};
+pub use crate::tcp::recovery::{RecoveryBuilder, RecoveryDescriptor, LOSS_RECOVERIES};
+pub use crate::udt::cc::{UdtCcDescriptor, UDT_CONGESTION_CONTROLS};
+
+use crate::buffer::SendBufferPolicy;
+use crate::cc::CongestionControl;
+use crate::pacing::Pacer;
+use crate::tcp::recovery::LossRecovery;
+use crate::udt::cc::UdtCongestionControl;
 use cclab_wire::{Descriptor, Info, ParamError, Params};
 
-/// How to build a congestion control, and whether it paces itself.
-#[derive(Clone, Copy, Debug)]
-pub struct CcBuilder {
-    pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
-    /// The algorithm computes its own sending rate (BBR), so a flow's `pacing`
-    /// cannot be set: it would be overridden.
-    pub paces_itself: bool,
-}
-
-pub type CcDescriptor = Descriptor<CcBuilder>;
-/// How to build a loss recovery, and whether it reads SACK blocks.
-#[derive(Clone, Copy, Debug)]
-pub struct RecoveryBuilder {
-    pub build: fn(&Params) -> Result<Box<dyn LossRecovery>, ParamError>,
-    /// The recovery reads the scoreboard, so the receiver must send SACK
-    /// blocks (RFC 2018); without them it would never see a duplicate ACK.
-    pub uses_sack: bool,
-}
-
-pub type RecoveryDescriptor = Descriptor<RecoveryBuilder>;
-/// `Ok(None)` is "no pacing".
-pub type PacingDescriptor = Descriptor<fn(&Params) -> Result<Option<Box<dyn Pacer>>, ParamError>>;
-pub type SendBufferDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn SendBufferPolicy>, ParamError>>;
-
-pub const CONGESTION_CONTROLS: &[CcDescriptor] = &[
-    cc::reno::DESCRIPTOR,
-    cc::highspeed::DESCRIPTOR,
-    cc::scalable::DESCRIPTOR,
-    cc::bic::DESCRIPTOR,
-    cc::cubic::DESCRIPTOR,
-    cc::westwood::DESCRIPTOR,
-    cc::westwood_plus::DESCRIPTOR,
-    cc::decoupled::DESCRIPTOR,
-    cc::jersey::DESCRIPTOR,
-    cc::bbr::DESCRIPTOR,
-    cc::vegas::DESCRIPTOR,
-];
-
-/// Congestion controls of `protocol = "udt"` flows (UDT 4's `CCC` contract).
-pub const UDT_CONGESTION_CONTROLS: &[UdtCcDescriptor] =
-    &[daimd::DESCRIPTOR, rtt_banded::DESCRIPTOR, prediction::DESCRIPTOR, prediction::COMBINED];
-
-pub const LOSS_RECOVERIES: &[RecoveryDescriptor] = &[
-    tahoe::DESCRIPTOR,
-    reno::DESCRIPTOR,
-    newreno::DESCRIPTOR,
-    sack::DESCRIPTOR,
-    sack1::DESCRIPTOR,
-    decoupled::DESCRIPTOR,
-];
-
-pub const PACINGS: &[PacingDescriptor] = &[pacing::NONE, pacing::RTT, pacing::LINUX];
-
-/// How a connection sizes its send buffer (`send_buffer.policy`).
-pub const SEND_BUFFER_POLICIES: &[SendBufferDescriptor] =
-    &[fixed::DESCRIPTOR, atbt::DESCRIPTOR, rtba::DESCRIPTOR];
+/// A TCP flow's congestion control when it names none (`cc`).
+pub const DEFAULT_CONGESTION_CONTROL: &str = "reno";
+/// A TCP flow's loss recovery when it names none (`recovery`).
+pub const DEFAULT_LOSS_RECOVERY: &str = "newreno";
+/// A TCP flow's pacing when it names none (`pacing`): no pacing.
+pub const DEFAULT_PACING: &str = "none";
+/// A UDT flow's congestion control when it names none: UDT 4's native DAIMD.
+pub const DEFAULT_UDT_CONGESTION_CONTROL: &str = "udt";
 
 fn find<B>(list: &'static [Descriptor<B>], name: &str) -> Option<&'static Descriptor<B>> {
     list.iter().find(|d| d.name == name)
@@ -158,6 +118,14 @@ mod tests {
         for d in SEND_BUFFER_POLICIES {
             assert_eq!(defaults::send_buffer_policy(d.name).map(|p| p.name()), Ok(d.name));
         }
+    }
+
+    #[test]
+    fn the_defaults_are_registered_under_their_roles() {
+        assert!(congestion_control(DEFAULT_CONGESTION_CONTROL).is_some());
+        assert!(loss_recovery(DEFAULT_LOSS_RECOVERY).is_some());
+        assert!(pacing(DEFAULT_PACING).is_some());
+        assert!(udt_congestion_control(DEFAULT_UDT_CONGESTION_CONTROL).is_some());
     }
 
     #[test]

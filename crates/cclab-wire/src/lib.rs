@@ -11,6 +11,7 @@
 
 pub mod counters;
 pub mod descriptor;
+pub mod distribution;
 pub mod endpoint;
 pub mod metrics;
 pub mod packet;
@@ -22,9 +23,9 @@ pub mod units;
 
 pub use counters::{Counters, Extras, Measure};
 pub use descriptor::{
-    Descriptor, Info, Law, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
-    SizeDistribution,
+    Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
 };
+pub use distribution::{Law, SizeDistribution};
 pub use endpoint::{AsAny, BufferInputs, Control, ControlRefused, Endpoint, Outbox, SendState};
 pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{

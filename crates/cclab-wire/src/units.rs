@@ -2,7 +2,7 @@
 //! "64KB", "50/s", "pareto(mean=100KB, shape=1.2)". Every parser returns a
 //! message fit to follow a key path in an error ("run.warmup: ...").
 
-use crate::descriptor::{Law, SizeDistribution};
+use crate::distribution::{Law, SizeDistribution};
 use crate::time::Time;
 
 /// The length of the number at the start of `s`: an optional sign, digits,

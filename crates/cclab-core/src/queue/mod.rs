@@ -15,14 +15,12 @@
 //! The occupancy a discipline sees counts packets waiting behind the one being
 //! transmitted, as ns-2's DropTail `limit_` does.
 
+cclab_wire::algorithms! {
+    /// The queue disciplines a link can use (`queue = NAME`).
+    pub const QUEUE_DISCIPLINES: QueueDescriptor = [droptail, red, cw, codel, fq_codel, pie];
+}
 pub mod avg_queue;
-pub mod codel;
-pub mod cw;
-pub mod droptail;
 pub mod fifo;
-pub mod fq_codel;
-pub mod pie;
-pub mod red;
 #[cfg(test)]
 mod test_support;
 
@@ -219,16 +217,6 @@ pub fn check_threshold(
 /// How to build a discipline for a link.
 pub type QueueBuild = fn(&Params, QueueLink) -> Result<Discipline, ParamError>;
 pub type QueueDescriptor = Descriptor<QueueBuild>;
-
-/// The queue disciplines a link can use (`queue = NAME`).
-pub const QUEUE_DISCIPLINES: &[QueueDescriptor] = &[
-    droptail::DESCRIPTOR,
-    red::DESCRIPTOR,
-    cw::DESCRIPTOR,
-    codel::DESCRIPTOR,
-    fq_codel::DESCRIPTOR,
-    pie::DESCRIPTOR,
-];
 
 pub fn find(name: &str) -> Option<&'static QueueDescriptor> {
     QUEUE_DISCIPLINES.iter().find(|d| d.name == name)

@@ -9,8 +9,8 @@ pub mod handshake;
 pub mod recv;
 pub mod send;
 
-use crate::driver::{invalid, TransferError};
 use crate::emulator::IPV4_UDP_HEADER_BYTES;
+use crate::error::{invalid, TransferError};
 
 /// Bytes of headers in a data packet without SACK blocks: IPv4, UDP and the segment's header.
 pub const PACKET_HEADER_BYTES: u32 = IPV4_UDP_HEADER_BYTES + codec::SEGMENT_HEADER_BYTES as u32;

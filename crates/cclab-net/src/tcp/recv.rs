@@ -19,12 +19,14 @@ use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{self, Agreed, Listener, Verdict};
 use super::send::{config, DEFAULT_MSS, MAX_CONNECTIONS};
 use crate::clock::{Clock, HandedTime};
+use crate::content::UNBOUNDED;
 use crate::content::{output_error, Sink};
 use crate::driver::{
-    self, open_socket, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
+    self, open_socket, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
-use crate::stream::{Accepted, Framing, StreamReceiver, UNBOUNDED};
+use crate::error::{invalid, TransferError};
+use crate::stream::{Accepted, Framing, StreamReceiver};
 use cclab_transport::app::App;
 use cclab_transport::tcp::TcpReceiver;
 use cclab_wire::{Endpoint, Header, Outbox, Packet, TcpKind, Time};
@@ -71,29 +73,26 @@ impl TcpRecvSpec {
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
 pub fn start(spec: TcpRecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.idle_timeout == 0 {
-        return Err(driver::invalid("--timeout", "must be positive"));
+        return Err(invalid("--timeout", "must be positive"));
     }
     if spec.connections == 0 || spec.connections > MAX_CONNECTIONS {
-        return Err(driver::invalid(
+        return Err(invalid(
             "--connections",
             format!("{} is outside [1, {MAX_CONNECTIONS}]", spec.connections),
         ));
     }
     if spec.out.is_some() && spec.connections > 1 {
-        return Err(driver::invalid(
-            "--out",
-            "takes the content of one connection; leave --connections at 1",
-        ));
+        return Err(invalid("--out", "takes the content of one connection; leave --connections at 1"));
     }
     if spec.window_segments < 2 || spec.window_segments > 1 << 20 {
-        return Err(driver::invalid(
+        return Err(invalid(
             "--window",
             format!("{} segments is outside [2, {}]", spec.window_segments, 1 << 20),
         ));
     }
     let max_mss = driver::MAX_DATAGRAM as u32 - codec::SEGMENT_HEADER_BYTES as u32 - 64;
     if spec.mss < 16 || spec.mss > max_mss {
-        return Err(driver::invalid("--mss", format!("{} is outside [16, {max_mss}]", spec.mss)));
+        return Err(invalid("--mss", format!("{} is outside [16, {max_mss}]", spec.mss)));
     }
     let sink = Some(Sink::create(spec.out.as_deref())?);
     let socket = open_socket(spec.listen)?;

@@ -18,17 +18,19 @@
 use super::codec::{self, Datagram, Message, SynOptions};
 use super::handshake::{Agreed, Caller, CallerState};
 use crate::clock::{Clock, HandedTime};
+use crate::content::UNBOUNDED;
 use crate::content::{read_error, Content, Source};
 use crate::driver::{
-    self, invalid, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary,
-    TransferError, TURN,
+    self, open_socket, Allocation, ConnectionSummary, Handle, Progress, Received, Shared, Summary, TURN,
 };
 use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
-use crate::stream::{Framing, StreamSender, CHECKSUM_BYTES, LENGTH_BYTES, UNBOUNDED};
+use crate::error::{invalid, TransferError};
+use crate::stream::{Framing, StreamSender, CHECKSUM_BYTES, LENGTH_BYTES};
 use cclab_transport::app::App;
 use cclab_transport::buffer::share::{self, ShareSchedule};
 use cclab_transport::buffer::Sharing;
 pub use cclab_transport::cc::CwndGrowth;
+use cclab_transport::pacing;
 use cclab_transport::registry;
 use cclab_transport::tcp::{TcpConfig, TcpSender};
 use cclab_wire::time::secs;
@@ -90,16 +92,17 @@ pub struct TcpSendSpec {
 }
 
 impl TcpSendSpec {
-    /// A spec with the simulator's TCP defaults: Reno with NewReno recovery, no pacing, no send-buffer policy.
+    /// A spec with the simulator's TCP defaults: the registry's default algorithms (Reno with NewReno
+    /// recovery, no pacing), no send-buffer policy.
     pub fn new(to: SocketAddr, source: Source) -> Self {
         Self {
             to,
             source,
             connections: 1,
             stagger: 0,
-            cc: Named::new("reno"),
-            recovery: Named::new("newreno"),
-            pacing: Named::new("none"),
+            cc: Named::new(registry::DEFAULT_CONGESTION_CONTROL),
+            recovery: Named::new(registry::DEFAULT_LOSS_RECOVERY),
+            pacing: Named::new(registry::DEFAULT_PACING),
             send_buffer: None,
             duration: None,
             mss: DEFAULT_MSS,
@@ -140,7 +143,7 @@ fn algorithms(spec: &TcpSendSpec, cfg: &TcpConfig, connection: u32) -> Result<Al
         &spec.pacing.name,
         &spec.pacing.params,
     )?;
-    if cc_d.build.paces_itself && spec.pacing.name != "none" {
+    if cc_d.build.paces_itself && spec.pacing.name != pacing::none::DESCRIPTOR.name {
         return Err(invalid("--pacing", format!("{} paces itself; leave --pacing at none", spec.cc.name)));
     }
     let pacer = (pace_d.build)(&pace_p).map_err(|e| invalid("--pacing-param", e.to_string()))?;

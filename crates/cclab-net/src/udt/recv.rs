@@ -15,9 +15,11 @@
 use super::handshake::{Agreed, Listener, Offer, Verdict, RESPONSE};
 use super::{encode_into, Tuning};
 use crate::clock::{Clock, HandedTime};
+use crate::content::UNBOUNDED;
 use crate::content::{output_error, Sink};
-use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN};
-use crate::stream::{Accepted, Framing, StreamReceiver, UNBOUNDED};
+use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TURN};
+use crate::error::{invalid, TransferError};
+use crate::stream::{Accepted, Framing, StreamReceiver};
 use cclab_transport::app::App;
 use cclab_transport::udt::receiver::UdtReceiver;
 use cclab_transport::udt::seq::SeqSpace;
@@ -50,7 +52,7 @@ pub struct RecvSpec {
 /// Validates the spec, creates the output file and binds the socket, and starts listening.
 pub fn start(spec: RecvSpec) -> Result<Handle<Summary>, TransferError> {
     if spec.idle_timeout == 0 {
-        return Err(driver::invalid("--timeout", "must be positive"));
+        return Err(invalid("--timeout", "must be positive"));
     }
     let sink = Sink::create(spec.out.as_deref())?;
     let socket = open_socket(spec.listen)?;

@@ -19,11 +19,11 @@
 use super::handshake::{Agreed, Caller, CallerState, Offer};
 use super::{encode_into, Tuning};
 use crate::clock::{Clock, HandedTime};
+use crate::content::UNBOUNDED;
 use crate::content::{read_error, Content, Source};
-use crate::driver::{
-    self, invalid, open_socket, Handle, Progress, Received, Shared, Summary, TransferError, TURN,
-};
-use crate::stream::{Framing, StreamSender, UNBOUNDED};
+use crate::driver::{self, open_socket, Handle, Progress, Received, Shared, Summary, TURN};
+use crate::error::{invalid, TransferError};
+use crate::stream::{Framing, StreamSender};
 use cclab_transport::app::App;
 use cclab_transport::registry;
 use cclab_transport::udt::cc::UdtCongestionControl;

@@ -2,8 +2,9 @@
 //! process's memory, an emulated path, and the simulator's prediction for it.
 #![allow(dead_code)] // each test file uses what it needs
 
-use cclab_net::driver::{Handle, Summary, TransferError};
+use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};
+use cclab_net::error::TransferError;
 use cclab_net::{Emulator, EmulatorSpec, PathSpec};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::millis;

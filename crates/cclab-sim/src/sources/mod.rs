@@ -4,12 +4,11 @@
 //! into endpoints (a bulk or finite TCP transfer, a CBR UDP source) or into a
 //! host agent that opens connections during the run (transfer arrivals).
 
+cclab_wire::algorithms! {
+    /// The traffic sources a flow group can name (`app = { kind = NAME }`).
+    pub const SOURCES: SourceDescriptor = [bulk, transfer, arrivals, web, cbr];
+}
 pub mod agent;
-pub mod arrivals;
-pub mod bulk;
-pub mod cbr;
-pub mod transfer;
-pub mod web;
 
 use cclab_wire::{Descriptor, ParamError, Params, SizeDistribution, Time};
 use serde::{Serialize, Serializer};
@@ -86,9 +85,6 @@ impl SourceBuilder {
 }
 
 pub type SourceDescriptor = Descriptor<SourceBuilder>;
-
-pub const SOURCES: &[SourceDescriptor] =
-    &[bulk::DESCRIPTOR, transfer::DESCRIPTOR, arrivals::DESCRIPTOR, web::DESCRIPTOR, cbr::DESCRIPTOR];
 
 pub fn find(name: &str) -> Option<&'static SourceDescriptor> {
     SOURCES.iter().find(|d| d.name == name)

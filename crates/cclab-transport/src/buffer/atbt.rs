@@ -30,8 +30,7 @@
 //!   the minimum socket buffer of BSD and Linux), so a connection whose
 //!   window collapsed to one segment after a timeout can still send it.
 
-use super::{BufferInputs, SendBufferPolicy};
-use crate::registry::SendBufferDescriptor;
+use super::{BufferInputs, SendBufferDescriptor, SendBufferPolicy};
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
 pub const DESCRIPTOR: SendBufferDescriptor = Descriptor {

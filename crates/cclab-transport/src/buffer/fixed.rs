@@ -11,8 +11,7 @@
 //! - Under a host cap the fixed desires share it max-min fairly, like ATBT's,
 //!   each with weight 1.
 
-use super::{BufferInputs, SendBufferPolicy};
-use crate::registry::SendBufferDescriptor;
+use super::{BufferInputs, SendBufferDescriptor, SendBufferPolicy};
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time};
 
 pub const DESCRIPTOR: SendBufferDescriptor = Descriptor {

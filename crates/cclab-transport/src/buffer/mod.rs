@@ -20,18 +20,21 @@
 //!
 //! One file per policy: [`fixed`], [`atbt`], [`rtba`]; [`padhye`] is the
 //! throughput model RTBA uses, [`share`] the redistribution rules. Each
-//! policy file exports a descriptor and
-//! [`crate::registry::SEND_BUFFER_POLICIES`] lists them; each file's header
-//! states the decisions it makes where its sources are silent.
+//! policy file exports a descriptor and [`SEND_BUFFER_POLICIES`] lists them;
+//! each file's header states the decisions it makes where its sources are
+//! silent.
 
-pub mod atbt;
-pub mod fixed;
+cclab_wire::algorithms! {
+    /// How a connection sizes its send buffer (`send_buffer.policy`).
+    pub const SEND_BUFFER_POLICIES: SendBufferDescriptor = [fixed, atbt, rtba];
+}
 pub mod padhye;
-pub mod rtba;
 pub mod share;
 
 pub use cclab_wire::BufferInputs;
-use cclab_wire::{Metrics, ParamDefault, ParamType, Parameter, Time};
+use cclab_wire::{Descriptor, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Time};
+
+pub type SendBufferDescriptor = Descriptor<fn(&Params) -> Result<Box<dyn SendBufferPolicy>, ParamError>>;
 
 /// The floor of a policy that sizes the buffer from the connection's state.
 pub const MIN_BUFFER: Parameter = Parameter {

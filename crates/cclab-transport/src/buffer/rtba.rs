@@ -47,8 +47,7 @@
 //! - **Metrics** are 0 until the first update, like other algorithms' unset
 //!   estimates.
 
-use super::{padhye, BufferInputs, SendBufferPolicy, Sharing};
-use crate::registry::SendBufferDescriptor;
+use super::{padhye, BufferInputs, SendBufferDescriptor, SendBufferPolicy, Sharing};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

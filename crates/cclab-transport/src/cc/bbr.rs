@@ -97,8 +97,10 @@
 //!   as the loss recoveries that keep that point (`tahoe`, `newreno`, `sack`,
 //!   `sack1`) tell; with `reno` recovery, cwnd only regrows toward the target.
 
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
-use crate::registry::{CcBuilder, CcDescriptor};
+use super::{
+    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response,
+    Window,
+};
 use crate::windowed_filter::{Extreme, WindowedFilter};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::{millis, to_secs_f64};

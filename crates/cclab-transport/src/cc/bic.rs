@@ -43,8 +43,9 @@
 //! `fast_convergence` do.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
-use crate::registry::{CcBuilder, CcDescriptor};
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+};
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,
 };

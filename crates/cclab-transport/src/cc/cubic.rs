@@ -33,8 +33,9 @@
 //!   §4.9's undo of spurious congestion events is not implemented.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
-use crate::registry::{CcBuilder, CcDescriptor};
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

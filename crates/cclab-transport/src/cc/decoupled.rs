@@ -28,10 +28,11 @@
 //!   ssthresh = ABE x RTT and cwnd = 1.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+};
 use crate::estimate::wabe::{Wabe, GAIN, IA_GAIN};
 use crate::estimate::{BandwidthEstimator, DeliveredBytes};
-use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

@@ -25,10 +25,12 @@
 //! formula and rate control were read in two ns-3 implementations.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response, Window};
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response,
+    Window,
+};
 use crate::estimate::jersey::TimeSlidingWindow;
 use crate::estimate::BandwidthEstimator;
-use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{Descriptor, MetricDesc, Metrics, ParamError, Params, Role, Time};
 

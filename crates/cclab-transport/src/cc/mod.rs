@@ -31,22 +31,28 @@
 //! Fields may be added to [`AckSample`] and [`CongestionEvent`] for later
 //! algorithms without changing the trait.
 
-pub mod bbr;
-pub mod bic;
-pub mod cubic;
-pub mod decoupled;
-pub mod highspeed;
-pub mod jersey;
-pub mod reno;
-pub mod scalable;
+cclab_wire::algorithms! {
+    /// The congestion controls a TCP flow can name (`cc = NAME`), in the
+    /// order `cclab algorithms` lists them.
+    pub const CONGESTION_CONTROLS: CcDescriptor =
+        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas];
+}
 #[cfg(test)]
 mod test_support;
-pub mod vegas;
-pub mod westwood;
-pub mod westwood_plus;
 
 use crate::tcp::rate::RateSample;
-use cclab_wire::{Metrics, Time};
+use cclab_wire::{Descriptor, Metrics, ParamError, Params, Time};
+
+/// How to build a congestion control, and whether it paces itself.
+#[derive(Clone, Copy, Debug)]
+pub struct CcBuilder {
+    pub build: fn(&Params) -> Result<Box<dyn CongestionControl>, ParamError>,
+    /// The algorithm computes its own sending rate (BBR), so a flow's `pacing`
+    /// cannot be set: it would be overridden.
+    pub paces_itself: bool,
+}
+
+pub type CcDescriptor = Descriptor<CcBuilder>;
 
 /// The window variables congestion control and loss recovery share.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -84,8 +84,9 @@
 //!   incremented by 1 us (`vrtt = rtt_us + 1` only guards against zero).
 
 use super::reno::Reno;
-use super::{AckPhase, AckSample, CongestionControl, CongestionEvent, Response, Window};
-use crate::registry::{CcBuilder, CcDescriptor};
+use super::{
+    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, Response, Window,
+};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

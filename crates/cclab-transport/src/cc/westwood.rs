@@ -30,9 +30,10 @@
 //!   bw_rttmin is the floor of 2 segments.
 
 use super::reno::Reno;
-use super::{AckSample, CongestionControl, CongestionEvent, EventKind, Response, Window};
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+};
 use crate::estimate::{self, BandwidthEstimator};
-use crate::registry::{CcBuilder, CcDescriptor};
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

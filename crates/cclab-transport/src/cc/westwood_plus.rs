@@ -7,8 +7,7 @@
 //! cwnd = ssthresh = BWE x RTTmin when recovery ends).
 
 use super::westwood::{BweResponse, METRICS, RESPONSE};
-use super::CongestionControl;
-use crate::registry::{CcBuilder, CcDescriptor};
+use super::{CcBuilder, CcDescriptor, CongestionControl};
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
 pub const DESCRIPTOR: CcDescriptor = Descriptor {

@@ -57,8 +57,9 @@
 //!   receiver's advertised window still bounds the highest segment sent.
 
 use super::sack::Sack;
-use super::{AckInfo, DupAcks, LossRecovery, Outcome, Recover, Transmission};
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
+use super::{
+    AckInfo, DupAcks, LossRecovery, Outcome, Recover, RecoveryBuilder, RecoveryDescriptor, Transmission,
+};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role, Time,

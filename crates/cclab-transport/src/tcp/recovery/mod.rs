@@ -16,15 +16,24 @@
 //! recovery may own timers of its own (`next_timer`/`on_timer`), and may take
 //! over retransmission timing entirely (`replaces_rto`).
 
-pub mod decoupled;
-pub mod newreno;
-pub mod reno;
-pub mod sack;
-pub mod sack1;
-pub mod tahoe;
+cclab_wire::algorithms! {
+    /// The loss recoveries a TCP flow can name (`recovery = NAME`).
+    pub const LOSS_RECOVERIES: RecoveryDescriptor = [tahoe, reno, newreno, sack, sack1, decoupled];
+}
 
 use super::sender::SenderState;
-use cclab_wire::{MetricDesc, Metrics, Time, NEVER};
+use cclab_wire::{Descriptor, MetricDesc, Metrics, ParamError, Params, Time, NEVER};
+
+/// How to build a loss recovery, and whether it reads SACK blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct RecoveryBuilder {
+    pub build: fn(&Params) -> Result<Box<dyn LossRecovery>, ParamError>,
+    /// The recovery reads the scoreboard, so the receiver must send SACK
+    /// blocks (RFC 2018); without them it would never see a duplicate ACK.
+    pub uses_sack: bool,
+}
+
+pub type RecoveryDescriptor = Descriptor<RecoveryBuilder>;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TxKind {

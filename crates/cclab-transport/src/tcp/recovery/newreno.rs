@@ -21,9 +21,8 @@
 
 use super::{
     fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
-    Transmission,
+    RecoveryBuilder, RecoveryDescriptor, Transmission,
 };
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
 

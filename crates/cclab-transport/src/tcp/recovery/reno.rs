@@ -10,9 +10,9 @@
 //!      timeout when several segments of one window are lost).
 
 use super::{
-    fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Transmission,
+    fast_recovery_entry, fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome,
+    RecoveryBuilder, RecoveryDescriptor, Transmission,
 };
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 

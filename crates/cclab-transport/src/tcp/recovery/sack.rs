@@ -31,8 +31,10 @@
 //!   also outside recovery, as RFC 6582 does with `recover`); SACK bits are
 //!   cleared (RFC 2018 §5) and go-back-N resends what is not SACKed again.
 
-use super::{next_in_window, AckInfo, LossRecovery, Outcome, Recover, Transmission, TxKind};
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
+use super::{
+    next_in_window, AckInfo, LossRecovery, Outcome, Recover, RecoveryBuilder, RecoveryDescriptor,
+    Transmission, TxKind,
+};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,

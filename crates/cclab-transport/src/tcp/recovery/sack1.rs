@@ -73,9 +73,9 @@
 //! before recovery sees them).
 
 use super::{
-    fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover, Transmission, TxKind,
+    fast_recovery_next_segment, AckInfo, DupAcks, LossRecovery, Outcome, Recover, RecoveryBuilder,
+    RecoveryDescriptor, Transmission, TxKind,
 };
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, MetricDesc, Metrics, ParamError, Params, Role};
 

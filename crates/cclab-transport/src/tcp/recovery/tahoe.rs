@@ -11,9 +11,8 @@
 
 use super::{
     limited_transmit_allowance, next_in_window, AckInfo, DupAcks, LossRecovery, Outcome, Recover,
-    Transmission,
+    RecoveryBuilder, RecoveryDescriptor, Transmission,
 };
-use crate::registry::{RecoveryBuilder, RecoveryDescriptor};
 use crate::tcp::sender::SenderState;
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 

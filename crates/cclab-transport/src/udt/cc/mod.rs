@@ -4,18 +4,20 @@
 //! arrival speed and the link capacity, both EWMA-smoothed by the sender, the
 //! largest number sent); the algorithm answers with the two things UDT
 //! controls, the inter-packet period and the congestion window. A flow of
-//! `protocol = "udt"` names one of [`crate::registry::UDT_CONGESTION_CONTROLS`]
-//! with `cc` (default `udt`, the native DAIMD).
+//! `protocol = "udt"` names one of [`UDT_CONGESTION_CONTROLS`] with `cc`
+//! (default `udt`, the native DAIMD).
 //!
 //! The paper's variants are options of the native algorithm
 //! ([`daimd`]): the NAK decrease by RTT band ([`rtt_banded`]) and the
 //! congestion-prediction window ([`prediction`]) compose, and each named
-//! variant (`udt_rtt_banded`, `udt_prediction`, `udt_combined`) is the native
-//! algorithm with those options' defaults switched on.
+//! variant (`udt_rtt_banded`, `udt_prediction`, `udt_combined` in
+//! [`combined`]) is the native algorithm with those options' defaults
+//! switched on.
 
-pub mod daimd;
-pub mod prediction;
-pub mod rtt_banded;
+cclab_wire::algorithms! {
+    /// Congestion controls of `protocol = "udt"` flows (UDT 4's `CCC` contract).
+    pub const UDT_CONGESTION_CONTROLS: UdtCcDescriptor = [daimd, rtt_banded, prediction, combined];
+}
 
 use cclab_wire::{Descriptor, Metrics, ParamError, Params, Time};
 

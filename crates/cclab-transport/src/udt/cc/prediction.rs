@@ -100,16 +100,6 @@ pub const DESCRIPTOR: UdtCcDescriptor = Descriptor {
     build: daimd::build,
 };
 
-pub const COMBINED: UdtCcDescriptor = Descriptor {
-    name: "udt_combined",
-    role: Role::CongestionControl,
-    summary: "UDT DAIMD with both of the seed's changes: RTT-banded NAK decrease and congestion prediction",
-    source: "Park et al. 2011 (seed 002) §III, Fig. 6 and 7, §IV Fig. 13",
-    parameters: &daimd::parameters(Decrease::RttBanded, Window::Prediction),
-    metrics: daimd::PREDICTION_METRICS,
-    build: daimd::build,
-};
-
 #[cfg(test)]
 mod tests {
     use super::*;
