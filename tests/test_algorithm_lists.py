@@ -103,7 +103,7 @@ def between(path: str, after: str, before: str) -> str:
 
 
 def crate_map(crate: str) -> list[tuple[str, str]]:
-    """docs/architecture.md's map of `crate`: each entry's label (`cc/`, `pacing.rs`)
+    """docs/architecture.md's map of `crate`: each entry's label (`cc/`, `pacing/`)
     and its description, continuation lines included."""
     lines = text("docs/architecture.md").splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(f"crates/{crate} "))
@@ -181,7 +181,7 @@ def test_the_scenario_reference_lists_every_choice_and_no_other(
 MAP_LISTS = [
     ("cclab-transport", lambda label: label.startswith("cc/"), files, "tcp_cc"),
     ("cclab-transport", lambda label: label == "tcp/", files, "recovery"),
-    ("cclab-transport", lambda label: label == "pacing.rs", lambda e: words(e[0][1].split(";")[-1]), "pacing"),
+    ("cclab-transport", lambda label: label == "pacing/", files, "pacing"),
     ("cclab-transport", lambda label: label == "buffer/", files, "send_buffer"),
     ("cclab-core", lambda label: label == "queue/", files, "queue"),
     ("cclab-sim", lambda label: label == "sources/", lambda e: words(e[0][1]), "app"),

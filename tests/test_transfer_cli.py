@@ -159,7 +159,13 @@ def test_a_failed_receive_leaves_no_file_and_an_earlier_one_untouched(tmp_path: 
     copy.write_bytes(b"an earlier result")
     receiver, addr = _receiver("--out", str(copy), "--timeout", "1")
     sender = _cclab("send", "--to", addr, "--bytes", "100GB")
-    _kill_once_connected(sender, connected_after=0.5)
+    # Killed once data has arrived, not after a fixed time: on a loaded machine the sender's start
+    # alone can take longer than any fixed wait short enough for the test.
+    part = tmp_path / "copy.bin.part"
+    deadline = time.monotonic() + 30
+    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _kill_once_connected(sender, connected_after=0.0)
     _, err = receiver.communicate(timeout=30)
     assert receiver.returncode == 1
     assert "the sender went silent" in err.strip().splitlines()[-1], err
