@@ -404,106 +404,7 @@ fn rate(bytes: u64, seconds: f64) -> f64 {
 impl RunResult {
     /// Collects the results of a finished simulation.
     pub fn collect(sim: &Simulation, wall_s: f64) -> Self {
-        let engine = &sim.engine;
-        let window = engine.window();
-        let secs = to_secs_f64(window.len());
-        let windows = engine.bucket_windows();
-        let flows = sim
-            .flows
-            .iter()
-            .map(|f| {
-                let group = &sim.scenario.flows[f.group];
-                let window = windows.get(f.bucket as usize).copied().unwrap_or_default();
-                let (snd, rcv) = (&window.sender, &window.receiver);
-                let algorithms = group.algorithms.as_ref();
-                let finished = f.sender.and_then(|id| engine.endpoint(id)).and_then(|e| e.finished_at());
-                FlowResult {
-                    name: group.name.clone(),
-                    index: f.index,
-                    flow_id: f.flow_id,
-                    direction: group.direction.as_str(),
-                    protocol: group.protocol.clone(),
-                    cc: group.cc().map(str::to_string),
-                    recovery: algorithms.map(|a| a.recovery.clone()),
-                    pacing: algorithms.map(|a| a.pacing.clone()),
-                    app: group.app.kind(),
-                    start_s: to_secs_f64(f.start),
-                    rtt_base_s: to_secs_f64(f.base_rtt),
-                    goodput_bps: rate(rcv.bytes_delivered, secs),
-                    throughput_bps: rate(snd.bytes_sent, secs),
-                    ack_throughput_bps: rate(rcv.bytes_sent, secs),
-                    bytes_delivered: rcv.bytes_delivered,
-                    packets_sent: snd.packets_sent,
-                    packets_received: rcv.packets_received,
-                    completion_s: finished.map(|t| to_secs_f64(t.saturating_sub(f.start))),
-                    extra: extras([snd, rcv]),
-                }
-            })
-            .collect();
-        let row_of_bucket: BTreeMap<_, _> = sim.flows.iter().map(|f| (f.bucket, f)).collect();
-        let mut transfers = TransferTable::default();
-        for t in engine.transfers() {
-            let Some(f) = row_of_bucket.get(&t.bucket) else { continue };
-            transfers.name.push(sim.scenario.flows[f.group].name.clone());
-            transfers.index.push(f.index);
-            transfers.flow_id.push(t.flow);
-            transfers.size_bytes.push(t.size);
-            transfers.start_s.push(to_secs_f64(t.start));
-            transfers.end_s.push(t.finished.map(to_secs_f64));
-            transfers.completion_s.push(t.finished.map(|end| to_secs_f64(end.saturating_sub(t.start))));
-            transfers.delivered_bytes.push(t.delivered);
-            transfers.packets_sent.push(t.packets_sent);
-        }
-        let nodes = &engine.net.nodes;
-        let links = engine
-            .net
-            .links
-            .iter()
-            .zip(&sim.link_roles)
-            .map(|(l, &role)| {
-                let (q_pkts, q_bytes) = l.queue_means(&window);
-                let (buffer_pkts, buffer_bytes) = match l.spec.buffer {
-                    BufferLimit::Packets(p) => (Some(p), None),
-                    BufferLimit::Bytes(b) => (None, Some(b)),
-                    BufferLimit::Unlimited => (None, None),
-                };
-                LinkResult {
-                    name: l.spec.name.clone(),
-                    role,
-                    from: nodes[l.spec.from as usize].name.clone(),
-                    to: nodes[l.spec.to as usize].name.clone(),
-                    rate_bps: l.spec.rate_bps,
-                    delay_s: to_secs_f64(l.spec.delay),
-                    buffer_pkts,
-                    buffer_bytes,
-                    utilization: l.utilization(&window),
-                    throughput_bps: rate(l.stats.window_bytes, secs),
-                    arrivals: l.stats.window_arrivals,
-                    drops: l.stats.window_drops,
-                    early_drops: l.stats.window_early_drops,
-                    marks: l.stats.window_marks,
-                    losses: l.stats.window_losses,
-                    queue_mean_pkts: q_pkts,
-                    queue_mean_bytes: q_bytes,
-                    queue_max_pkts: l.stats.queue_max_packets,
-                    queue_max_bytes: l.stats.queue_max_bytes,
-                    queue: l.discipline_name(),
-                    queue_delay_mean_s: l.queue_delay_mean() / 1e9,
-                }
-            })
-            .collect();
-        let recorded = sim.scenario.run.sample.is_some() || !sim.scenario.observe.is_empty();
-        let timeseries = recorded.then(|| {
-            let mut ts = TimeSeries { series: sim.series.clone(), ..TimeSeries::default() };
-            let rows = &engine.series.rows;
-            let m = &mut ts.metrics;
-            m.time_s.extend(rows.iter().map(|r| to_secs_f64(r.time)));
-            m.series.extend(rows.iter().map(|r| r.series));
-            m.value.extend(rows.iter().map(|r| r.value));
-            wide(&mut ts, rows);
-            ts
-        });
-        let totals = engine.totals();
+        let totals = sim.engine.totals();
         RunResult {
             scenario: sim.scenario.name.clone(),
             seed: sim.seed,
@@ -512,17 +413,134 @@ impl RunResult {
             wall_s,
             events: totals.events,
             packet_hops: totals.packet_hops,
-            flows,
-            links,
-            transfers,
+            flows: flow_results(sim),
+            links: link_results(sim),
+            transfers: transfer_table(sim),
             connections: ConnectionTotals {
                 opened: totals.connections_opened,
                 closed: totals.connections_closed,
                 peak: totals.connections_peak,
                 orphaned_packets: totals.orphaned,
             },
-            timeseries,
+            timeseries: time_series(sim),
             trace: crate::trace::collect(&sim.scenario, &sim.flows, &sim.engine),
         }
     }
+}
+
+/// One row per flow instance (or traffic source), counted over the statistics window.
+fn flow_results(sim: &Simulation) -> Vec<FlowResult> {
+    let engine = &sim.engine;
+    let secs = to_secs_f64(engine.window().len());
+    let windows = engine.bucket_windows();
+    sim.flows
+        .iter()
+        .map(|f| {
+            let group = &sim.scenario.flows[f.group];
+            let window = windows.get(f.bucket as usize).copied().unwrap_or_default();
+            let (snd, rcv) = (&window.sender, &window.receiver);
+            let algorithms = group.algorithms.as_ref();
+            let finished = f.sender.and_then(|id| engine.endpoint(id)).and_then(|e| e.finished_at());
+            FlowResult {
+                name: group.name.clone(),
+                index: f.index,
+                flow_id: f.flow_id,
+                direction: group.direction.as_str(),
+                protocol: group.protocol.clone(),
+                cc: group.cc().map(str::to_string),
+                recovery: algorithms.map(|a| a.recovery.clone()),
+                pacing: algorithms.map(|a| a.pacing.clone()),
+                app: group.app.kind(),
+                start_s: to_secs_f64(f.start),
+                rtt_base_s: to_secs_f64(f.base_rtt),
+                goodput_bps: rate(rcv.bytes_delivered, secs),
+                throughput_bps: rate(snd.bytes_sent, secs),
+                ack_throughput_bps: rate(rcv.bytes_sent, secs),
+                bytes_delivered: rcv.bytes_delivered,
+                packets_sent: snd.packets_sent,
+                packets_received: rcv.packets_received,
+                completion_s: finished.map(|t| to_secs_f64(t.saturating_sub(f.start))),
+                extra: extras([snd, rcv]),
+            }
+        })
+        .collect()
+}
+
+/// Every finite transfer, named by the flow row it was counted in.
+fn transfer_table(sim: &Simulation) -> TransferTable {
+    let row_of_bucket: BTreeMap<_, _> = sim.flows.iter().map(|f| (f.bucket, f)).collect();
+    let mut transfers = TransferTable::default();
+    for t in sim.engine.transfers() {
+        let Some(f) = row_of_bucket.get(&t.bucket) else { continue };
+        transfers.name.push(sim.scenario.flows[f.group].name.clone());
+        transfers.index.push(f.index);
+        transfers.flow_id.push(t.flow);
+        transfers.size_bytes.push(t.size);
+        transfers.start_s.push(to_secs_f64(t.start));
+        transfers.end_s.push(t.finished.map(to_secs_f64));
+        transfers.completion_s.push(t.finished.map(|end| to_secs_f64(end.saturating_sub(t.start))));
+        transfers.delivered_bytes.push(t.delivered);
+        transfers.packets_sent.push(t.packets_sent);
+    }
+    transfers
+}
+
+/// One row per link direction, counted over the statistics window.
+fn link_results(sim: &Simulation) -> Vec<LinkResult> {
+    let engine = &sim.engine;
+    let window = engine.window();
+    let secs = to_secs_f64(window.len());
+    let nodes = &engine.net.nodes;
+    engine
+        .net
+        .links
+        .iter()
+        .zip(&sim.link_roles)
+        .map(|(l, &role)| {
+            let (q_pkts, q_bytes) = l.queue_means(&window);
+            let (buffer_pkts, buffer_bytes) = match l.spec.buffer {
+                BufferLimit::Packets(p) => (Some(p), None),
+                BufferLimit::Bytes(b) => (None, Some(b)),
+                BufferLimit::Unlimited => (None, None),
+            };
+            LinkResult {
+                name: l.spec.name.clone(),
+                role,
+                from: nodes[l.spec.from as usize].name.clone(),
+                to: nodes[l.spec.to as usize].name.clone(),
+                rate_bps: l.spec.rate_bps,
+                delay_s: to_secs_f64(l.spec.delay),
+                buffer_pkts,
+                buffer_bytes,
+                utilization: l.utilization(&window),
+                throughput_bps: rate(l.stats.window_bytes, secs),
+                arrivals: l.stats.window_arrivals,
+                drops: l.stats.window_drops,
+                early_drops: l.stats.window_early_drops,
+                marks: l.stats.window_marks,
+                losses: l.stats.window_losses,
+                queue_mean_pkts: q_pkts,
+                queue_mean_bytes: q_bytes,
+                queue_max_pkts: l.stats.queue_max_packets,
+                queue_max_bytes: l.stats.queue_max_bytes,
+                queue: l.discipline_name(),
+                queue_delay_mean_s: l.queue_delay_mean() / 1e9,
+            }
+        })
+        .collect()
+}
+
+/// The recorded series, long and wide, when the scenario asked for any.
+fn time_series(sim: &Simulation) -> Option<TimeSeries> {
+    let recorded = sim.scenario.run.sample.is_some() || !sim.scenario.observe.is_empty();
+    recorded.then(|| {
+        let mut ts = TimeSeries { series: sim.series.clone(), ..TimeSeries::default() };
+        let rows = &sim.engine.series.rows;
+        let m = &mut ts.metrics;
+        m.time_s.extend(rows.iter().map(|r| to_secs_f64(r.time)));
+        m.series.extend(rows.iter().map(|r| r.series));
+        m.value.extend(rows.iter().map(|r| r.value));
+        wide(&mut ts, rows);
+        ts
+    })
 }
