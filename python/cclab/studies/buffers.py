@@ -763,6 +763,11 @@ def _converged(r: dict[str, Any]) -> str:
     return f"{median:.1f} s median, {most:.1f} s at most ({r['converged']} of {r['n']})"
 
 
+def _seconds(value: float | None) -> str:
+    """A median time, or "never" when no run reached it."""
+    return "never" if value is None else f"{value:.1f} s"
+
+
 def _first_within(r: dict[str, Any]) -> str:
     first = r["first_within_median_s"]
     return "never" if first is None else f"{first:.1f} s"
@@ -890,14 +895,16 @@ def _verdict_section(fig3: pl.DataFrame, fig4: pl.DataFrame, cause: pl.DataFrame
     claims = [
         Claim(
             "Fig. 4: RTBA's allocations converge more slowly than ATBT's",
-            f"RTBA {r['converge_median_s']:.1f} s, ATBT {a['converge_median_s']:.1f} s after flow 2 starts (median of "
-            f"{r['n']}; one-second means within 20 % to the end of the run)",
+            f"RTBA {_seconds(r['converge_median_s'])}, ATBT {_seconds(a['converge_median_s'])} after flow 2 "
+            f"starts (median of {r['n']}; one-second means within 20 % to the end of the run)",
             '"about 12 s later" flow 1 is "allocated the same size as flow 2"; RTBA reacts "somewhat more slowly '
             'than ATBT" (§4.2; no number for ATBT)',
             "reproduced"
             if slower
+            else "undecided: neither policy's allocations converge within the run"
+            if not (r["converged"] or a["converged"])
             else f"differs: cause demonstrated by {cause_ref} (ATBT with its band closed to 2 x cwnd converges in "
-            f"{closed['converge_median_s']:.1f} s, as RTBA; RTBA's 2 x cwnd term is at least S in "
+            f"{_seconds(closed['converge_median_s'])}, as RTBA; RTBA's 2 x cwnd term is at least S in "
             f"{closed_share(cause) * 100:.0f} % of flow 1's samples)",
         ),  # fmt: skip
         Claim(
@@ -978,7 +985,9 @@ def _inconsistency_section(fig3: pl.DataFrame) -> list[str]:
 def _definitions_section(fig4: pl.DataFrame) -> list[str]:
     free = _free(fig4)
     a, r = free["ATBT"], free["RTBA"]
-    order = "later than" if r["first_within_median_s"] > a["first_within_median_s"] else "no later than"
+    inf = float("inf")
+    first_r, first_a = (x if x is not None else inf for x in (r["first_within_median_s"], a["first_within_median_s"]))
+    order = "later than" if first_r > first_a else "no later than"
     return section(
         DEFINITIONS_TITLE,
         "The paper gives no formula for either; both are read off its Fig. 4. Convergence (§4.2, seed lines "
@@ -992,8 +1001,8 @@ def _definitions_section(fig4: pl.DataFrame) -> list[str]:
         "Our convergence time, from flow 2's start until the one-second means stay within 20 % of each other "
         'to the end of the run, is the paper\'s "allocated the same size" for allocations that stay together. '
         'Read literally, "the same size" is the first time the two meet; the table above adds it (first '
-        f"within 20 %): RTBA's first meeting comes {r['first_within_median_s']:.1f} s after flow 2 starts, "
-        f"{order} ATBT's {a['first_within_median_s']:.1f} s (median). Neither is flow 1's gradual fall: under "
+        f"within 20 %): RTBA's first meeting comes {_seconds(r['first_within_median_s'])} after flow 2 starts, "
+        f"{order} ATBT's {_seconds(a['first_within_median_s'])} (median). Neither is flow 1's gradual fall: under "
         "ATBT flow 2's allocation, 2 x cwnd in slow start, rises through flow 1's within flow 2's first second; "
         "under RTBA flow 2's allocation starts at S = its receive window (no loss yet, so eq. 1 gives Wm / RTT, "
         "747 KB) and first meets flow 1's on its way down after flow 2's first losses (the trace below, "
@@ -1065,7 +1074,7 @@ def _cause_text(cause: pl.DataFrame) -> str:
         "Closing ATBT's band to 2-2 x cwnd, so that its desire is exactly 2 x cwnd, gives RTBA's numbers: flow 1 "
         f"swings {closed['flow1_cv_mean']:.2f} (RTBA {rtba['flow1_cv_mean']:.2f}), falls sharply "
         f"{closed['flow1_falls_mean']:.1f} times per run (RTBA {rtba['flow1_falls_mean']:.1f}), and the "
-        f"allocations {conv(closed)} (RTBA: {rtba['converge_median_s']:.1f} s).",
+        f"allocations {conv(closed)} (RTBA: {_seconds(rtba['converge_median_s'])}).",
         f"Widening it to 2-8 x cwnd makes ATBT steadier still (flow 1 swings {wide['flow1_cv_mean']:.2f}, "
         f"{wide['flow1_falls_mean']:.1f} sharp falls) and its allocations {conv(wide)}. The band is what makes "
         "ATBT steady and slow here: a Reno halving takes cwnd to half, and 4 x (cwnd / 2) is the 2 x cwnd the "
