@@ -199,7 +199,7 @@ class BuffersStudy(Study):
         d["observe"] = self._observe("100ms")
         if params is not None and params["policy"] == "rtba":
             # Eq. 3's S beside the allocation and cwnd: which term of eq. 4 sets the buffer.
-            d["observe"][0]["metrics"].append("send_buffer.target")
+            d["observe"][0]["metrics"] += ["send_buffer.target", "send_buffer.loss_rate"]
         return d
 
     def _ext_scenario(
@@ -382,7 +382,8 @@ class BuffersStudy(Study):
 
         row = BuffersStudy._fig4_row(result)
         term: dict[str, Any] = {"flow1_cwnd_term": None, "flow2_cwnd_term": None, "flow1_rate_ratio": None,
-                                "rate_converge_s": None, "rate_flow1_cv": None, "rate_flow2_cv": None}  # fmt: skip
+                                "rate_converge_s": None, "rate_flow1_cv": None, "rate_flow2_cv": None,
+                                "loss_ratio_end": None}  # fmt: skip
         target = BuffersStudy._series(result, "send_buffer.target")
         if target.height:
             cwnd = BuffersStudy._series(result, "cwnd").filter(pl.col("time_s") >= FIG4_START + 1.0)
@@ -395,6 +396,9 @@ class BuffersStudy(Study):
                     ratios = sorted(x / y for x, y in zip(s[flow].to_list(), twice, strict=True) if y > 0)
                     term["flow1_rate_ratio"] = ratios[len(ratios) // 2] if ratios else None
             rate = BuffersStudy._allocation_measures(target, BuffersStudy._start2(result))
+            # p since the start, at the last sample: flow 2's over flow 1's.
+            last = BuffersStudy._series(result, "send_buffer.loss_rate").row(-1, named=True)
+            term["loss_ratio_end"] = last["flow2"] / last["flow1"] if last["flow1"] > 0 else None
             term.update(rate_converge_s=rate["converge_s"], rate_flow1_cv=rate["flow1_cv"],
                         rate_flow2_cv=rate["flow2_cv"])  # fmt: skip
         return {**row, **term}
@@ -427,7 +431,7 @@ class BuffersStudy(Study):
         extra = reps.group_by("variant", maintain_order=True).agg(
             pl.col("flow1_cwnd_term").mean(), pl.col("flow2_cwnd_term").mean(), pl.col("flow1_rate_ratio").median(),
             pl.col("rate_converge_s").is_not_null().sum().alias("rate_converged"),
-            pl.col("rate_flow1_cv").mean(), pl.col("rate_flow2_cv").mean(),
+            pl.col("rate_flow1_cv").mean(), pl.col("rate_flow2_cv").mean(), pl.col("loss_ratio_end").mean(),
         )  # fmt: skip
         converged = BuffersStudy._converged_counts(reps, ["variant"])
         return summary.join(converged, on="variant", maintain_order="left").join(
@@ -623,7 +627,7 @@ class BuffersStudy(Study):
             _fig3_section(figures, fig3),
             _inconsistency_section(fig3),
             _fig4_section(figures, fig4, self._fig4_text(fig4)),
-            _definitions_section(fig4),
+            _definitions_section(fig4, cause),
             _cause_section(figures, cause),
             _extension_section(figures, plan, ext),
             section("Where we differ from the paper, and why", bullets(_differences(fig4, cause))),
@@ -982,9 +986,10 @@ def _inconsistency_section(fig3: pl.DataFrame) -> list[str]:
     )
 
 
-def _definitions_section(fig4: pl.DataFrame) -> list[str]:
+def _definitions_section(fig4: pl.DataFrame, cause: pl.DataFrame) -> list[str]:
     free = _free(fig4)
     a, r = free["ATBT"], free["RTBA"]
+    closed = _cause_case(cause, 1)
     inf = float("inf")
     first_r, first_a = (x if x is not None else inf for x in (r["first_within_median_s"], a["first_within_median_s"]))
     order = "later than" if first_r > first_a else "no later than"
@@ -1006,7 +1011,8 @@ def _definitions_section(fig4: pl.DataFrame) -> list[str]:
         "ATBT flow 2's allocation, 2 x cwnd in slow start, rises through flow 1's within flow 2's first second; "
         "under RTBA flow 2's allocation starts at S = its receive window (no loss yet, so eq. 1 gives Wm / RTT, "
         "747 KB) and first meets flow 1's on its way down after flow 2's first losses (the trace below, "
-        "replication 0).",
+        "replication 0). ATBT with its band closed to 2 x cwnd, which differs from RTBA only in having no S "
+        f"term, first meets after {_seconds(closed['first_within_median_s'])}, as ATBT does.",
         "Our swing, the standard deviation over the mean of the 100 ms samples once both flows run, also counts "
         "a slow trend, such as the gradual fall the paper calls stable. The paper's sense, counted, is the "
         f"number of sharp falls: 100 ms steps in which an allocation falls by more than {SHARP_FALL * 100:.0f} %. "
@@ -1065,6 +1071,9 @@ def _cause_text(cause: pl.DataFrame) -> str:
     else:
         same = "yet the variants' flows differ (see fig4_cause.csv): the comparison below is not of allocations alone."
     return " ".join([
+        "The policy computes eq. 1-4 as printed (crates/cclab-transport/src/buffer/rtba.rs and padhye.rs, whose "
+        "tests pin eq. 1 to Padhye's reference values, eq. 2's EWMA, eq. 3 and eq. 4's maximum); we found no "
+        "defect against the paper's formulas, so the difference lies in what eq. 4 does on this path.",
         f"Without a cap no buffer binds (each is at least twice cwnd), {same}",
         f"Under RTBA, eq. 4's 2 x cwnd term is at least eq. 3's S = R x RTT in {rtba['flow1_cwnd_term'] * 100:.0f} % "
         f"of flow 1's samples and {rtba['flow2_cwnd_term'] * 100:.0f} % of flow 2's once both run: S, with R "
@@ -1082,20 +1091,21 @@ def _cause_text(cause: pl.DataFrame) -> str:
         "only after a timeout or a second halving; flow 1's allocation then stays above flow 2's longer.",
         "RTBA's smoothing does not change it: with w = 1 (no EWMA) the allocations "
         f"{conv(w1)} and flow 1 swings {w1['flow1_cv_mean']:.2f}; with w = 0.02 they {conv(w002)} and flow 1 "
-        f"swings {w002['flow1_cv_mean']:.2f} (the rate of the loss-free start, where S is the 747 KB receive "
-        "window, then decays so slowly that S sets flow 1's buffer for a while after flow 2 starts, one more "
-        "step down).",
+        f"swings {w002['flow1_cv_mean']:.2f}: the rate of the loss-free start, where S is the 747 KB receive "
+        f"window, then decays so slowly that S sets flow 1's buffer in {(1 - w002['flow1_cwnd_term']) * 100:.0f} % "
+        "of its samples, a higher level and one more step down.",
         "When S does bind (p over each update interval, 0 in most RTTs, so that S is about the receive window), "
         f"RTBA's allocations sit near the receive window: flow 1 holds {interval['flow1_kb_mean']:.0f} KB and "
         f"swings {interval['flow1_cv_mean']:.2f}, and the allocations {conv(interval)}, because both flows have the "
         "same receive window, not because their rates did.",
         f"S itself swings {rtba['rate_flow1_cv']:.2f} (flow 1) and the two flows' S stay within 20 % to the end "
         f"in {rtba['rate_converged']} of {rtba['n']} runs: the rate term does react more slowly than cwnd, as "
-        "the paper reasons (flow 2's start-up losses stay in its loss rate since the start), but eq. 4's "
-        "2 x cwnd hides it. The paper's text asks for the 2 x cwnd term for slow start (§3.2, seed line 81: "
-        '"in this phase [slow start] a buffer of about twice the congestion window is given"), while eq. 4 as '
-        "printed applies it always; we implement eq. 4 as printed. A variant that applies it in slow start "
-        "only needs a change to the Rust policy and was not run here; with S about "
+        "the paper reasons, since p counts loss events since the start and flow 2's start-up losses stay in it "
+        f"(at the end of the run flow 2's p is still {rtba['loss_ratio_end']:.1f} times flow 1's, the mean over "
+        "the runs), but eq. 4's 2 x cwnd hides it. The paper's text asks for the 2 x cwnd term for slow start "
+        '(§3.2, seed line 81: "in this phase [slow start] a buffer of about twice the congestion window is '
+        'given"), while eq. 4 as printed applies it always; we implement eq. 4 as printed. A variant that '
+        "applies it in slow start only needs a change to the Rust policy and was not run here; with S about "
         f"{rtba['flow1_rate_ratio'] * 2:.1f} x cwnd it would cap the windows, changing the flows, not only "
         "the allocations.",
     ])  # fmt: skip
