@@ -977,7 +977,7 @@ def _inconsistency_section(fig3: pl.DataFrame) -> list[str]:
     return section(
         INCONSISTENCY_TITLE,
         "The paper states both in §4.2, in the text on its Fig. 3 (seed text 004_b4b31cd2ad849c5f.txt, lines 101 "
-        "and 106; the converted text has no page numbers: it is the paper's last pages, with Figs. 3 and 4). In "
+        "and 106; the converted text has no page numbers, and both sentences stand in §4.2 around Fig. 3). In "
         'translation, line 101: "With RTBA the transfer rate was about 49KB/s on average, close to the maximum '
         "rate obtainable at 50 Mbps and 1 ms. The buffer RTBA allocated was about 20 KB on average, close to the "
         'optimal buffer size, and it changed stably." Line 106, right after the caption of Fig. 3: "RTBA raised '
@@ -986,7 +986,7 @@ def _inconsistency_section(fig3: pl.DataFrame) -> list[str]:
         "16 % less than 320 KB is about 269 KB; a mean of 20 KB is 94 % less than 320 KB. The two cannot both "
         "describe the mean of the same run, and the paper does not say which quantity its 16 % compares (a mean, "
         "a peak, memory over time). 20 KB is about three bandwidth-delay products of the path (6.25 KB at "
-        '50 Mbit/s and 1 ms), 269 KB about 43. The same sentence\'s "49KB/s" is 0.39 Mbit/s, 128 times less '
+        '50 Mbit/s and 1 ms), 269 KB about 43. Line 101\'s "49KB/s" is 0.39 Mbit/s, 128 times less '
         "than the 50 Mbit/s it is said to approach; it must mean 49 Mbit/s. Ours: RTBA's mean allocation is "
         f"{rtba['buffer_mean_kb']:.0f} KB, {saving * 100:.0f} % less than 320 KB, which agrees with the paper's "
         "16 % and not with its 20 KB; the section above shows why (eq. 4's 2 x cwnd on a loss-free path).",
@@ -1111,7 +1111,8 @@ def _cause_text(cause: pl.DataFrame) -> str:
         f"(at the end of the run flow 2's p is still {rtba['loss_ratio_end']:.1f} times flow 1's, the mean over "
         "the runs), but eq. 4's 2 x cwnd hides it. The paper's text asks for the 2 x cwnd term for slow start "
         '(§3.2, seed line 81: "in this phase [slow start] a buffer of about twice the congestion window is '
-        'given"), while eq. 4 as printed applies it always; we implement eq. 4 as printed. A variant that '
+        'given", and it calls eq. 4 "the initial buffer size"), while eq. 4 as printed applies it always; '
+        "we implement eq. 4 as printed. A variant that "
         "applies it in slow start only needs a change to the Rust policy and was not run here; with S about "
         f"{rtba['flow1_rate_ratio'] * 2:.1f} x cwnd it would cap the windows, changing the flows, not only "
         "the allocations.",
