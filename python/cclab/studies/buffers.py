@@ -6,7 +6,10 @@ proportion to expected rates; evaluated on an lwIP FTP server behind NIST Net
 and a 300 KB DropTail queue): one 10 MB transfer at 50 Mbit/s and 1 ms RTT
 under RTBA, fixed buffers of several sizes and ATBT (Fig. 3), two flows at
 20 Mbit/s and 10 ms the second starting 3 s later under ATBT and RTBA, with
-the time their allocations take to converge (Fig. 4), and the extension a
+the time their allocations take to converge and how much they swing, by our
+measures and by the paper's (Fig. 4), runs that change one policy parameter at a
+time to show why RTBA converges sooner and swings more than ATBT here (its
+allocation is eq. 4's 2 x cwnd term; ATBT's band holds through halvings), and the extension a
 reader asks for: 8, 32 and 128 flows of mixed RTTs under one memory cap,
 with aggregate throughput, Jain's index and memory used for each policy. The
 testbed is ``buffers.toml``; the report lists what the paper does not give.
