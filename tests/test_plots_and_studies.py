@@ -227,6 +227,15 @@ def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     assert (ext["allocated_kb"] <= 512.0 + 1e-6).all() and (ext["used_kb"] <= ext["allocated_kb"] + 1e-6).all()
     assert ((ext["jain"] > 0) & (ext["jain"] <= 1)).all()
     assert "Where we differ from the paper" in report
+    # The cause runs: without a cap no buffer binds, so every variant carries the same flows; RTBA's
+    # allocation is its 2 x cwnd term, so ATBT with its band closed to 2 x cwnd swings as RTBA does.
+    cause = {r["variant"]: r for r in pl.read_csv(out / "tables" / "fig4_cause.csv").to_dicts()}
+    assert len(cause) == 7 and len({round(r["flow1_mbps_mean"], 9) for r in cause.values()}) == 1
+    rtba, closed = cause["RTBA, w = 0.125 (default)"], cause["ATBT, band 2-2 x cwnd (no band)"]
+    assert rtba["flow1_cwnd_term"] > 0.9
+    assert closed["flow1_cv_mean"] == pytest.approx(rtba["flow1_cv_mean"], abs=0.01)
+    assert cause["ATBT, band 2-4 x cwnd (default)"]["flow1_cv_mean"] < rtba["flow1_cv_mean"]
+    assert report.index("## Verdicts") < report.index("## Setup and reconstruction")
 
 
 def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
