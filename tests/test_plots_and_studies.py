@@ -160,7 +160,15 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     # `cclab plot` finds the study's sweeps (under cache/) and plots each where it lies.
     proc = cli("plot", str(out), "--kind", "sweep")
     assert proc.returncode == 0, proc.stderr
-    assert sorted({Path(p).parent.name for p in proc.stdout.split()}) == ["equal_link_speeds", "main"]
+    sweeps = ["equal_link_speeds", "large_buffer", "main", "trace_counts"]
+    assert sorted({Path(p).parent.name for p in proc.stdout.split()}) == sweeps
+    # The trace counts are of the main sweep's runs (the study checks it), one row per run.
+    counted = pl.read_csv(out / "tables" / "trace_counts.csv")
+    assert counted.height == pl.read_csv(out / "tables" / "runs.csv").height
+    assert (counted["trace_ack_packets"] <= counted["trace_data_packets"]).all()
+    assert (counted["multi_loss_episodes"] <= counted["loss_episodes"]).all()
+    for heading in ("Verdicts", "Counted from a packet trace", "How often one seeded run", "Why Tahoe falls behind"):
+        assert heading in report, heading
 
 
 def test_reproduce_pacing_quick(tmp_path: Path) -> None:
