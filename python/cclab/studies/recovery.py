@@ -333,6 +333,7 @@ class RecoveryStudy(Study):
     )
     replications = 10
     quick_replications = 2
+    replayed_in_ci = True  # 1124 runs, about 5 minutes on 2 cores (2026-11-29)
 
     def run(self, ctx: StudyContext) -> None:
         import polars as pl
