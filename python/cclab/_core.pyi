@@ -64,9 +64,11 @@ def quantity(text: str) -> tuple[float, str]:
     its kind ("duration", "rate", "size", "frequency", "packets", "bdp"); ValueError saying
     why if it is not a non-negative number with a known unit."""
 
-def timeseries_columns() -> dict[str, list[tuple[str, str]]]:
-    """The columns of the wide time-series views, ``"flows"`` and ``"links"``: each column's
-    name and its Rust element type (``"f64"``, ``"u32"``, ``"u64"``, ``"String"``), in order."""
+def table_columns() -> dict[str, list[tuple[str, str]]]:
+    """The columns of the tables a result holds as columns: the wide time-series views
+    ``"flows"`` and ``"links"`` and the completion-time table ``"transfers"``: each column's
+    name and its Rust element type (``"f64"``, ``"u32"``, ``"u64"``, ``"String"``,
+    ``"Option<f64>"``), in order."""
 
 def build_id() -> str:
     """Hex content hash of the simulator sources this module was built from."""

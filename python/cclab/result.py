@@ -15,32 +15,29 @@ if TYPE_CHECKING:
     import polars as pl
 
 
-def wide_series_schema(view: str) -> dict[str, Any]:
-    """Columns of a wide time-series view (``"flows"`` or ``"links"``) as the
-    simulator declares them (``_core.timeseries_columns``), for an empty table."""
+def _declared_schema(table: str) -> dict[str, Any]:
+    """Columns of a table the simulator returns as columns, as it declares them
+    (``_core.table_columns``): name and type, in order."""
     import polars as pl
 
     from cclab import _core
 
-    dtypes = {"f64": pl.Float64, "u32": pl.Int64, "u64": pl.Int64, "String": pl.String}
-    return {name: dtypes[rust_type] for name, rust_type in _core.timeseries_columns()[view]}
+    dtypes = {"f64": pl.Float64, "Option<f64>": pl.Float64, "u32": pl.Int64, "u64": pl.Int64, "String": pl.String}
+    return {name: dtypes[rust_type] for name, rust_type in _core.table_columns()[table]}
+
+
+def wide_series_schema(view: str) -> dict[str, Any]:
+    """Columns of a wide time-series view (``"flows"`` or ``"links"``), for an empty table."""
+    return _declared_schema(view)
 
 
 def transfer_schema() -> dict[str, Any]:
-    """Columns of the completion-time table: one row per finite transfer."""
-    import polars as pl
-
-    return {
-        "name": pl.String,  # the flow group ...
-        "index": pl.Int64,  # ... and instance it belongs to
-        "flow_id": pl.Int64,  # its connection
-        "size_bytes": pl.Int64,
-        "start_s": pl.Float64,
-        "end_s": pl.Float64,  # null if the run ended first
-        "completion_s": pl.Float64,  # end_s - start_s, null if unfinished
-        "delivered_bytes": pl.Int64,
-        "packets_sent": pl.Int64,  # retransmissions included
-    }
+    """Columns of the completion-time table, one row per finite transfer: the flow group
+    (``name``) and instance (``index``) it belongs to, its connection (``flow_id``),
+    ``size_bytes``, ``start_s``, ``end_s`` (null if the run ended first), ``completion_s``
+    (``end_s - start_s``, null if unfinished), ``delivered_bytes`` and ``packets_sent``
+    (retransmissions included)."""
+    return _declared_schema("transfers")
 
 
 def transfers_frame(summary: dict[str, Any]) -> pl.DataFrame:

@@ -207,12 +207,14 @@ fn quantity(text: &str) -> PyResult<(f64, &'static str)> {
     cclab_wire::units::quantity(text).map_err(PyValueError::new_err)
 }
 
-/// The columns of the wide time-series views (`flows`, `links`), each as its
-/// name and its Rust element type, in order.
+/// The columns of the tables a result holds as columns: the wide time-series
+/// views (`flows`, `links`) and the completion-time table (`transfers`), each
+/// column as its name and its Rust element type, in order.
 #[pyfunction]
-fn timeseries_columns() -> std::collections::BTreeMap<&'static str, &'static [(&'static str, &'static str)]> {
-    use cclab_sim::results::{FlowSeries, LinkSeries};
-    [("flows", FlowSeries::COLUMNS), ("links", LinkSeries::COLUMNS)].into()
+fn table_columns() -> std::collections::BTreeMap<&'static str, &'static [(&'static str, &'static str)]> {
+    use cclab_sim::results::{FlowSeries, LinkSeries, TransferTable};
+    [("flows", FlowSeries::COLUMNS), ("links", LinkSeries::COLUMNS), ("transfers", TransferTable::COLUMNS)]
+        .into()
 }
 
 /// Content hash of the simulator sources this module was built from (see build.rs).
@@ -567,7 +569,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolved_toml, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(quantity, m)?)?;
-    m.add_function(wrap_pyfunction!(timeseries_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(table_columns, m)?)?;
     m.add_function(wrap_pyfunction!(write_pcaps, m)?)?;
     m.add_function(wrap_pyfunction!(build_id, m)?)?;
     m.add_function(wrap_pyfunction!(build_info, m)?)?;

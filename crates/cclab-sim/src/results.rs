@@ -61,23 +61,43 @@ impl FlowResult {
     }
 }
 
-/// Finite transfers (`transfer` flows, and every transfer of a traffic
-/// source), one entry per transfer in each column: a run can have 100 000 of
-/// them, and columns keep the table compact on both sides of the binding.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct TransferTable {
-    /// The flow group and instance each belongs to.
-    pub name: Vec<String>,
-    pub index: Vec<u32>,
-    /// Its connection's flow id.
-    pub flow_id: Vec<u32>,
-    pub size_bytes: Vec<u64>,
-    pub start_s: Vec<f64>,
-    /// When its last byte was acknowledged; null if the run ended first.
-    pub end_s: Vec<Option<f64>>,
-    pub completion_s: Vec<Option<f64>>,
-    pub delivered_bytes: Vec<u64>,
-    pub packets_sent: Vec<u64>,
+/// Declares a table of columns (a struct of `Vec`s, serialised as one array
+/// per field) and its schema, `COLUMNS`: each column's name and element type,
+/// in order. The Python package builds an empty table from the schema
+/// (`_core.table_columns`), so a column is named only here.
+macro_rules! columns {
+    ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: Vec<$ty:ty>,)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($(#[$field_meta])* pub $field: Vec<$ty>,)*
+        }
+
+        impl $name {
+            pub const COLUMNS: &'static [(&'static str, &'static str)] =
+                &[$((stringify!($field), stringify!($ty))),*];
+        }
+    };
+}
+
+columns! {
+    /// Finite transfers (`transfer` flows, and every transfer of a traffic
+    /// source), one entry per transfer in each column: a run can have 100 000 of
+    /// them, and columns keep the table compact on both sides of the binding.
+    #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+    pub struct TransferTable {
+        /// The flow group and instance each belongs to.
+        pub name: Vec<String>,
+        pub index: Vec<u32>,
+        /// Its connection's flow id.
+        pub flow_id: Vec<u32>,
+        pub size_bytes: Vec<u64>,
+        pub start_s: Vec<f64>,
+        /// When its last byte was acknowledged; null if the run ended first.
+        pub end_s: Vec<Option<f64>>,
+        pub completion_s: Vec<Option<f64>>,
+        pub delivered_bytes: Vec<u64>,
+        pub packets_sent: Vec<u64>,
+    }
 }
 
 /// One transfer, read across the columns of a [`TransferTable`].
@@ -158,24 +178,6 @@ pub struct LinkResult {
     /// The mean time a packet waited in the queue, by Little's law: the
     /// queue's time integral over the packets that left it in the window.
     pub queue_delay_mean_s: f64,
-}
-
-/// Declares a table of columns (a struct of `Vec`s, serialised as one array
-/// per field) and its schema, `COLUMNS`: each column's name and element type,
-/// in order. The Python package builds an empty table from the schema
-/// (`_core.timeseries_columns`), so a column is named only here.
-macro_rules! columns {
-    ($(#[$meta:meta])* pub struct $name:ident { $(pub $field:ident: Vec<$ty:ty>,)* }) => {
-        $(#[$meta])*
-        pub struct $name {
-            $(pub $field: Vec<$ty>,)*
-        }
-
-        impl $name {
-            pub const COLUMNS: &'static [(&'static str, &'static str)] =
-                &[$((stringify!($field), stringify!($ty))),*];
-        }
-    };
 }
 
 columns! {
