@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from cclab.plot import quantity
 from cclab.result import bottleneck, link_shares
 from cclab.scenario import Scenario
-from cclab.studies.base import Study, StudyContext, mean_ci
+from cclab.studies.base import Study, StudyContext, half_width, mean_ci
 from cclab.studies.report import Column, blocks, bullets, document, figure, opening, section, table
 from cclab.sweep import SweepResult, aggregate
 
@@ -52,6 +52,10 @@ VARIANTS = [
     Variant("CUBIC", "cubic", "none"),
     Variant("paced CUBIC", "cubic", "rtt"),
 ]
+#: Each algorithm's unpaced and paced variant: a panel of the Fig. 4 figures.
+ALGORITHMS = list(zip(VARIANTS[::2], VARIANTS[1::2], strict=True))
+PACING_COLOURS = ("tab:blue", "tab:orange")
+OVERHEAD_COLOURS = ("tab:blue", "tab:green")
 #: The seed's parameters (HSTCP Low_Window 31; BI-TCP and STCP as our defaults, which are the seed's).
 CC_PARAMS: dict[str, dict[str, Any]] = {"highspeed": {"low_window": 31}, "bic": {}, "scalable": {}, "cubic": {}}
 HIGH_SPEED = ("hs1", "hs2")
@@ -276,94 +280,102 @@ class PacingStudy(Study):
 
     def _ratio_figure(self, f4: pl.DataFrame, fig4_runs: pl.DataFrame, plan: Plan, buffer: str,
                       send_overhead: str) -> Figure:  # fmt: skip
+        """One panel per algorithm, unpaced and paced side by side at each RTT ratio: a box of the
+        per-run ratios (whiskers to the extreme runs), the ratio of means as a line, the paper's values
+        as stars where its text gives them."""
         import polars as pl
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(7.5, 4.4), layout="constrained")
-        ax = fig.add_subplot()
         point = (pl.col("buffer") == buffer) & (pl.col("send_overhead") == send_overhead)
         rows, runs = f4.filter(point), fig4_runs.filter(point)
-        xs = [_seconds(r) / _seconds(plan.rtts[0]) for r in plan.rtts]
-        for i, v in enumerate(VARIANTS):
-            vals = rows.filter(pl.col("variant") == v.label)
-            ys = [vals.filter(pl.col("rtt2") == r)["ratio_of_means"].to_list() for r in plan.rtts]
-            (line,) = ax.plot(xs, [y[0] if y else math.nan for y in ys], marker="os^v<>dp"[i],
-                              linestyle="-" if v.pacing == "none" else "--", label=v.label)  # fmt: skip
-            # Each run's own ratio, faint and shifted a little per variant: the spread the means hide.
-            shift = (i - (len(VARIANTS) - 1) / 2) * 0.05
-            for x, r in zip(xs, plan.rtts, strict=True):
-                single = [y for y in runs.filter((pl.col("variant") == v.label) & (pl.col("rtt2") == r))["ratio"]
-                          if math.isfinite(y) and y > 0]  # fmt: skip
-                ax.plot([x + shift] * len(single), single, marker="os^v<>dp"[i], markersize=3, linestyle="none",
-                        color=line.get_color(), alpha=0.35)  # fmt: skip
-        marks = [(6, PAPER_FIG4["HSTCP"], "paper HSTCP"), (6, PAPER_FIG4["paced HSTCP"], "paper paced HSTCP"),
-                 (6, PAPER_FIG4["STCP"], "paper STCP")]  # fmt: skip
-        if buffer == "100%bdp":
-            for x, y, label in marks:
-                ax.plot([x], [y], marker="*", markersize=12, linestyle="none", color="black", alpha=0.5)
-                ax.annotate(label, (x, y), textcoords="offset points", xytext=(-8, 4), ha="right", fontsize="x-small")
-        ax.set_yscale("log")
-        ax.set_xticks(xs, [f"{x:g}" for x in xs])
-        ax.set_xlabel("RTT ratio (flow 2 / flow 1; flow 1 at 40 ms)")
-        ax.set_ylabel("throughput ratio, flow 1 / flow 2\n(line: ratio of means; dots: single runs)")
+        ratios = [f"{_seconds(r) / _seconds(plan.rtts[0]):g}" for r in plan.rtts]
+        fig = Figure(figsize=(11.0, 4.2), layout="constrained")
+        axes = fig.subplots(1, len(ALGORITHMS), sharey=True)
+        for ax, (plain, paced) in zip(axes, ALGORITHMS, strict=True):
+            for j, v in enumerate((plain, paced)):
+                shift = (j - 0.5) * 0.3
+                single = [_finite_ratios(runs, v.label, rtt=r) for r in plan.rtts]
+                _boxes(ax, single, [i + shift for i in range(len(plan.rtts))], PACING_COLOURS[j])
+                means = [_ratio_of_means(rows, v.label, r) for r in plan.rtts]
+                ax.plot([i + shift for i in range(len(plan.rtts))], means, marker="D", markersize=4,
+                        color=PACING_COLOURS[j], label=f"{'paced' if j else 'unpaced'}: ratio of means")  # fmt: skip
+                paper = PAPER_FIG4.get(v.label)
+                if paper is not None and buffer == plan.buffers[0] and plan.rtts[-1] == RTTS[-1]:
+                    ax.plot([len(plan.rtts) - 1 + shift], [paper], marker="*", markersize=13, linestyle="none",
+                            color="black", label="paper (its text, 100 % BDP)" if j == 0 else None)  # fmt: skip
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(plan.rtts)), ratios)
+            ax.set_xlim(-0.6, len(plan.rtts) - 0.4)
+            ax.set_title(plain.label)
+            ax.set_xlabel("RTT ratio (other flow / 40 ms)")
+            ax.grid(True, axis="y", which="both", alpha=0.3)
+            ax.axhline(1.0, color="grey", linewidth=0.8)
+        axes[0].set_ylabel("throughput ratio, 40 ms flow / other (log)\nbox: quartiles of runs, whiskers: extremes")
+        _legend(fig, axes)
         letter = BUFFERS[buffer]
-        ax.set_title(f"Fig. 4 ({letter}): two high-speed flows at {plan.top}, buffer {buffer.replace('bdp', ' BDP')}")
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        ax.grid(True, which="both", alpha=0.3)
+        fig.suptitle(f"Fig. 4 ({letter}): two high-speed flows at {plan.top}, buffer {buffer.replace('bdp', ' BDP')}, "
+                     f"{_runs_per_point(runs)} runs per box")  # fmt: skip
         return fig
 
     def _overhead_figure(self, f4: pl.DataFrame, fig4_runs: pl.DataFrame, plan: Plan) -> Figure:
+        """Fig. 4 (a) at the largest RTT ratio with and without the send overhead: one panel per
+        algorithm, boxes of the per-run ratios, the ratio of means as a diamond."""
         import polars as pl
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(7.5, 4.4), layout="constrained")
-        ax = fig.add_subplot()
         buffer, rtt = plan.buffers[0], plan.rtts[-1]
         point = (pl.col("buffer") == buffer) & (pl.col("rtt2") == rtt)
         rows, runs = f4.filter(point), fig4_runs.filter(point)
-        labels = [v.label for v in VARIANTS]
-        width = 0.4
-        for j, send_overhead in enumerate([NO_OVERHEAD, overhead(plan.top)]):
-            ys = []
-            for label in labels:
-                r = rows.filter((pl.col("variant") == label) & (pl.col("send_overhead") == send_overhead))
-                ys.append(r["ratio_of_means"][0] if r.height else math.nan)
-            name = "no send overhead" if send_overhead == NO_OVERHEAD else f"send overhead U(0, {send_overhead})"
-            xs = [i + (j - 0.5) * width for i in range(len(labels))]
-            ax.bar(xs, ys, width, label=name)
-            for x, label in zip(xs, labels, strict=True):
-                point = runs.filter((pl.col("variant") == label) & (pl.col("send_overhead") == send_overhead))
-                single = [y for y in point["ratio"] if math.isfinite(y) and y > 0]
-                ax.plot([x] * len(single), single, marker="o", markersize=3, linestyle="none", color="black",
-                        alpha=0.5, label="single runs" if j == 0 and x == xs[0] else None)  # fmt: skip
-        ax.set_yscale("log")
-        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        ax.set_ylabel("throughput ratio, 40 ms flow / other\n(bars: ratio of means)")
-        ax.set_title(f"Fig. 4 (a) at RTT {rtt}: with and without ns-2's random send overhead")
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        ax.grid(True, axis="y", which="both", alpha=0.3)
+        settings = [NO_OVERHEAD, overhead(plan.top)]
+        fig = Figure(figsize=(11.0, 4.2), layout="constrained")
+        axes = fig.subplots(1, len(ALGORITHMS), sharey=True)
+        for ax, pair in zip(axes, ALGORITHMS, strict=True):
+            for j, setting in enumerate(settings):
+                shift = (j - 0.5) * 0.3
+                by = [runs.filter(pl.col("send_overhead") == setting) for _ in pair]
+                single = [_finite_ratios(frame, v.label) for frame, v in zip(by, pair, strict=True)]
+                _boxes(ax, single, [i + shift for i in range(len(pair))], OVERHEAD_COLOURS[j])
+                means = [_ratio_of_means(rows.filter(pl.col("send_overhead") == setting), v.label, rtt) for v in pair]
+                name = "no send overhead" if setting == NO_OVERHEAD else f"send overhead U(0, {setting})"
+                ax.plot([i + shift for i in range(len(pair))], means, marker="D", markersize=5, linestyle="none",
+                        color=OVERHEAD_COLOURS[j], label=f"{name}: ratio of means")  # fmt: skip
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(pair)), ["unpaced", "paced"])
+            ax.set_xlim(-0.6, len(pair) - 0.4)
+            ax.set_title(pair[0].label)
+            ax.grid(True, axis="y", which="both", alpha=0.3)
+        axes[0].set_ylabel("throughput ratio, 40 ms flow / other (log)\nbox: quartiles of runs, whiskers: extremes")
+        _legend(fig, axes)
+        fig.suptitle(f"Fig. 4 (a) at RTT {rtt}, {buffer.replace('bdp', ' BDP')}: with and without ns-2's random "
+                     f"send overhead, {_runs_per_point(runs)} runs per box")  # fmt: skip
         return fig
 
     def _shares_figure(self, f5: pl.DataFrame, plan: Plan) -> Figure:
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(max(3.2 * len(plan.speeds), 6.0), 4.6), layout="constrained")
+        fig = Figure(figsize=(max(3.2 * len(plan.speeds), 6.0), 4.8), layout="constrained")
         axes = fig.subplots(1, len(plan.speeds), sharey=True)
         axes = axes if len(plan.speeds) > 1 else [axes]
         labels = [v.label for v in VARIANTS]
         for ax, speed in zip(axes, plan.speeds, strict=True):
             bottom = [0.0] * len(labels)
             for kind in SHARES:
-                ys = [_rows(f5, label, [speed])[0][f"{kind}_mean"] * 100 for label in labels]
+                cells = [_rows(f5, label, [speed])[0] for label in labels]
+                ys = [c[f"{kind}_mean"] * 100 for c in cells]
                 ax.bar(range(len(labels)), ys, 0.7, bottom=bottom, label=kind,
                        color="white" if kind == "unused" else None, edgecolor="grey")  # fmt: skip
                 bottom = [b + y for b, y in zip(bottom, ys, strict=True)]
+                if kind != "unused":
+                    # The 95 % interval of this kind's share, drawn at the top of its segment.
+                    errors = [(half_width(c, kind) or 0.0) * 100 for c in cells]
+                    ax.errorbar(range(len(labels)), bottom, yerr=errors, fmt="none", ecolor="black", elinewidth=1,
+                                capsize=2.5, label="95 % CI of each share" if kind == SHARES[0] else None)  # fmt: skip
             ax.set_xticks(range(len(labels)), labels, rotation=60, ha="right", fontsize="small")
             ax.set_title(speed)
             ax.set_ylim(0, 100)
         axes[0].set_ylabel("share of the bottleneck's capacity (%)")
         axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        fig.suptitle("Fig. 5: bandwidth used by each kind of traffic")
+        fig.suptitle("Fig. 5: bandwidth used by each kind of traffic (bars: means; error bars: 95 % CI, Student's t)")
         return fig
 
     # Report ------------------------------------------------------------------------------------
@@ -881,6 +893,50 @@ def _phase_effect(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
                        "RTTs and start times, the paper's own remedy.")  # fmt: skip
     return text + (". Outside the range: " + "; ".join(outside) + ". At those points packet timing may decide "
                    "which flow takes the drops; the test cannot say how much.")  # fmt: skip
+
+
+def _finite_ratios(runs: pl.DataFrame, label: str, rtt: str | None = None) -> list[float]:
+    """The per-run throughput ratios of ``label`` (at ``rtt``) a log axis can show: finite and positive."""
+    import polars as pl
+
+    point = pl.col("variant") == label
+    if rtt is not None:
+        point = point & (pl.col("rtt2") == rtt)
+    return [y for y in runs.filter(point)["ratio"] if math.isfinite(y) and y > 0]
+
+
+def _ratio_of_means(rows: pl.DataFrame, label: str, rtt: str) -> float:
+    import polars as pl
+
+    hit = rows.filter((pl.col("variant") == label) & (pl.col("rtt2") == rtt))["ratio_of_means"]
+    return float(hit[0]) if hit.len() and math.isfinite(hit[0]) and hit[0] > 0 else math.nan
+
+
+def _boxes(ax: Any, data: list[list[float]], positions: list[float], colour: str) -> None:
+    """Boxes of the per-run values (quartiles, whiskers to the extremes), a point without runs left empty."""
+    shown = [(d, x) for d, x in zip(data, positions, strict=True) if d]
+    if not shown:
+        return
+    ax.boxplot([d for d, _ in shown], positions=[x for _, x in shown], widths=0.26, whis=(0, 100),
+               patch_artist=True, manage_ticks=False, medianprops={"color": "black"},
+               boxprops={"facecolor": colour, "alpha": 0.45, "edgecolor": colour},
+               whiskerprops={"color": colour}, capprops={"color": colour})  # fmt: skip
+
+
+def _legend(fig: Figure, axes: Any) -> None:
+    """One legend for all panels, below them: every label any panel drew, once."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    fig.legend(list(seen.values()), list(seen), loc="outside lower center", ncols=len(seen), fontsize="small")
+
+
+def _runs_per_point(runs: pl.DataFrame) -> str:
+    """How many runs each (variant, RTT, buffer, overhead) point has: "5", or "1 to 2" if they differ."""
+    counts = runs.group_by("variant", "rtt2", "buffer", "send_overhead").len()["len"]
+    low, high = int(counts.min()), int(counts.max())  # type: ignore[arg-type]
+    return f"{low}" if low == high else f"{low} to {high}"
 
 
 def _rows(frame: pl.DataFrame, label: str, speeds: list[str]) -> list[dict[str, Any]]:
