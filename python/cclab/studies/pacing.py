@@ -13,6 +13,7 @@ and compares every number with the paper's.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,19 @@ from cclab.plot import quantity
 from cclab.result import bottleneck, link_shares
 from cclab.scenario import Scenario
 from cclab.studies.base import Study, StudyContext, half_width, mean_ci
-from cclab.studies.report import Column, blocks, bullets, document, figure, opening, section, table
+from cclab.studies.report import (
+    Claim,
+    Column,
+    blocks,
+    bullets,
+    claim_table,
+    document,
+    figure,
+    opening,
+    section,
+    table,
+    verdict,
+)
 from cclab.sweep import SweepResult, aggregate
 
 if TYPE_CHECKING:
@@ -252,7 +265,7 @@ class PacingStudy(Study):
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
             figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, NO_OVERHEAD), name)
         figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, fig4, plan), "fig4_overhead")
-        ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, f5, figures, top_reps))
+        ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, fig5, f5, figures, top_reps))
 
     # Figures -----------------------------------------------------------------------------------
 
@@ -381,11 +394,12 @@ class PacingStudy(Study):
     # Report ------------------------------------------------------------------------------------
 
     def _report(self, ctx: StudyContext, plan: Plan, table2_runs: pl.DataFrame, t2: pl.DataFrame,
-                fig4_runs: pl.DataFrame, f4: pl.DataFrame, f5: pl.DataFrame, figures: dict[str, str],
-                top_reps: int) -> str:  # fmt: skip
+                fig4_runs: pl.DataFrame, f4: pl.DataFrame, fig5_runs: pl.DataFrame, f5: pl.DataFrame,
+                figures: dict[str, str], top_reps: int) -> str:  # fmt: skip
         top_ratio, top_median, top_single = _top_ratios(plan, f4, fig4_runs)
         return document(
             opening(self, _generated(ctx, plan, top_reps)),
+            section("Verdicts", _verdicts(plan, t2, f4, fig4_runs, f5, fig5_runs, top_ratio, top_median, top_reps)),
             section("Setup and reconstruction", SETUP.format(overhead=overhead(plan.top), top=plan.top)),
             _efficiency_section(plan, t2, figures),
             _rtt_fairness_section(plan, fig4_runs, f4, figures, top_reps, top_ratio, top_median),
@@ -483,6 +497,7 @@ def _rtt_fairness_section(plan: Plan, fig4_runs: pl.DataFrame, f4: pl.DataFrame,
         _rtt_context(plan, fig4_runs),
         _ratio_table(plan, f4),
         _pacing_by_buffer(plan, f4),
+        _pacing_by_buffer_per_run(plan, fig4_runs),
         [figure(f"Fig. 4 ({BUFFERS[b]})", figures[f"fig4{BUFFERS[b]}"]) for b in plan.buffers],
         _equal_rtt_fairness(plan, fig4_runs),
         section(
@@ -497,10 +512,11 @@ def _rtt_fairness_section(plan: Plan, fig4_runs: pl.DataFrame, f4: pl.DataFrame,
 
 def _friendliness_section(plan: Plan, f5: pl.DataFrame, figures: dict[str, str]) -> list[str]:
     rows = [r for v in VARIANTS for r in _rows(f5, v.label, plan.speeds)]
-    shares = [Column(kind, lambda r, kind=kind: f"{r[f'{kind}_mean'] * 100:.1f}") for kind in SHARES]
+    shares = [Column(kind, lambda r, kind=kind: _share_cell(r, kind)) for kind in SHARES]
     return section(
         "TCP friendliness (paper Fig. 5)",
-        "Each kind's goodput on the forward bottleneck as a share of its capacity; `overhead` is what the "
+        "Each kind's goodput on the forward bottleneck as a share of its capacity, in percent, ± the 95 % "
+        "confidence half-width across the replications (Student's t); `overhead` is what the "
         "link carried beyond goodput (headers, retransmissions, the reverse traffic's ACKs) and `unused` its "
         "idle time. The Fig. 5 runs have 2 long-lived TCP flows, 25 small TCP flows, the web traffic and the "
         "two high-speed flows, as the paper lists them; forward only, our reading, since the paper gives no "
@@ -683,6 +699,13 @@ def _friendliness_paragraph(plan: Plan, f5: pl.DataFrame) -> str:
     )
 
 
+def _share_cell(row: dict[str, Any], kind: str) -> str:
+    """A Fig. 5 cell: the kind's mean share in percent and its 95 % half-width (Student's t), if any."""
+    ci = half_width(row, kind)
+    text = f"{row[f'{kind}_mean'] * 100:.1f}"
+    return text if ci is None else f"{text} ± {ci * 100:.1f}"
+
+
 def _standard_tcp_share(row: dict[str, Any]) -> float:
     """What a Fig. 5 row leaves to standard TCP: the long-lived, small and web flows' shares."""
     return float(sum(row[f"{kind}_mean"] for kind in ("long-lived TCP", "small TCP", "web")))
@@ -779,6 +802,30 @@ def _pacing_by_buffer(plan: Plan, f4: pl.DataFrame) -> str | None:
     return ("The paper says pacing roughly halves the ratio at every buffer size, and that the ratio grows as "
             f"the buffer shrinks. Ours, paced over unpaced at RTT {plan.rtts[-1]}, of the ratios of means "
             "(of the medians): " + "; ".join(parts) + ". Below 1, pacing helped.")  # fmt: skip
+
+
+def _pacing_by_buffer_per_run(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
+    """The same comparison run by run: the exact rank-sum test of :func:`pacing_rank_sums` per buffer."""
+    tests = pacing_rank_sums(plan, fig4_runs)
+    if not tests:
+        return None
+
+    def cell(label: str, b: str) -> str:
+        p, up = tests[label, b]
+        return f"{label} p = {p:.3f} ({'up' if up else 'down'})"
+
+    parts = [
+        f"{b} " + ", ".join(cell(v.label, b) for v, _ in ALGORITHMS if (v.label, b) in tests) for b in plan.buffers
+    ]
+    significant = [f"{label} at {b} ({'up' if up else 'down'})" for (label, b), (p, up) in tests.items() if p < 0.05]
+    return (
+        "Run by run, an exact two-sided rank-sum test of the paced runs' ratios against the unpaced runs' at "
+        f"RTT {plan.rtts[-1]} (up or down: the paced median above or below the unpaced): "
+        + "; ".join(parts)
+        + ". Below 0.05: "
+        + (", ".join(significant) if significant else "none")
+        + "."
+    )
 
 
 def rank_sum_p(a: list[float], b: list[float]) -> float:
@@ -937,6 +984,194 @@ def _runs_per_point(runs: pl.DataFrame) -> str:
     counts = runs.group_by("variant", "rtt2", "buffer", "send_overhead").len()["len"]
     low, high = int(counts.min()), int(counts.max())  # type: ignore[arg-type]
     return f"{low}" if low == high else f"{low} to {high}"
+
+
+def pacing_rank_sums(plan: Plan, fig4_runs: pl.DataFrame) -> dict[tuple[str, str], tuple[float, bool]]:
+    """Per algorithm (its unpaced label) and buffer, at the largest RTT ratio without send overhead: the
+    exact two-sided rank-sum p of the per-run ratios, paced against unpaced, and whether the paced runs'
+    median ratio is the higher (pacing made the 40 ms flow's advantage larger)."""
+    import polars as pl
+
+    at = fig4_runs.filter((pl.col("send_overhead") == NO_OVERHEAD) & (pl.col("rtt2") == plan.rtts[-1]))
+    out: dict[tuple[str, str], tuple[float, bool]] = {}
+    for plain, paced in ALGORITHMS:
+        for b in plan.buffers:
+            a, c = (at.filter((pl.col("variant") == v.label) & (pl.col("buffer") == b))["ratio"].to_list()
+                    for v in (plain, paced))  # fmt: skip
+            if a and c:
+                out[plain.label, b] = (rank_sum_p(c, a), _median(c) > _median(a))
+    return out
+
+
+def friendliness_rank_sums(
+    fig5_runs: pl.DataFrame, speed: str, pairs: list[tuple[str, str]]
+) -> dict[tuple[str, str], float]:
+    """Per pair of variants at ``speed``: the exact two-sided rank-sum p of the per-run shares left to
+    standard TCP (long-lived, small and web flows), the first against the second."""
+    import polars as pl
+
+    left = fig5_runs.filter(pl.col("speed") == speed).with_columns(
+        standard=pl.col("long-lived TCP") + pl.col("small TCP") + pl.col("web")
+    )
+    out = {}
+    for x, y in pairs:
+        a, b = (left.filter(pl.col("variant") == v)["standard"].to_list() for v in (x, y))
+        if a and b:
+            out[x, y] = rank_sum_p(a, b)
+    return out
+
+
+def _median(values: list[float]) -> float:
+    s = sorted(values)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def _buffer_ratios(f4: pl.DataFrame, plan: Plan, label: str) -> list[float]:
+    """``label``'s ratio of means at the largest RTT ratio, without send overhead, for each buffer in turn."""
+    import polars as pl
+
+    rows = f4.filter((pl.col("send_overhead") == NO_OVERHEAD) & (pl.col("buffer").is_in(plan.buffers)))
+    return [_ratio_of_means(rows.filter(pl.col("buffer") == b), label, plan.rtts[-1]) for b in plan.buffers]
+
+
+def _claim(claim: str, paper: str, ours: str, verdict: str) -> Claim:
+    """A verdict-table row, its fields in the table's order."""
+    return Claim(claim=claim, ours=ours, paper=paper, verdict=verdict)
+
+
+def _verdicts(plan: Plan, t2: pl.DataFrame, f4: pl.DataFrame, fig4_runs: pl.DataFrame, f5: pl.DataFrame,
+              fig5_runs: pl.DataFrame, top_ratio: dict[str, float], top_median: dict[str, float],
+              top_reps: int) -> list[str]:  # fmt: skip
+    """The verdict table: each of the paper's main claims, ours, and whether ours reproduces it."""
+    full = plan.top == TOP and plan.rtts[-1] == RTTS[-1]  # the cross-checks ran at the full plan's point
+    claims: list[Claim] = []
+    gaps = [(_rows(t2, label, [s])[0]["efficiency_pct_mean"] - paper, label, s)
+            for s in plan.speeds for label, paper in PAPER_TABLE2.get(s, {}).items()]  # fmt: skip
+    if gaps:
+        far = [f"{label} at {s} {g:+.2f}" for g, label, s in gaps if abs(g) > 2.0]
+        claims.append(_claim(
+            "Link efficiency (Table 2)", "93.6 to 99.99 %",
+            f"{len(gaps) - len(far)} of {len(gaps)} cells within 2 points of the paper's"
+            + (f"; outside: {', '.join(far)} points" if far else ""),
+            "reproduced" if not far else "reproduced within 2 points elsewhere; the cells outside differ: cause not "
+            "found (`crosscheck/pacing_hstcp/` rules out HSTCP's response function and decrease; the background, "
+            "which the paper leaves open, is the candidate not yet isolated)",
+        ))  # fmt: skip
+    if "HSTCP" in top_ratio:
+        claims.append(_claim(
+            f"HSTCP's throughput ratio at RTT ratio 6, 100 % BDP, {plan.top}", "about 140",
+            f"{top_ratio['HSTCP']:.1f} (median {top_median['HSTCP']:.1f}), {top_reps} runs"
+            + ("; 60.5 (median 65.4) over 20 runs, `crosscheck/pacing_replications/`" if full else ""),
+            "differs: cause not yet demonstrated. "
+            + ("Ruled out by runs: too few replications (20 runs give 60.5, `crosscheck/pacing_replications/`) and "
+               "the buffer's reading (the high-speed flows' mean RTT gives 53.5, further off, "
+               "`crosscheck/pacing_buffer_reading/`). " if full else "")
+            + "Not yet run: this point with another background RTT range or without the background (the paper "
+            "gives neither), which would test the remaining candidate",
+        ))  # fmt: skip
+    if "paced HSTCP" in top_ratio and "HSTCP" in top_ratio:
+        claims.append(_claim(
+            "Pacing about halves HSTCP's ratio there", "about 70 against about 140",
+            f"{top_ratio['paced HSTCP']:.1f} against {top_ratio['HSTCP']:.1f} "
+            f"({top_ratio['paced HSTCP'] / top_ratio['HSTCP']:.2f}x), medians {top_median['paced HSTCP']:.1f} "
+            f"against {top_median['HSTCP']:.1f}"
+            + ("; over 20 runs 39.8 against 60.5 (0.66x), medians 74.7 against 65.4, rank-sum p = 0.23"
+               if full else ""),
+            "partly: the ratio of means falls by about a third, but the per-run ratios do not shift (p = 0.23 over "
+            "20 runs, `crosscheck/pacing_replications/`); pacing spreads them out instead (5.5 to 1105.5 against "
+            "32.1 to 132.2). Why the spread widens: cause not yet demonstrated" if full else "see the Discussion",
+        ))  # fmt: skip
+    if "STCP" in top_ratio:
+        claims.append(_claim(
+            "STCP's ratio there", "about 300",
+            f"{top_ratio['STCP']:.1f} (median {top_median['STCP']:.1f}), {top_reps} runs"
+            + ("; median 301.8 (ratio of means 249.6) over 20 runs" if full else ""),
+            "reproduced (20 runs, `crosscheck/pacing_replications/`); five runs overstated it" if full
+            else "see the Discussion",
+        ))  # fmt: skip
+    tests = pacing_rank_sums(plan, fig4_runs)
+    smallest = plan.buffers[-1]
+    at_smallest = [(plain.label, *tests[plain.label, smallest]) for plain, _ in ALGORITHMS
+                   if (plain.label, smallest) in tests]  # fmt: skip
+    if at_smallest:
+        quotients = [
+            f"{label} {_quotient(_buffer_ratios(f4, plan, paced)[-1], _buffer_ratios(f4, plan, label)[-1])} "
+            f"(p = {p:.3f}, paced median {'higher' if up else 'lower'})"
+            for (label, p, up), paced in zip(at_smallest, [p.label for _, p in ALGORITHMS], strict=False)
+        ]
+        raised = [label for label, p, up in at_smallest if up and p < 0.05]
+        lowered = [label for (label, _, _), paced in zip(at_smallest, [p.label for _, p in ALGORITHMS], strict=False)
+                   if _buffer_ratios(f4, plan, paced)[-1] < _buffer_ratios(f4, plan, label)[-1] / 1.5]  # fmt: skip
+        claims.append(_claim(
+            f"Pacing halves the ratio at every buffer size (at {smallest.replace('bdp', ' BDP')}, RTT ratio 6)",
+            "about 0.5x",
+            "paced over unpaced, ratio of means: " + "; ".join(quotients),
+            f"differs: pacing lowers it by a third or more for {', '.join(lowered) or 'no algorithm'}; "
+            f"a rise is significant for {', '.join(raised) or 'none'} "
+            "(p < 0.05, exact rank-sum of the per-run ratios) and not for the others. Cause not yet demonstrated: a "
+            "loss-synchronisation count at this point (as `crosscheck/pacing_stcp_equal_rtt/` made at equal RTTs) "
+            "and the 20-replication sweep at 2.5 Gbit/s would show it",
+        ))  # fmt: skip
+    grows, not_grows = [], []
+    for plain, _ in ALGORITHMS:
+        seq = _buffer_ratios(f4, plan, plain.label)
+        if len(seq) > 1 and all(math.isfinite(x) for x in seq):
+            (grows if all(a < b for a, b in itertools.pairwise(seq)) else not_grows).append(
+                f"{plain.label} " + " → ".join(f"{x:.1f}" for x in seq)
+            )
+    if grows or not_grows:
+        claims.append(_claim(
+            "The ratio grows as the buffer shrinks (unpaced, RTT ratio 6)", "grows",
+            "; ".join(grows + not_grows),
+            "reproduced" if not not_grows else
+            f"reproduced for {', '.join(g.split(' ')[0] for g in grows) or 'none'}; differs for "
+            f"{', '.join(g.split(' ')[0] for g in not_grows)}: cause not yet demonstrated ({top_reps} runs a "
+            "point; the "
+            "20-replication sweep would show whether the dip is real)",
+        ))  # fmt: skip
+    if fig5_runs.height:
+        friendlier, weak = [], []
+        for s in plan.speeds:
+            ps = friendliness_rank_sums(fig5_runs, s, [(p.label, v.label) for v, p in ALGORITHMS[:2]])
+            for (paced, plain), p in ps.items():
+                more = _standard_tcp_share(_rows(f5, paced, [s])[0]) > _standard_tcp_share(_rows(f5, plain, [s])[0])
+                (friendlier if more and p < 0.05 else weak).append(f"{plain} at {s}" + ("" if more else " (less)")
+                                                                     + f" p = {p:.3f}")  # fmt: skip
+        claims.append(_claim(
+            "Pacing makes HSTCP and BI-TCP friendlier to standard TCP (Fig. 5)", "at every speed",
+            f"more left to standard TCP, significantly (rank-sum of per-run shares, p < 0.05), in {len(friendlier)} "
+            f"of {len(friendlier) + len(weak)} cases" + (f"; not significant: {', '.join(weak)}" if weak else ""),
+            "reproduced" if not weak else "reproduced where significant; the others not yet decided: the "
+            "20-replication 2.5 Gbit/s sweep would",
+        ))  # fmt: skip
+    orders = {s: _friendliness_order(f5, s) for s in plan.speeds if s in PAPER_FRIENDLINESS_ORDER}
+    if orders:
+        same = [s for s, o in orders.items() if o == PAPER_FRIENDLINESS_ORDER[s]]
+        claims.append(_claim(
+            "Friendliness order at 100 and 500 Mbit/s", "paced HSTCP > HSTCP > paced BI-TCP > BI-TCP > STCP",
+            "; ".join(f"{s}: {' > '.join(o)}" for s, o in orders.items()),
+            "reproduced" if len(same) == len(orders) else "differs: cause not found",
+        ))  # fmt: skip
+    if plan.top == TOP:
+        p = friendliness_rank_sums(fig5_runs, TOP, [("HSTCP", "BI-TCP")]).get(("HSTCP", "BI-TCP"))
+        h, b = (_standard_tcp_share(_rows(f5, v, [TOP])[0]) * 100 for v in ("HSTCP", "BI-TCP"))
+        if p is not None:
+            claims.append(_claim(
+                f"HSTCP less friendly than BI-TCP at {TOP}", "HSTCP leaves less to standard TCP",
+                f"left to standard TCP: HSTCP {h:.2f} %, BI-TCP {b:.2f} %; rank-sum p = {p:.3f} ({top_reps} runs each)",
+                "differs: ours cannot tell the two apart; cause not yet demonstrated. The 20-replication 2.5 Gbit/s "
+                "sweep, for a later sitting, would show whether they differ at all" if p >= 0.05 else
+                verdict(h < b),
+            ))  # fmt: skip
+    return [
+        claim_table(claims, {"claim": "claim", "paper": "paper", "ours": "ours", "verdict": "verdict"}),
+        f"The issue asks for 20 replications at {TOP}; this report's {TOP} points still have {top_reps} (the "
+        "cross-checks named above ran 20 at one point). The full 20-replication sweep at 2.5 Gbit/s is for a later "
+        "sitting: it takes many CPU hours and will be run over several. The rank-sum tests here are exact and "
+        f"two-sided; with {top_reps} runs a side none can give p below "
+        f"{2 / math.comb(2 * top_reps, top_reps):.3f}.",
+    ]
 
 
 def _rows(frame: pl.DataFrame, label: str, speeds: list[str]) -> list[dict[str, Any]]:
