@@ -13,6 +13,7 @@ from cclab.studies.pacing import (
     _discussion,
     _equal_rtt_fairness,
     _friendliness_against_paper,
+    _p,
     _pacing_by_buffer,
     _phase_effect,
     _rtt_context,
@@ -310,3 +311,7 @@ def test_a_fig5_cell_gives_the_share_in_percent_with_its_half_width() -> None:
     row = {"web_mean": 0.251, "web_std": 0.01, "n": 20, "web_ci95": 0.014}
     assert _share_cell(row, "web") == "25.1 ± 1.4"
     assert _share_cell({"web_mean": 0.251, "web_ci95": math.nan}, "web") == "25.1"  # a single replication
+
+
+def test_a_small_p_keeps_its_digits() -> None:
+    assert _p(0.0555) == "0.056" and _p(6.9e-06) == "6.9e-06" and _p(0.001) == "0.001"
