@@ -13,10 +13,14 @@ from cclab.studies.pacing import (
     _discussion,
     _equal_rtt_fairness,
     _friendliness_against_paper,
+    _p,
     _pacing_by_buffer,
     _phase_effect,
     _rtt_context,
+    _share_cell,
+    friendliness_rank_sums,
     overhead,
+    pacing_rank_sums,
     rank_sum_p,
 )
 
@@ -260,3 +264,54 @@ def test_the_friendliness_order_is_checked_against_each_statement_of_the_paper()
     assert "agrees on BI-TCP the least friendly at 20Mbps." in _friendliness_against_paper(
         low, _shares("20Mbps", {v.label: 0.5 for v in VARIANTS} | {"BI-TCP": 0.1})
     )
+
+
+def _ratio_runs(ratios: dict[tuple[str, str], list[float]]) -> pl.DataFrame:
+    """Fig. 4 runs at PLAN's largest RTT without send overhead: per (variant, buffer), the runs' ratios."""
+    return pl.DataFrame(
+        [
+            {"variant": label, "buffer": buffer, "rtt2": PLAN.rtts[-1], "send_overhead": NO_OVERHEAD, "ratio": r}
+            for (label, buffer), values in ratios.items()
+            for r in values
+        ]
+    )
+
+
+def test_pacing_rank_sums_test_paced_against_unpaced_per_buffer_and_give_the_direction() -> None:
+    runs = _ratio_runs(
+        {
+            ("STCP", "100%bdp"): [1.0, 2.0, 3.0],
+            ("paced STCP", "100%bdp"): [4.0, 5.0, 6.0],  # every paced run above: the most extreme split
+            ("HSTCP", "100%bdp"): [1.0, 4.0, 5.0],
+            ("paced HSTCP", "100%bdp"): [2.0, 3.0, 6.0],
+            ("BI-TCP", "100%bdp"): [1.0],  # no paced runs: not tested
+        }
+    )
+    tests = pacing_rank_sums(PLAN, runs)
+    assert set(tests) == {("STCP", "100%bdp"), ("HSTCP", "100%bdp")}
+    p, up = tests["STCP", "100%bdp"]
+    assert math.isclose(p, 2 / math.comb(6, 3)) and up
+    p, up = tests["HSTCP", "100%bdp"]
+    assert p == 1.0 and not up  # rank sums 10 against 11: the middle; medians 3 against 4
+
+
+def test_friendliness_rank_sums_compare_the_share_left_to_standard_tcp() -> None:
+    rows = [
+        {"variant": v, "speed": TOP, "long-lived TCP": share, "small TCP": 0.0, "web": 0.0}
+        for v, shares in {"HSTCP": [0.01, 0.02], "paced HSTCP": [0.03, 0.04], "BI-TCP": [0.02, 0.03]}.items()
+        for share in shares
+    ]
+    ps = friendliness_rank_sums(pl.DataFrame(rows), TOP, [("paced HSTCP", "HSTCP"), ("HSTCP", "BI-TCP")])
+    assert math.isclose(ps["paced HSTCP", "HSTCP"], 2 / 6)
+    assert math.isclose(ps["HSTCP", "BI-TCP"], rank_sum_p([0.01, 0.02], [0.02, 0.03]))
+    assert friendliness_rank_sums(pl.DataFrame(rows), "20Mbps", [("HSTCP", "BI-TCP")]) == {}
+
+
+def test_a_fig5_cell_gives_the_share_in_percent_with_its_half_width() -> None:
+    row = {"web_mean": 0.251, "web_std": 0.01, "n": 20, "web_ci95": 0.014}
+    assert _share_cell(row, "web") == "25.1 ± 1.4"
+    assert _share_cell({"web_mean": 0.251, "web_ci95": math.nan}, "web") == "25.1"  # a single replication
+
+
+def test_a_small_p_keeps_its_digits() -> None:
+    assert _p(0.0555) == "0.056" and _p(6.9e-06) == "6.9e-06" and _p(0.001) == "0.001"
