@@ -291,7 +291,7 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     assert forced["variant"].to_list() == ["native", "prediction-1.5-3.5", "prediction-always-increase",
                                            "prediction-always-decrease"]  # fmt: skip
     competing = pl.read_csv(out / "tables" / "competing_runs.csv")
-    assert competing.height == 2 * 3  # native and prediction at three RTTs, one replication
+    assert competing.height == 3 * 3  # native, prediction and forced increase at three RTTs, one replication
     prediction = competing.filter(pl.col("variant") == "prediction-1.5-3.5")
     assert (prediction["decreases"] + prediction["keeps"] + prediction["increases"] > 0).all()
     assert competing.filter(pl.col("variant") == "native")["keeps"].null_count() == 3
