@@ -819,7 +819,8 @@ def _competing_section(plan: Plan, runs: pl.DataFrame, competing: pl.DataFrame) 
     acted = {r: total(PREDICTION.slug, r, "decreases") + total(PREDICTION.slug, r, "keeps") for r in COMPETING_RTTS_MS}
     return section(
         "Where the prediction acts: flows sharing the link",
-        f"{COMPETING_FLOWS} flows of one variant (native UDT, the prediction (1.5, 3.5), or it forced to increase) on the 1 Gbit/s link "
+        f"{COMPETING_FLOWS} flows of one variant (native UDT, the prediction (1.5, 3.5), or it forced to increase) "
+        "on the 1 Gbit/s link "
         "without random loss, a BDP of buffer, flow i starting at a random time between i and i + 1 s (the "
         f"only randomness: without it every replication is the same run), {plan.competing_duration} "
         "runs (shorter than the testbed's 60 s to keep the cost down: the queue builds within the first seconds). "
