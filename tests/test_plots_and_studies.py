@@ -282,6 +282,19 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     assert testbed["goodput_mbps_mean"].max() < 1000  # a 1 Gbit/s link
     decisions = pl.read_csv(out / "tables" / "prediction_decisions.csv")
     assert (decisions["decreases"] + decisions["keeps"] + decisions["increases"] > 0).all()
+    # Issue 47's runs: the forced branches, the banded decrease resolved, the competing flows.
+    for heading in ("Verdicts", "Where the prediction's gain comes from", "Where the prediction acts",
+                    "The banded decrease at 25 and 200 ms, resolved"):  # fmt: skip
+        assert f"## {heading}" in report, heading
+    assert report.index("## Verdicts") < report.index("## Setup and reconstruction")
+    forced = pl.read_csv(out / "tables" / "forced_branches.csv")
+    assert forced["variant"].to_list() == ["native", "prediction-1.5-3.5", "prediction-always-increase",
+                                           "prediction-always-decrease"]  # fmt: skip
+    competing = pl.read_csv(out / "tables" / "competing_runs.csv")
+    assert competing.height == 3 * 3  # native, prediction and forced increase at three RTTs, one replication
+    prediction = competing.filter(pl.col("variant") == "prediction-1.5-3.5")
+    assert (prediction["decreases"] + prediction["keeps"] + prediction["increases"] > 0).all()
+    assert competing.filter(pl.col("variant") == "native")["keeps"].null_count() == 3
 
     # --from-cache renders the same report from the cached runs, and runs nothing.
     again = tmp_path / "again"
@@ -289,7 +302,7 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     proc = cli("reproduce", "udt", "--quick", "--out", str(again), "--from-cache")
     assert proc.returncode == 0, proc.stderr
     assert (again / "report.md").read_text() == report.replace(str(out), str(again))
-    for table in ("factors", "testbed", "prediction_decisions"):
+    for table in ("factors", "testbed", "prediction_decisions", "forced_branches", "competing", "banded_resolve"):
         assert pl.read_csv(again / "tables" / f"{table}.csv").equals(pl.read_csv(out / "tables" / f"{table}.csv"))
     # A run missing from the cache is an error naming the sweep, not a run of this simulator.
     shutil.rmtree(next((again / "cache" / "fig5" / "runs").iterdir()))
@@ -374,3 +387,29 @@ def test_reproduce_udt_real_stops_at_ctrl_c_and_resumes(tmp_path: Path) -> None:
     assert proc2.returncode == 0, proc2.stderr
     assert len(list(real.glob("*.json"))) == 4
     assert all((real / name).read_bytes() == data for name, data in kept.items())
+
+
+def test_udt_replications_needed_matches_the_t_test_power_rule() -> None:
+    from cclab.studies.udt import replications_needed
+
+    # Mean 1, sd sqrt(10/9) = 1.054: (t(0.975, n - 1) + 0.8416) x 1.054 / sqrt(n) <= 1 first holds at
+    # n = 11 ((2.228 + 0.842) x 1.054 / 3.317 = 0.975), not at n = 10 ((2.262 + 0.842) x 1.054 / 3.162 = 1.035).
+    diffs = [0.0, 2.0] * 5
+    assert replications_needed(diffs) == 11
+    assert replications_needed([x / 2 for x in diffs]) == 11  # the ratio of mean to sd decides
+    # Half the difference at the same spread needs about four times the pairs; the sign does not matter.
+    assert replications_needed([x - 0.5 for x in diffs]) == replications_needed([0.5 - x for x in diffs]) == 37
+    assert replications_needed([1.0, 1.0, 1.0]) is None  # no spread
+    assert replications_needed([-1.0, 1.0]) is None  # no difference
+    assert replications_needed([3.0]) is None
+
+
+def test_udt_decision_counts_take_each_flows_last_count() -> None:
+    from cclab.studies.udt import decision_counts
+
+    rows = [(t, f, m, v) for f, scale in ((0, 1), (1, 10)) for t in (1.0, 2.0)
+            for m, v in (("cc.window_decreases", 1 * t), ("cc.window_keeps", 2 * t), ("cc.window_increases", 5 * t))
+            for v in [v * scale]]  # fmt: skip
+    rows.append((0.5, 0, "cc.n_diff", 99.0))
+    metrics = pl.DataFrame(rows, schema=["time_s", "flow_id", "metric", "value"], orient="row")
+    assert decision_counts(metrics) == {"decreases": 2 + 20, "keeps": 4 + 40, "increases": 10 + 100}
