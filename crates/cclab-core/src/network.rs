@@ -39,6 +39,70 @@ impl std::error::Error for NetworkError {}
 
 const NO_ROUTE: u32 = u32::MAX;
 
+/// Least-delay paths from one node, ties broken by hop count and then by link
+/// order (Dijkstra): what the run routes by, and what the run-time estimate
+/// follows before anything is built. `out[v]` lists node v's outgoing links as
+/// (link, the node it leads to, its delay).
+pub struct LeastDelayTree {
+    src: usize,
+    /// (delay, hops) of the best path to each node; `None` if unreachable.
+    pub best: Vec<Option<(Time, u32)>>,
+    /// The last link of the best path into each node.
+    pub last_link: Vec<LinkId>,
+    /// The node that link leaves from.
+    from_node: Vec<u32>,
+}
+
+impl LeastDelayTree {
+    pub fn from(out: &[Vec<(LinkId, NodeId, Time)>], src: usize) -> Self {
+        let n = out.len();
+        let mut tree = LeastDelayTree {
+            src,
+            best: vec![None; n],
+            last_link: vec![NO_ROUTE; n],
+            from_node: vec![NO_ROUTE; n],
+        };
+        let mut heap = BinaryHeap::new();
+        tree.best[src] = Some((0, 0));
+        heap.push(Reverse((0u64, 0u32, src as u32)));
+        while let Some(Reverse((d, hops, u))) = heap.pop() {
+            if tree.best[u as usize] != Some((d, hops)) {
+                continue;
+            }
+            for &(l, v, delay) in &out[u as usize] {
+                let v = v as usize;
+                let cand = (d + delay, hops + 1);
+                if tree.best[v].is_none_or(|b| cand < b) {
+                    tree.best[v] = Some(cand);
+                    tree.last_link[v] = l;
+                    tree.from_node[v] = u;
+                    heap.push(Reverse((cand.0, cand.1, v as u32)));
+                }
+            }
+        }
+        tree
+    }
+
+    /// The links of the best path to `v`, last first; empty for the source
+    /// itself or a node it cannot reach.
+    pub fn links_back(&self, mut v: usize) -> impl Iterator<Item = LinkId> + '_ {
+        std::iter::from_fn(move || {
+            if v == self.src || self.last_link[v] == NO_ROUTE {
+                return None;
+            }
+            let l = self.last_link[v];
+            v = self.from_node[v] as usize;
+            Some(l)
+        })
+    }
+
+    /// The first link of the best path to `v` (`NO_ROUTE` for the source or an
+    /// unreachable node).
+    fn first_link(&self, v: usize) -> LinkId {
+        self.links_back(v).last().unwrap_or(NO_ROUTE)
+    }
+}
+
 #[derive(Default)]
 pub struct Network {
     pub nodes: Vec<Node>,
@@ -92,30 +156,18 @@ impl Network {
         self.only_link = out_links.iter().map(|o| if o.len() == 1 { o[0] } else { NO_ROUTE }).collect();
         self.row_of = vec![NO_ROUTE; n];
         self.next_hop.clear();
+        let out: Vec<Vec<(LinkId, NodeId, Time)>> = out_links
+            .iter()
+            .map(|o| {
+                o.iter()
+                    .map(|&l| (l, self.links[l as usize].spec.to, self.links[l as usize].spec.delay))
+                    .collect()
+            })
+            .collect();
         for src in (0..n).filter(|&v| out_links[v].len() > 1) {
             self.row_of[src] = (self.next_hop.len() / n) as u32;
-            // Dijkstra from `src`; `first[v]` is the first link on the best path to v.
-            let mut best: Vec<Option<(Time, u32)>> = vec![None; n];
-            let mut first = vec![NO_ROUTE; n];
-            let mut heap = BinaryHeap::new();
-            best[src] = Some((0, 0));
-            heap.push(Reverse((0u64, 0u32, src as u32)));
-            while let Some(Reverse((d, hops, u))) = heap.pop() {
-                if best[u as usize] != Some((d, hops)) {
-                    continue;
-                }
-                for &l in &out_links[u as usize] {
-                    let link = &self.links[l as usize];
-                    let v = link.spec.to as usize;
-                    let cand = (d + link.spec.delay, hops + 1);
-                    if best[v].is_none_or(|b| cand < b) {
-                        best[v] = Some(cand);
-                        first[v] = if u as usize == src { l } else { first[u as usize] };
-                        heap.push(Reverse((cand.0, cand.1, v as u32)));
-                    }
-                }
-            }
-            self.next_hop.extend_from_slice(&first);
+            let tree = LeastDelayTree::from(&out, src);
+            self.next_hop.extend((0..n).map(|v| tree.first_link(v)));
         }
     }
 

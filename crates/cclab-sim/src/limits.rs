@@ -754,37 +754,26 @@ fn routed_hops(scenario: &Scenario, groups: &[usize]) -> f64 {
 }
 
 /// The links of the route from node `from` to node `to` and the slowest rate
-/// on it, as the run routes (least delay, then fewest links); `None` if `to`
-/// cannot be reached (the build says so).
+/// on it, as the run routes (`LeastDelayTree`, each graph link both ways);
+/// `None` if `to` cannot be reached (the build says so).
 fn route(g: &Graph, from: &str, to: &str) -> Option<(usize, u64)> {
-    use std::cmp::Reverse;
-    use std::collections::{BinaryHeap, HashMap};
-    // Each link both ways: (next node, delay, rate).
-    let mut out: HashMap<&str, Vec<(&str, Time, u64)>> = HashMap::new();
-    for l in &g.links {
+    use cclab_core::network::LeastDelayTree;
+    let node = |name: &str| g.nodes.iter().position(|n| n == name);
+    let (src, dst) = (node(from)?, node(to)?);
+    // Link 2i is graph link i forwards, 2i + 1 backwards.
+    let mut out: Vec<Vec<(u32, u32, Time)>> = vec![Vec::new(); g.nodes.len()];
+    let mut rates = Vec::with_capacity(2 * g.links.len());
+    for (i, l) in g.links.iter().enumerate() {
+        let (a, b) = (node(&l.from)?, node(&l.to)?);
         let p = &l.params;
-        out.entry(l.from.as_str()).or_default().push((l.to.as_str(), p.delay, p.capacity.peak_bps()));
-        out.entry(l.to.as_str()).or_default().push((l.from.as_str(), p.delay, p.reverse().peak_bps()));
+        out[a].push((2 * i as u32, b as u32, p.delay));
+        out[b].push((2 * i as u32 + 1, a as u32, p.delay));
+        rates.extend([p.capacity.peak_bps(), p.reverse().peak_bps()]);
     }
-    let mut best: HashMap<&str, (Time, usize, u64)> = HashMap::from([(from, (0, 0, u64::MAX))]);
-    let mut heap = BinaryHeap::from([Reverse((0, 0, from))]);
-    while let Some(Reverse((delay, links, node))) = heap.pop() {
-        let Some(&(d, n, slowest)) = best.get(node) else { continue };
-        if (d, n) != (delay, links) {
-            continue;
-        }
-        if node == to {
-            return Some((links, slowest));
-        }
-        for &(next, link_delay, rate) in out.get(node).map_or(&[][..], Vec::as_slice) {
-            let candidate = (delay + link_delay, links + 1, slowest.min(rate));
-            if best.get(next).is_none_or(|b| (candidate.0, candidate.1) < (b.0, b.1)) {
-                best.insert(next, candidate);
-                heap.push(Reverse((candidate.0, candidate.1, next)));
-            }
-        }
-    }
-    None
+    let tree = LeastDelayTree::from(&out, src);
+    let (_, hops) = tree.best[dst]?;
+    let slowest = tree.links_back(dst).map(|l| rates[l as usize]).min().unwrap_or(u64::MAX);
+    Some((hops as usize, slowest))
 }
 
 /// "40 s", "12 min", "1.6 h", "11.6 days".
