@@ -489,3 +489,14 @@ def test_a_run_estimated_above_an_hour_is_refused_unless_allowed(
     proc = cclab("validate", str(scenario), "--allow-long")
     assert proc.returncode == 0 and proc.stdout.startswith(f"{scenario}: ok ("), proc
     assert " h of CPU" not in proc.stdout and "CPU about " in proc.stdout and " h)" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("start", [".5s", "0.5x", "1e999s"])
+def test_a_plot_start_that_is_not_a_time_is_named_in_one_line(tmp_path: Path, start: str) -> None:
+    # Plots read times with the simulator's unit parser (`_core.quantity`), so what a scenario
+    # refuses (".5s") is refused here too, in one line, before any run is read.
+    proc = cclab("plot", "tseq", str(tmp_path), "--from", start)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == (
+        f"cclab: error: argument --from: '{start}' is not a time (seconds, or e.g. 250ms); see cclab plot --help"
+    )
