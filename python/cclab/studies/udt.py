@@ -519,7 +519,7 @@ class UdtStudy(Study):
             _forced_section(extra.forced_runs, extra.forced),
             _competing_section(plan, extra.competing_runs, extra.competing),
             _resolve_section(plan, table, extra.resolve_runs, extra.resolve),
-            section("Discussion", _discussion(plan, factors, table, decisions)),
+            section("Discussion", _discussion(plan, factors, table, decisions, extra.resolve)),
         )
 
 
@@ -670,7 +670,8 @@ def _verdict_section(
             100,
             "Prediction (1.5, 3.5) gain at 100 ms (Fig. 9)",
             f"differs in size: cause demonstrated by the forced-branch runs (the increase branch's 1.1 x window "
-            f'alone gives {_gain(extra.forced, FORCED[0].slug, FORCED_RTT_MS)} of it; section "Where the '
+            f"alone gives {_gain(extra.forced, FORCED[0].slug, FORCED_RTT_MS)} of it, its keeps and decreases "
+            f'{mean_ci(_decisions_gain(extra.forced_runs), "gain_mbps", signed=True)}; section "Where the '
             "prediction's gain comes from\")",
         ),
         Claim(
@@ -730,6 +731,20 @@ def _verdict_section(
     )
 
 
+def _decisions_gain(forced_runs: pl.DataFrame) -> dict[str, Any]:
+    """The prediction's paired gain over itself forced to increase: what its keeps and decreases add
+    (the two differ in nothing else), as a row with ``gain_mbps_mean`` and ``gain_mbps_ci95``."""
+    import polars as pl
+
+    at_forced_rtt = forced_runs.filter(pl.col("rtt_ms") == FORCED_RTT_MS)
+    gains = paired_gain(
+        at_forced_rtt.filter(pl.col("variant") == PREDICTION.slug),
+        ["variant", "rtt_ms"],
+        at_forced_rtt.filter(pl.col("variant") == FORCED[0].slug).drop("variant", "label"),
+    )
+    return _row(gains, PREDICTION.slug, FORCED_RTT_MS)
+
+
 def _forced_section(runs: pl.DataFrame, forced: pl.DataFrame) -> list[str]:
     """The prediction with a branch forced: the window it sets, not its decisions, moves the goodput."""
     windows = {
@@ -748,6 +763,7 @@ def _forced_section(runs: pl.DataFrame, forced: pl.DataFrame) -> list[str]:
     ]
     rows = [_row(forced, slug, FORCED_RTT_MS) for slug in windows]
     chosen, always = _row(forced, PREDICTION.slug, FORCED_RTT_MS), _row(forced, FORCED[0].slug, FORCED_RTT_MS)
+    decided = _decisions_gain(runs)
     return section(
         "Where the prediction's gain comes from",
         f"The prediction (1.5, 3.5) against the same module with one branch forced by thresholds no nDiff "
@@ -771,10 +787,17 @@ def _forced_section(runs: pl.DataFrame, forced: pl.DataFrame) -> list[str]:
         f"{chosen['gain_mbps_mean']:+.1f}: that much comes from the increase branch's window, 1.1 x base against "
         "UDT's base + 16, about 10 % larger at a window of thousands of packets, with no prediction at all. The "
         f"prediction and the forced increase give the same goodput in {sum(d == 0 for d in apart)} of "
-        f"{len(apart)} replications and are at most {max(apart):.1f} Mbit/s apart: the other "
-        f"{chosen['gain_mbps_mean'] - always['gain_mbps_mean']:.1f} Mbit/s go with the rare steps where it "
-        "decided otherwise (none in replication 0, see the decision table below); that part is not isolated "
-        "here. Forced the other way, 0.9 x base, the same module loses "
+        f"{len(apart)} replications and are at most {max(apart):.1f} Mbit/s apart. The two are the same module "
+        "with the same seeds and take different branches only at the steps where nDiff crossed alpha, so "
+        "whatever separates them is owed to those steps and nothing else: paired, the prediction gains "
+        f"{mean_ci(decided, 'gain_mbps', signed=True)} Mbit/s over its forced increase"
+        + (
+            ", the part of its gain that the rare keeps and decreases make."
+            if _significant(decided)
+            else ", which these replications cannot tell from zero: the rare keeps and decreases add nothing "
+            "measurable."
+        )
+        + " Forced the other way, 0.9 x base, the same module loses "
         f"{-_row(forced, FORCED[1].slug, FORCED_RTT_MS)['gain_mbps_mean']:.1f} Mbit/s: goodput follows the size "
         "of the window the rule sets, because between the receiver's rate reports the window, not the rate, "
         "bounds what the sender may have in flight while its rate grows.",
@@ -985,11 +1008,12 @@ def _significant(row: dict[str, Any]) -> bool:
     return ci is not None and abs(row["gain_mbps_mean"]) > ci > 0
 
 
-def _discussion(plan: Plan, factors: pl.DataFrame, testbed: pl.DataFrame, decisions: pl.DataFrame) -> list[str]:
+def _discussion(plan: Plan, factors: pl.DataFrame, testbed: pl.DataFrame, decisions: pl.DataFrame,
+                resolve: pl.DataFrame) -> list[str]:  # fmt: skip
     """Paragraphs comparing our numbers with the paper's, computed from the tables so they stay true."""
     return blocks(
         _factor_paragraph(plan, factors),
-        _testbed_paragraph(plan, testbed),
+        _testbed_paragraph(plan, testbed, resolve),
         _threshold_paragraphs(testbed, decisions),
         _reference_paragraph(testbed),
     )
@@ -1032,12 +1056,14 @@ def _factor_paragraph(plan: Plan, factors: pl.DataFrame) -> str:
     )
 
 
-def _testbed_paragraph(plan: Plan, testbed: pl.DataFrame) -> str:
+def _testbed_paragraph(plan: Plan, testbed: pl.DataFrame, resolve: pl.DataFrame) -> str:
     """Figs. 9-13: our paired gains against the paper's, and what bounds them."""
     gains = []
     for (slug, rtt_ms), paper in PAPER_GAINS.items():
         r = _row(testbed, slug, rtt_ms)
-        sig = "" if _significant(r) else ", not significant"
+        sig = "" if _significant(r) else f", not significant with {r['n']} replications"
+        if slug == BANDED.slug and rtt_ms in BANDED_RTTS_MS:
+            sig += f"; {_gain(resolve, slug, rtt_ms)} with {_row(resolve, slug, rtt_ms)['n']}"
         gains.append(f"{r['label']} at {rtt_ms} ms {r['gain_mbps_mean']:+.1f} Mbit/s{sig} (paper +{paper:g})")
     native_sd = [_row(testbed, NATIVE.slug, r)["goodput_mbps_std"] or 0.0 for r in TESTBED_RTTS_MS]
     native_rate = _row(testbed, NATIVE.slug, TESTBED_RTTS_MS[0])["goodput_mbps_mean"]
