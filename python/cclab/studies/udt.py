@@ -232,13 +232,27 @@ class UdtStudy(Study):
     replayed_in_ci = True  # 1777 runs, about 15 minutes on 2 cores (2026-11-29)
 
     def run(self, ctx: StudyContext) -> None:
-        import polars as pl
-
         plan = QUICK if ctx.quick else FULL
         base = self.scenario("udt.toml").with_(**{"run.duration": plan.duration})
         base_seed = int(base.to_dict()["run"]["seed"])
+        testbed = base.with_(**{LOSS_KEY: TESTBED_LOSS})
 
-        # Figs. 4-5: native UDT with each decrease factor, across RTTs, at each loss rate.
+        factors = self._factor_sweep(ctx, base, plan)
+        testbed_runs, testbed_table = self._testbed(ctx, testbed)
+        forced_runs, forced = self._forced_branches(ctx, testbed, testbed_runs)
+        resolve_runs, resolve = self._banded_resolve(ctx, testbed, plan)
+        competing_runs, competing = self._competing_flows(ctx, base, base_seed, plan)
+        series, decisions = self._series_runs(ctx, testbed, base_seed)
+        figures = self._figures(ctx, plan, factors, testbed_table, series)
+        extra = Extra(forced_runs, forced, resolve_runs, resolve, competing_runs, competing)
+        ctx.report(self._report(ctx, plan, factors, testbed_table, decisions, figures, extra))
+
+    # Experiments -------------------------------------------------------------------------------
+
+    def _factor_sweep(self, ctx: StudyContext, base: Scenario, plan: Plan) -> pl.DataFrame:
+        """Figs. 4-5: native UDT with each decrease factor, across RTTs, at each loss rate."""
+        import polars as pl
+
         factor_runs = []
         for fig, loss in FIG_LOSSES.items():
             sweep = ctx.sweep(fig, base.with_(**{LOSS_KEY: loss}),
@@ -254,96 +268,105 @@ class UdtStudy(Study):
         )  # fmt: skip
         ctx.table(factors_runs, "factors_runs")
         ctx.table(factors, "factors")
+        return factors
 
-        # Figs. 9-13 and the references: every variant on the testbed path at its RTTs.
-        testbed = base.with_(**{LOSS_KEY: TESTBED_LOSS})
+    def _testbed(self, ctx: StudyContext, testbed: Scenario) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Figs. 9-13 and the references: every variant on the testbed path at its RTTs."""
+        import polars as pl
+
         rtts = [_ms(r) for r in TESTBED_RTTS_MS]
         parts = []
         for v in [*UDT_VARIANTS, *REFERENCES]:
-            scenario = Scenario.from_dict({**testbed.to_dict(), "flows": [v.flow(rtts[0])]}, f"udt-{v.slug}")
-            sweep = ctx.sweep(f"testbed/{v.slug}", scenario, {RTT_KEY: rtts})
-            parts.append(_per_run(sweep.flows, [pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label")]))
-        testbed_runs = pl.concat(parts)
-        native = testbed_runs.filter(pl.col("variant") == NATIVE.slug).drop("variant", "label")
-        testbed_table = aggregate(testbed_runs, ["variant", "label", "rtt_ms"], ["goodput_mbps", "retransmits"]).join(
-            paired_gain(testbed_runs, ["variant", "rtt_ms"], native), on=["variant", "rtt_ms"]
-        )  # fmt: skip
-        ctx.table(testbed_runs, "testbed_runs")
-        ctx.table(testbed_table, "testbed")
+            sweep = ctx.sweep(f"testbed/{v.slug}", _alone(testbed, v, rtts[0]), {RTT_KEY: rtts})
+            parts.append(_variant_runs(sweep.flows, v))
+        runs = pl.concat(parts)
+        summary = aggregate(runs, ["variant", "label", "rtt_ms"], ["goodput_mbps", "retransmits"]).join(
+            paired_gain(runs, ["variant", "rtt_ms"], _native(runs)), on=["variant", "rtt_ms"]
+        )
+        ctx.table(runs, "testbed_runs")
+        ctx.table(summary, "testbed")
+        return runs, summary
 
-        # Where the prediction's gain comes from: each of its branches forced, at the paper's 100 ms.
-        forced_parts = [
+    def _forced_branches(self, ctx: StudyContext, testbed: Scenario,
+                         testbed_runs: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
+        """Where the prediction's gain comes from: each of its branches forced, at the paper's 100 ms,
+        beside the testbed's native and prediction runs there."""
+        import polars as pl
+
+        parts = [
             testbed_runs.filter(
                 pl.col("variant").is_in([NATIVE.slug, PREDICTION.slug]) & (pl.col("rtt_ms") == FORCED_RTT_MS)
             )
         ]
         for v in FORCED:
-            d = {**testbed.to_dict(), "flows": [v.flow(_ms(FORCED_RTT_MS))]}
             sweep = ctx.sweep(
-                f"forced/{v.slug}", Scenario.from_dict(d, f"udt-{v.slug}"), {RTT_KEY: [_ms(FORCED_RTT_MS)]}
+                f"forced/{v.slug}", _alone(testbed, v, _ms(FORCED_RTT_MS)), {RTT_KEY: [_ms(FORCED_RTT_MS)]}
             )
-            forced_parts.append(
-                _per_run(sweep.flows, [pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label")])
-            )
-        forced_runs = pl.concat(forced_parts)
-        forced = aggregate(forced_runs, ["variant", "label", "rtt_ms"], ["goodput_mbps"]).join(
-            paired_gain(forced_runs, ["variant", "rtt_ms"], native), on=["variant", "rtt_ms"]
+            parts.append(_variant_runs(sweep.flows, v))
+        runs = pl.concat(parts)
+        forced = aggregate(runs, ["variant", "label", "rtt_ms"], ["goodput_mbps"]).join(
+            paired_gain(runs, ["variant", "rtt_ms"], _native(testbed_runs)), on=["variant", "rtt_ms"]
         )
         ctx.table(forced, "forced_branches")
+        return runs, forced
 
-        # The banded decrease at 25 and 200 ms with the replications its gains need.
-        resolve_parts = []
+    def _banded_resolve(self, ctx: StudyContext, testbed: Scenario, plan: Plan) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The banded decrease at 25 and 200 ms with the replications its gains need."""
+        import polars as pl
+
+        parts = []
         for v in (NATIVE, BANDED):
-            d = {**testbed.to_dict(), "flows": [v.flow(_ms(BANDED_RTTS_MS[0]))]}
             sweep = ctx.sweep(
                 f"resolve/{v.slug}",
-                Scenario.from_dict(d, f"udt-{v.slug}"),
+                _alone(testbed, v, _ms(BANDED_RTTS_MS[0])),
                 {RTT_KEY: [_ms(r) for r in BANDED_RTTS_MS]},
                 replications=plan.resolve_replications,
             )
-            resolve_parts.append(
-                _per_run(sweep.flows, [pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label")])
-            )
-        resolve_runs = pl.concat(resolve_parts)
-        resolve = paired_gain(
-            resolve_runs,
-            ["variant", "rtt_ms"],
-            resolve_runs.filter(pl.col("variant") == NATIVE.slug).drop("variant", "label"),
-        )
-        ctx.table(resolve_runs, "banded_resolve_runs")
+            parts.append(_variant_runs(sweep.flows, v))
+        runs = pl.concat(parts)
+        resolve = paired_gain(runs, ["variant", "rtt_ms"], _native(runs))
+        ctx.table(runs, "banded_resolve_runs")
         ctx.table(resolve, "banded_resolve")
+        return runs, resolve
 
-        # Where the prediction acts: flows of one variant sharing the link, no random loss.
-        competing_jobs, competing_keys = [], []
+    def _competing_flows(self, ctx: StudyContext, base: Scenario, base_seed: int,
+                         plan: Plan) -> tuple[pl.DataFrame, pl.DataFrame]:  # fmt: skip
+        """Where the prediction acts: flows of one variant sharing the link, no random loss."""
+        import polars as pl
+
+        jobs, keys = [], []
         for v in (NATIVE, PREDICTION, FORCED[0]):
             for rtt_ms in COMPETING_RTTS_MS:
                 for r in range(ctx.replications):
-                    competing_jobs.append(
-                        (_competing(base, v, rtt_ms, plan.competing_duration), derive_seed(base_seed, r))
-                    )
-                    competing_keys.append((v, rtt_ms, r))
-        competing_results = ctx.runs("competing", competing_jobs)
-        competing_runs = pl.DataFrame(
+                    jobs.append((_competing(base, v, rtt_ms, plan.competing_duration), derive_seed(base_seed, r)))
+                    keys.append((v, rtt_ms, r))
+        results = ctx.runs("competing", jobs)
+        runs = pl.DataFrame(
             [
                 _competition(v, rtt_ms, r, res, plan.competing_duration)
-                for (v, rtt_ms, r), res in zip(competing_keys, competing_results, strict=True)
+                for (v, rtt_ms, r), res in zip(keys, results, strict=True)
             ]
         )
         competing = aggregate(
-            competing_runs, ["variant", "label", "rtt_ms"], ["goodput_mbps", "loss_pct", "queue_delay_ms", "jain"]
+            runs, ["variant", "label", "rtt_ms"], ["goodput_mbps", "loss_pct", "queue_delay_ms", "jain"]
         ).join(
             paired_gain(
-                competing_runs,
+                runs,
                 ["variant", "rtt_ms"],
-                competing_runs.filter(pl.col("variant") == NATIVE.slug).select("rtt_ms", "replication", "goodput_mbps"),
+                runs.filter(pl.col("variant") == NATIVE.slug).select("rtt_ms", "replication", "goodput_mbps"),
             ),
             on=["variant", "rtt_ms"],
         )
-        ctx.table(competing_runs, "competing_runs")
+        ctx.table(runs, "competing_runs")
         ctx.table(competing, "competing")
+        return runs, competing
 
-        # Throughput over time: replication 0 of each run the paper plots, again with a time series.
-        # The prediction runs also record each decision, to show which branch of eq. 10 ran.
+    def _series_runs(self, ctx: StudyContext, testbed: Scenario,
+                     base_seed: int) -> tuple[dict[tuple[str, int], pl.DataFrame], pl.DataFrame]:  # fmt: skip
+        """Throughput over time: replication 0 of each run the paper plots, again with a time series.
+        The prediction runs also record each decision, to show which branch of eq. 10 ran."""
+        import polars as pl
+
         plotted = [
             (NATIVE, TESTBED_RTTS_MS),
             (BANDED, [25, 200]),
@@ -364,7 +387,13 @@ class UdtStudy(Study):
             [_decisions(v, r, res) for (v, r), res in zip(shown, results, strict=True) if "alpha" in v.params]
         )
         ctx.table(decisions, "prediction_decisions")
+        return series, decisions
 
+    # Figures -----------------------------------------------------------------------------------
+
+    def _figures(self, ctx: StudyContext, plan: Plan, factors: pl.DataFrame, testbed: pl.DataFrame,
+                 series: dict[tuple[str, int], pl.DataFrame]) -> dict[str, str]:  # fmt: skip
+        """Writes every figure; returns each one's path by the key the report links it with."""
         figures = {
             fig: ctx.figure(self._factor_figure(factors, loss, plan, fig), f"{fig}_factors_loss_{loss * 100:g}pct")
             for fig, loss in FIG_LOSSES.items()
@@ -372,40 +401,28 @@ class UdtStudy(Study):
         figures["fig9"] = ctx.figure(
             self._series_figure(
                 series,
-                testbed_table,
+                testbed,
                 PREDICTION,
                 [100],
                 "Fig. 9: native and congestion-prediction UDT (alpha 1.5, beta 3.5)",
             ),
             "fig9_prediction_over_time",
         )
-        figures["fig10"] = ctx.figure(self._threshold_figure(testbed_table), "fig10_thresholds")
+        figures["fig10"] = ctx.figure(self._threshold_figure(testbed), "fig10_thresholds")
         figures["fig11_12"] = ctx.figure(
             self._series_figure(
-                series, testbed_table, BANDED, [25, 200], "Figs. 11-12: native UDT and the RTT-banded decrease"
+                series, testbed, BANDED, [25, 200], "Figs. 11-12: native UDT and the RTT-banded decrease"
             ),
             "fig11_12_banded_over_time",
         )
         figures["fig13"] = ctx.figure(
             self._series_figure(
-                series, testbed_table, COMBINED, [25, 100], "Fig. 13: native UDT and both proposals together"
+                series, testbed, COMBINED, [25, 100], "Fig. 13: native UDT and both proposals together"
             ),
             "fig13_combined_over_time",
         )
-        figures["references"] = ctx.figure(self._reference_figure(testbed_table), "testbed_all_variants")
-        ctx.report(
-            self._report(
-                ctx,
-                plan,
-                factors,
-                testbed_table,
-                decisions,
-                figures,
-                Extra(forced_runs, forced, resolve_runs, resolve, competing_runs, competing),
-            )
-        )
-
-    # Figures -----------------------------------------------------------------------------------
+        figures["references"] = ctx.figure(self._reference_figure(testbed), "testbed_all_variants")
+        return figures
 
     def _factor_figure(self, factors: pl.DataFrame, loss: float, plan: Plan, fig_name: str) -> Figure:
         import polars as pl
@@ -615,6 +632,24 @@ def _verdict_section(
     plan: Plan, factors: pl.DataFrame, testbed: pl.DataFrame, decisions: pl.DataFrame, extra: Extra
 ) -> list[str]:
     """The paper's claims, ours beside them, and each verdict with the run that shows its cause."""
+    claims = [
+        _factor_claim(plan, factors),
+        _prediction_gain_claim(testbed, extra),
+        _decision_claim(decisions, extra.competing_runs),
+        _threshold_claim(testbed),
+        _competing_claim(extra.competing),
+        _banded_claim(testbed, extra.resolve, 25),
+        _banded_claim(testbed, extra.resolve, 200),
+        *_combined_claims(testbed),
+    ]
+    return section(
+        "Verdicts",
+        claim_table(claims, {"claim": "claim", "paper": "paper", "ours": "ours", "verdict": "verdict"}),
+    )
+
+
+def _factor_claim(plan: Plan, factors: pl.DataFrame) -> Claim:
+    """Figs. 4-5: in how many (loss, RTT) cells the smallest factor is the best."""
     import polars as pl
 
     best = [
@@ -626,98 +661,126 @@ def _verdict_section(
         for r in plan.rtts_ms
     ]
     smallest = sum(b == min(plan.factors) for b in best)
-    ms = decisions.filter(pl.col("variant").is_in([v.slug for v in PREDICTIONS]))
-    acted_ms = int(ms["decreases"].sum() + ms["keeps"].sum())
-    made_ms = acted_ms + int(ms["increases"].sum())
-    comp = extra.competing_runs.filter(pl.col("variant") == PREDICTION.slug)
-    acted_c = int(comp["decreases"].sum() + comp["keeps"].sum())
-    made_c = acted_c + int(comp["increases"].sum())
+    return Claim(
+        "Best NAK decrease factor by RTT band (Figs. 4-5)",
+        paper="1.120 up to 50 ms, 1.125 to 150 ms, 1.123 above",
+        ours=f"the smallest factor ({min(plan.factors):.3f}) best in {smallest} of {len(best)} cells",
+        verdict="differs: cause demonstrated by the factor sweep (random loss only: goodput falls monotonically "
+        "with the factor, as 1 / sqrt(1 - 1/factor); the paper's single runs are within one run's spread)",
+    )
+
+
+def _gain_claim(testbed: pl.DataFrame, slug: str, rtt_ms: int, label: str, cause: str) -> Claim:
+    """A testbed gain over native UDT against the paper's, with the verdict ``cause``."""
+    return Claim(
+        label,
+        paper=f"+{PAPER_GAINS[(slug, rtt_ms)]:g} Mbit/s",
+        ours=f"{_gain(testbed, slug, rtt_ms)} Mbit/s",
+        verdict=cause,
+    )
+
+
+def _prediction_gain_claim(testbed: pl.DataFrame, extra: Extra) -> Claim:
+    """Fig. 9: the prediction's gain at 100 ms, its cause from the forced-branch runs."""
+    return _gain_claim(
+        testbed,
+        PREDICTION.slug,
+        100,
+        "Prediction (1.5, 3.5) gain at 100 ms (Fig. 9)",
+        f"differs in size: cause demonstrated by the forced-branch runs (the increase branch's 1.1 x window "
+        f"alone gives {_gain(extra.forced, FORCED[0].slug, FORCED_RTT_MS)} of it, its keeps and decreases "
+        f'{mean_ci(_decisions_gain(extra.forced_runs), "gain_mbps", signed=True)}; section "Where the '
+        "prediction's gain comes from\")",
+    )
+
+
+def _kept_or_decreased(runs: pl.DataFrame) -> tuple[int, int]:
+    """The prediction's decisions in ``runs`` that keep or decrease the window, and all it made."""
+    acted = int(runs["decreases"].sum() + runs["keeps"].sum())
+    return acted, acted + int(runs["increases"].sum())
+
+
+def _decision_claim(decisions: pl.DataFrame, competing_runs: pl.DataFrame) -> Claim:
+    """Eq. 10: how often the prediction keeps or decreases, alone on the path and among competing flows."""
+    import polars as pl
+
+    acted_ms, made_ms = _kept_or_decreased(decisions.filter(pl.col("variant").is_in([v.slug for v in PREDICTIONS])))
+    acted_c, made_c = _kept_or_decreased(competing_runs.filter(pl.col("variant") == PREDICTION.slug))
+    return Claim(
+        "The prediction keeps or decreases the window as the queue builds (eq. 10)",
+        paper="the thresholds decide the window",
+        ours=f"alone on the testbed path {acted_ms} of {made_ms} decisions keep or decrease; two flows sharing "
+        f"the link: {acted_c} of {made_c}",
+        verdict="differs on the testbed path: cause demonstrated by the decision counts (no queue, nDiff below "
+        "alpha); "
+        + ("reproduced where a queue builds" if acted_c else "not reproduced even where a queue builds")
+        + ' (section "Where the prediction acts")',
+    )
+
+
+def _threshold_claim(testbed: pl.DataFrame) -> Claim:
+    """Fig. 10: which threshold pairs gain over native UDT at 100 ms."""
     pair_gains = [_row(testbed, v.slug, 100)["gain_mbps_mean"] for v in PREDICTIONS]
     above = sum(g > 0 for g in pair_gains)
+    return Claim(
+        "Threshold pairs (Fig. 10)",
+        paper="(0.5, 3.0) and (1.5, 3.5) above native UDT, the other three below",
+        ours=f"{above} of 5 above, gains {min(pair_gains):+.1f} to {max(pair_gains):+.1f} Mbit/s",
+        verdict="reproduced"
+        if {pair for pair, g in zip(THRESHOLDS, pair_gains, strict=True) if g > 0} == PAPER_ABOVE
+        else "differs: cause demonstrated by the decision counts (no pair keeps or decreases the window on "
+        "the testbed path: each takes the increase branch)",
+    )
+
+
+def _competing_claim(competing: pl.DataFrame) -> Claim:
+    """The prediction's paired gain where a queue builds: two flows sharing the link."""
+    return Claim(
+        "The prediction raises goodput where it acts (a queue builds)",
+        paper="its gains of +18 and +19 Mbit/s, credited to predicting congestion",
+        ours="two flows sharing the link, paired gain by RTT: "
+        + "; ".join(f"{r} ms {_gain(competing, PREDICTION.slug, r)}" for r in COMPETING_RTTS_MS),
+        verdict=(
+            "reproduced"
+            if all(_row(competing, PREDICTION.slug, r)["gain_mbps_mean"] > 0 for r in COMPETING_RTTS_MS)
+            else "differs: cause demonstrated by the forced-increase runs among the competing flows (the 1.1 x "
+            'window alone loses as much; section "Where the prediction acts")'
+            if _window_explains(competing)
+            else "differs: cause not found (where its keeps and decreases occur the prediction does not gain; "
+            "the forced 1.1 x window does not account for it)"
+        ),
+    )
+
+
+def _banded_claim(testbed: pl.DataFrame, resolve: pl.DataFrame, rtt_ms: int) -> Claim:
+    """Figs. 11-12: the banded decrease's gain with the replications it needs, beside the first ten's."""
+    r = _row(resolve, BANDED.slug, rtt_ms)
+    sig = _significant(r)
+    return Claim(
+        f"RTT-banded decrease gain at {rtt_ms} ms (Figs. 11-12)",
+        paper=f"+{PAPER_GAINS[(BANDED.slug, rtt_ms)]:g} Mbit/s",
+        ours=f"{_gain(resolve, BANDED.slug, rtt_ms)} Mbit/s ({r['n']} paired replications; the first "
+        f"{_row(testbed, BANDED.slug, rtt_ms)['n']}: {_gain(testbed, BANDED.slug, rtt_ms)})",
+        verdict=("differs in size (positive and resolved); " if sig else "differs: not resolved; ")
+        + "cause demonstrated by the square-root model's bound and the pairs with no difference "
+        '(section "The banded decrease at 25 and 200 ms, resolved")',
+    )
+
+
+def _combined_claims(testbed: pl.DataFrame) -> list[Claim]:
+    """Fig. 13: both proposals together, at 100 ms (the prediction's part) and 25 ms (both parts)."""
     parts = [_row(testbed, slug, 25)["gain_mbps_mean"] for slug in (BANDED.slug, PREDICTION.slug)]
-
-    def banded(rtt_ms: int) -> Claim:
-        r = _row(extra.resolve, BANDED.slug, rtt_ms)
-        sig = _significant(r)
-        return Claim(
-            f"RTT-banded decrease gain at {rtt_ms} ms (Figs. 11-12)",
-            paper=f"+{PAPER_GAINS[(BANDED.slug, rtt_ms)]:g} Mbit/s",
-            ours=f"{_gain(extra.resolve, BANDED.slug, rtt_ms)} Mbit/s ({r['n']} paired replications; the first "
-            f"{_row(testbed, BANDED.slug, rtt_ms)['n']}: {_gain(testbed, BANDED.slug, rtt_ms)})",
-            verdict=("differs in size (positive and resolved); " if sig else "differs: not resolved; ")
-            + "cause demonstrated by the square-root model's bound and the pairs with no difference "
-            '(section "The banded decrease at 25 and 200 ms, resolved")',
-        )
-
-    def gain(slug: str, rtt_ms: int, label: str, cause: str) -> Claim:
-        return Claim(
-            label,
-            paper=f"+{PAPER_GAINS[(slug, rtt_ms)]:g} Mbit/s",
-            ours=f"{_gain(testbed, slug, rtt_ms)} Mbit/s",
-            verdict=cause,
-        )
-
-    claims = [
-        Claim(
-            "Best NAK decrease factor by RTT band (Figs. 4-5)",
-            paper="1.120 up to 50 ms, 1.125 to 150 ms, 1.123 above",
-            ours=f"the smallest factor ({min(plan.factors):.3f}) best in {smallest} of {len(best)} cells",
-            verdict="differs: cause demonstrated by the factor sweep (random loss only: goodput falls monotonically "
-            "with the factor, as 1 / sqrt(1 - 1/factor); the paper's single runs are within one run's spread)",
-        ),
-        gain(
-            PREDICTION.slug,
-            100,
-            "Prediction (1.5, 3.5) gain at 100 ms (Fig. 9)",
-            f"differs in size: cause demonstrated by the forced-branch runs (the increase branch's 1.1 x window "
-            f"alone gives {_gain(extra.forced, FORCED[0].slug, FORCED_RTT_MS)} of it, its keeps and decreases "
-            f'{mean_ci(_decisions_gain(extra.forced_runs), "gain_mbps", signed=True)}; section "Where the '
-            "prediction's gain comes from\")",
-        ),
-        Claim(
-            "The prediction keeps or decreases the window as the queue builds (eq. 10)",
-            paper="the thresholds decide the window",
-            ours=f"alone on the testbed path {acted_ms} of {made_ms} decisions keep or decrease; two flows sharing "
-            f"the link: {acted_c} of {made_c}",
-            verdict="differs on the testbed path: cause demonstrated by the decision counts (no queue, nDiff below "
-            "alpha); "
-            + ("reproduced where a queue builds" if acted_c else "not reproduced even where a queue builds")
-            + ' (section "Where the prediction acts")',
-        ),
-        Claim(
-            "Threshold pairs (Fig. 10)",
-            paper="(0.5, 3.0) and (1.5, 3.5) above native UDT, the other three below",
-            ours=f"{above} of 5 above, gains {min(pair_gains):+.1f} to {max(pair_gains):+.1f} Mbit/s",
-            verdict="reproduced"
-            if {pair for pair, g in zip(THRESHOLDS, pair_gains, strict=True) if g > 0} == PAPER_ABOVE
-            else "differs: cause demonstrated by the decision counts (no pair keeps or decreases the window on "
-            "the testbed path: each takes the increase branch)",
-        ),
-        Claim(
-            "The prediction raises goodput where it acts (a queue builds)",
-            paper="its gains of +18 and +19 Mbit/s, credited to predicting congestion",
-            ours="two flows sharing the link, paired gain by RTT: "
-            + "; ".join(f"{r} ms {_gain(extra.competing, PREDICTION.slug, r)}" for r in COMPETING_RTTS_MS),
-            verdict=(
-                "reproduced"
-                if all(_row(extra.competing, PREDICTION.slug, r)["gain_mbps_mean"] > 0 for r in COMPETING_RTTS_MS)
-                else "differs: cause demonstrated by the forced-increase runs among the competing flows (the 1.1 x "
-                'window alone loses as much; section "Where the prediction acts")'
-                if _window_explains(extra.competing)
-                else "differs: cause not found (where its keeps and decreases occur the prediction does not gain; "
-                "the forced 1.1 x window does not account for it)"
-            ),
-        ),
-        banded(25),
-        banded(200),
-        gain(
+    return [
+        _gain_claim(
+            testbed,
             COMBINED.slug,
             100,
             "Banded + prediction gain at 100 ms (Fig. 13)",
             "differs in size: cause demonstrated by the forced-branch runs (at 100 ms the banded rule is "
             "UDT's 1.125, the gain is the prediction's window)",
         ),
-        gain(
+        _gain_claim(
+            testbed,
             COMBINED.slug,
             25,
             "Banded + prediction gain at 25 ms (Fig. 13)",
@@ -725,10 +788,6 @@ def _verdict_section(
             f"the prediction alone {parts[1]:+.1f} Mbit/s, each part's cause demonstrated above",
         ),
     ]
-    return section(
-        "Verdicts",
-        claim_table(claims, {"claim": "claim", "paper": "paper", "ours": "ours", "verdict": "verdict"}),
-    )
 
 
 def _decisions_gain(forced_runs: pl.DataFrame) -> dict[str, Any]:
@@ -928,6 +987,25 @@ def _per_run(flows: pl.DataFrame, before: list[pl.Expr], after: Sequence[pl.Expr
         *before, pl.col(RTT_KEY).str.strip_suffix("ms").cast(pl.Float64).alias("rtt_ms"), *after, "replication",
         (pl.col("goodput_bps") / 1e6).alias("goodput_mbps"), "retransmits", "timeouts",
     )  # fmt: skip
+
+
+def _alone(testbed: Scenario, v: Variant, rtt: str) -> Scenario:
+    """Variant ``v`` alone on the testbed path at ``rtt``."""
+    return Scenario.from_dict({**testbed.to_dict(), "flows": [v.flow(rtt)]}, f"udt-{v.slug}")
+
+
+def _variant_runs(flows: pl.DataFrame, v: Variant) -> pl.DataFrame:
+    """:func:`_per_run` of a sweep of variant ``v``, its slug and label in front."""
+    import polars as pl
+
+    return _per_run(flows, [pl.lit(v.slug).alias("variant"), pl.lit(v.label).alias("label")])
+
+
+def _native(runs: pl.DataFrame) -> pl.DataFrame:
+    """Native UDT's runs among ``runs``, without the variant's columns: what :func:`paired_gain` pairs against."""
+    import polars as pl
+
+    return runs.filter(pl.col("variant") == NATIVE.slug).drop("variant", "label")
 
 
 def _competing(base: Scenario, v: Variant, rtt_ms: int, duration: str) -> dict[str, Any]:

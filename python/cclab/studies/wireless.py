@@ -187,12 +187,10 @@ class WirelessStudy(Study):
 
     # ----------------------------------------------------------------- run
     def run(self, ctx: StudyContext) -> None:
-        import polars as pl
-
         base = self._base(ctx)
         warmup = seconds(base["run"]["warmup"])
         base_seed = int(base["run"]["seed"])
-        reps = ctx.replications
+        losses = QUICK_FIG6_LOSSES if ctx.quick else FIG6_LOSSES
         figures: dict[str, str] = {}
 
         # Fig. 1: Westwood alone, no cross traffic.
@@ -200,11 +198,43 @@ class WirelessStudy(Study):
                                      for p in FIG1_LOSSES])  # fmt: skip
         figures["fig1"] = ctx.figure(self._fig1(fig1_runs), "fig1_westwood_abe")
 
-        # Figs. 4-5 and the MAPE table: each estimator alone with the UDP pattern.
+        mape, series, frames = self._estimator_errors(ctx, base, base_seed, warmup)
+        for fig, p in (("fig4", 0.001), ("fig5", 0.01)):
+            figures[fig] = ctx.figure(self._fig45(series, p, fig), f"{fig}_abe_loss_{p * 100:g}pct")
+
+        fig6 = self._one_variant_per_run(ctx, base, losses)
+        estimate_sums = self._estimate_sums(ctx, base, base_seed, warmup)
+        figures["fig6"] = ctx.figure(self._fig6(fig6, MIXED, "Fig. 6: ten flows of each variant, one variant per run"),
+                                     "fig6_throughput_vs_loss")  # fmt: skip
+
+        mixed = self._four_variants_together(ctx, base, losses)
+        figures["fig6_mixed"] = ctx.figure(
+            self._fig6(mixed, MIXED, "Fig. 6, mixed: ten flows of each of four variants together (40 flows)"),
+            "fig6_mixed_throughput_vs_loss",
+        )
+
+        fig7, traces = self._two_rtts(ctx, base, base_seed)
+        figures["fig7"] = ctx.figure(self._fig7(traces), "fig7_delivered_50_200ms")
+
+        causes = {
+            **self._abe_causes(ctx, base, base_seed, warmup, frames),
+            **self._westwood_gain(ctx, base, base_seed, warmup),
+            "fig7_cause": self._fig7_causes(ctx, base, base_seed, warmup),
+            "fig6": fig6,
+        }
+        ctx.report(self._report(ctx, figures, fig1_runs, mape, fig6, mixed, fig7, losses, estimate_sums, causes))
+
+    def _estimator_errors(
+        self, ctx: StudyContext, base: dict[str, Any], base_seed: int, warmup: float
+    ) -> tuple[pl.DataFrame, dict[tuple[str, float], pl.DataFrame], dict[tuple[str, float, int], pl.DataFrame]]:
+        """Figs. 4-5 and the MAPE table: each estimator alone with the UDP pattern. Returns the error
+        table, replication 0's estimate against the truth for the figures, and every run's for the causes."""
+        import polars as pl
+
         jobs, keys = [], []
         for variant in ESTIMATORS:
             for p in ABE_LOSSES:
-                for rep in range(reps):
+                for rep in range(ctx.replications):
                     jobs.append((self._abe_scenario(base, variant, p, cross=True), derive_seed(base_seed, rep)))
                     keys.append((variant, p, rep))
         results = ctx.runs("abe_runs", jobs)
@@ -227,11 +257,13 @@ class WirelessStudy(Study):
         mape = aggregate(mape_runs, ["estimator", "loss"], ["mape_pct", "mape_cross_pct", "mean_ratio", "goodput_mbps"])
         ctx.table(mape_runs, "abe_error_runs")
         ctx.table(mape, "abe_error")
-        for fig, p in (("fig4", 0.001), ("fig5", 0.01)):
-            figures[fig] = ctx.figure(self._fig45(series, p, fig), f"{fig}_abe_loss_{p * 100:g}pct")
+        return mape, series, frames
 
-        # Fig. 6: ten flows of one variant at a time.
-        losses = QUICK_FIG6_LOSSES if ctx.quick else FIG6_LOSSES
+    def _one_variant_per_run(self, ctx: StudyContext, base: dict[str, Any], losses: list[float]) -> pl.DataFrame:
+        """Fig. 6: ten flows of one variant at a time; per run the mean and total goodput, the timeouts
+        and the bottleneck's queue drops."""
+        import polars as pl
+
         fig6_parts = []
         for variant in VARIANTS:
             d = self._variant(base, variant, 0.0)
@@ -262,32 +294,34 @@ class WirelessStudy(Study):
         fig6 = aggregate(fig6_runs, ["variant", "loss"], fig6_metrics)
         ctx.table(fig6_runs, "fig6_runs")
         ctx.table(fig6, "fig6")
-        estimate_sums = self._estimate_sums(ctx, base, base_seed, warmup)
-        figures["fig6"] = ctx.figure(self._fig6(fig6, MIXED, "Fig. 6: ten flows of each variant, one variant per run"),
-                                     "fig6_throughput_vs_loss")  # fmt: skip
+        return fig6
 
-        # Fig. 6, the other reading: ten flows of each of the paper's four variants together.
+    def _four_variants_together(self, ctx: StudyContext, base: dict[str, Any], losses: list[float]) -> pl.DataFrame:
+        """Fig. 6, the other reading: ten flows of each of the paper's four variants together."""
+        import polars as pl
+
         d = self._variant(base, "reno", 0.0)
         proto = d["flows"][0]
         d["flows"] = [{**proto, **VARIANTS[v][1], "name": v, "count": 10} for v in MIXED]
         res = ctx.sweep("fig6_mixed", Scenario.from_dict(d), {LOSS_KEY: losses})
-        mixed_runs = (
+        runs = (
             res.flows.rename({LOSS_KEY: "loss"})
             .group_by(["name", "loss", "replication"])
             .agg((pl.col("goodput_bps").mean() / 1e6).alias("goodput_mbps"))
             .rename({"name": "variant"})
             .sort("variant", "loss", "replication")
         )
-        mixed = aggregate(mixed_runs, ["variant", "loss"], ["goodput_mbps"])
-        ctx.table(mixed_runs, "fig6_mixed_runs")
+        mixed = aggregate(runs, ["variant", "loss"], ["goodput_mbps"])
+        ctx.table(runs, "fig6_mixed_runs")
         ctx.table(mixed, "fig6_mixed")
-        figures["fig6_mixed"] = ctx.figure(
-            self._fig6(mixed, MIXED, "Fig. 6, mixed: ten flows of each of four variants together (40 flows)"),
-            "fig6_mixed_throughput_vs_loss",
-        )
+        return mixed
 
-        # Fig. 7: a 50 ms and a 200 ms flow of the same variant.
-        fig7_parts, delivered = [], {}
+    def _two_rtts(self, ctx: StudyContext, base: dict[str, Any], base_seed: int) -> tuple[pl.DataFrame, dict[str, Any]]:
+        """Fig. 7: a 50 ms and a 200 ms flow of the same variant. Returns their goodputs and ratios, and
+        one run of each variant at the higher loss (the base seed) with the bytes delivered over time."""
+        import polars as pl
+
+        parts, delivered = [], {}
         for variant in VARIANTS:
             d = self._variant(base, variant, 0.0)
             d["topology"]["bottleneck"]["delay"] = FIG7_DELAY
@@ -297,7 +331,7 @@ class WirelessStudy(Study):
             res = ctx.sweep(f"fig7_{variant}", Scenario.from_dict(d), {LOSS_KEY: FIG7_LOSSES})
             wide = res.flows.rename({LOSS_KEY: "loss"}).pivot(on="name", index=["loss", "replication"],
                                                                values="goodput_bps")  # fmt: skip
-            fig7_parts.append(wide.select(
+            parts.append(wide.select(
                 pl.lit(variant).alias("variant"), "loss", "replication",
                 (pl.col("short") / 1e6).alias("short_mbps"), (pl.col("long") / 1e6).alias("long_mbps"),
                 (pl.col("short") / pl.col("long")).alias("ratio"),
@@ -307,22 +341,14 @@ class WirelessStudy(Study):
             obs["topology"]["bottleneck"]["loss"] = FIG7_LOSSES[-1]
             obs["observe"] = [{"flows": ["*"], "metrics": ["bytes_delivered"], "every": "500ms"}]
             delivered[variant] = obs
-        fig7_runs = pl.concat(fig7_parts).sort("variant", "loss", "replication")
-        fig7 = aggregate(fig7_runs, ["variant", "loss"], ["short_mbps", "long_mbps", "ratio", "unfairness"])
-        ctx.table(fig7_runs, "fig7_runs")
+        runs = pl.concat(parts).sort("variant", "loss", "replication")
+        fig7 = aggregate(runs, ["variant", "loss"], ["short_mbps", "long_mbps", "ratio", "unfairness"])
+        ctx.table(runs, "fig7_runs")
         ctx.table(fig7, "fig7")
         traces = dict(
             zip(delivered, ctx.runs("fig7_traces", [(d, base_seed) for d in delivered.values()]), strict=True)
         )
-        figures["fig7"] = ctx.figure(self._fig7(traces), "fig7_delivered_50_200ms")
-
-        causes = {
-            **self._abe_causes(ctx, base, base_seed, warmup, frames),
-            **self._westwood_gain(ctx, base, base_seed, warmup),
-            "fig7_cause": self._fig7_causes(ctx, base, base_seed, warmup),
-            "fig6": fig6,
-        }
-        ctx.report(self._report(ctx, figures, fig1_runs, mape, fig6, mixed, fig7, losses, estimate_sums, causes))
+        return fig7, traces
 
     def _estimate_sums(self, ctx: StudyContext, base: dict[str, Any], base_seed: int, warmup: float) -> pl.DataFrame:
         """Fig. 6's ten flows of each estimating variant without loss: the sum over the flows of each
