@@ -318,7 +318,7 @@ class WirelessStudy(Study):
 
     def _two_rtts(self, ctx: StudyContext, base: dict[str, Any], base_seed: int) -> tuple[pl.DataFrame, dict[str, Any]]:
         """Fig. 7: a 50 ms and a 200 ms flow of the same variant. Returns their goodputs and ratios, and
-        one run of each variant at the higher loss (the base seed) with the bytes delivered over time."""
+        replication 0 of each variant at the higher loss (its seed) with the bytes delivered over time."""
         import polars as pl
 
         parts, delivered = [], {}
@@ -346,7 +346,11 @@ class WirelessStudy(Study):
         ctx.table(runs, "fig7_runs")
         ctx.table(fig7, "fig7")
         traces = dict(
-            zip(delivered, ctx.runs("fig7_traces", [(d, base_seed) for d in delivered.values()]), strict=True)
+            zip(
+                delivered,
+                ctx.runs("fig7_traces", [(d, derive_seed(base_seed, 0)) for d in delivered.values()]),
+                strict=True,
+            )
         )
         return fig7, traces
 
