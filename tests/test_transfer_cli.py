@@ -123,9 +123,17 @@ def test_tcp_connections_from_one_host_share_its_memory_cap_through_the_emulator
     assert {row[1] for row in rows[1:]} == {"0", "1"}
 
 
-def _kill_once_connected(proc: subprocess.Popen[str], connected_after: float = 1.0) -> float:
+def _until_data_arrives(part: Path) -> None:
+    """Waits (up to 30 s) until the receiver's partial file holds data. Interrupting a transfer once it
+    is under way, not after a fixed time: on a loaded machine a sender's start alone can take longer
+    than any fixed wait short enough for a test."""
+    deadline = time.monotonic() + 30
+    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def _kill_mid_transfer(proc: subprocess.Popen[str]) -> float:
     """Kills `proc` (SIGKILL: it can say nothing to its peer) mid-transfer; when it did."""
-    time.sleep(connected_after)
     assert proc.poll() is None, "the transfer ended before it could be interrupted"
     proc.kill()
     proc.wait(timeout=10)
@@ -143,7 +151,11 @@ def test_a_sender_gives_up_on_a_receiver_killed_mid_transfer(
 ) -> None:
     receiver, addr = _receiver("--protocol", protocol)
     sender = _cclab("send", "--protocol", protocol, "--to", addr, "--bytes", "100GB", "--interval", "0.5")
-    killed = _kill_once_connected(receiver)
+    # Killed after the sender's first report (connected, data flowing), not after a fixed wait: on a
+    # loaded machine the sender's start alone can take longer than any fixed wait.
+    assert sender.stdout is not None
+    assert sender.stdout.readline(), "the sender ended before its first report"
+    killed = _kill_mid_transfer(receiver)
     _, err = sender.communicate(timeout=30)
     took = time.monotonic() - killed
     assert sender.returncode == 1, err
@@ -159,13 +171,8 @@ def test_a_failed_receive_leaves_no_file_and_an_earlier_one_untouched(tmp_path: 
     copy.write_bytes(b"an earlier result")
     receiver, addr = _receiver("--out", str(copy), "--timeout", "1")
     sender = _cclab("send", "--to", addr, "--bytes", "100GB")
-    # Killed once data has arrived, not after a fixed time: on a loaded machine the sender's start
-    # alone can take longer than any fixed wait short enough for the test.
-    part = tmp_path / "copy.bin.part"
-    deadline = time.monotonic() + 30
-    while not (part.exists() and part.stat().st_size > 0) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    _kill_once_connected(sender, connected_after=0.0)
+    _until_data_arrives(tmp_path / "copy.bin.part")
+    _kill_mid_transfer(sender)
     _, err = receiver.communicate(timeout=30)
     assert receiver.returncode == 1
     assert "the sender went silent" in err.strip().splitlines()[-1], err
@@ -190,7 +197,8 @@ def test_raw_sends_the_content_alone_and_the_raw_receiver_keeps_it_only_if_the_s
     lost = tmp_path / "lost.bin"
     receiver, addr = _receiver("--raw", "--out", str(lost), "--timeout", "1")
     sender = _cclab("send", "--raw", "--to", addr, "--bytes", "100GB")
-    _kill_once_connected(sender, connected_after=0.5)
+    _until_data_arrives(tmp_path / "lost.bin.part")
+    _kill_mid_transfer(sender)
     _, err = receiver.communicate(timeout=30)
     assert receiver.returncode == 1 and "the sender went silent" in err, err
     assert not lost.exists() and not (tmp_path / "lost.bin.part").exists()
