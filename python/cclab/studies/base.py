@@ -34,8 +34,13 @@ def percent(fraction: float) -> str:
 
 
 def seconds(text: str) -> float:
-    """A scenario's duration in seconds ("60s" -> 60.0)."""
-    return float(text.removesuffix("s"))
+    """A scenario's duration in seconds ("60s" -> 60.0, "40ms" -> 0.04)."""
+    from cclab.plot import quantity
+
+    parsed = quantity(text)
+    if parsed is None or parsed[1] != "duration":
+        raise ValueError(f"not a duration: {text!r}")
+    return parsed[0]
 
 
 def half_width(row: Mapping[str, Any], metric: str) -> float | None:

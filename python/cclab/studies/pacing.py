@@ -19,11 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cclab.plot import quantity
 from cclab.result import bottleneck, link_shares
 from cclab.scenario import Scenario
 from cclab.studies import loss_episodes
-from cclab.studies.base import Study, StudyContext, half_width, mean_ci
+from cclab.studies.base import Study, StudyContext, half_width, mean_ci, seconds
 from cclab.studies.report import (
     Claim,
     Column,
@@ -186,7 +185,7 @@ HS_BUFFER_SPEEDS = ["20Mbps", "100Mbps"]
 def hs_flows_buffer(speed: str) -> str:
     """One BDP of the high-speed flows alone (both at 40 ms in Table 2) at ``speed``, in packets: the
     other reading of the paper's "link rate times the mean RTT of the flows" (ours averages every flow)."""
-    return f"{round(SPEEDS[speed] * _seconds(RTTS[0]) / (PACKET_BYTES * 8))}pkts"
+    return f"{round(SPEEDS[speed] * seconds(RTTS[0]) / (PACKET_BYTES * 8))}pkts"
 
 
 def forward_only(scenario: Scenario, long_lived: int) -> Scenario:
@@ -367,7 +366,7 @@ class PacingStudy(Study):
 
         runs = episode_runs(plan, replications)
         results = ctx.runs("episodes", [episode_job(plan, base, fig4, r) for r in runs])
-        start, end = _seconds(plan.warmup), _seconds(plan.duration)
+        start, end = seconds(plan.warmup), seconds(plan.duration)
         return pl.DataFrame([
             {"variant": r.variant.label, "buffer": r.buffer, "background": r.background, "replication": r.replication,
              **loss_episodes.episode_row(result, HIGH_SPEED, start, end)}
@@ -420,7 +419,7 @@ class PacingStudy(Study):
 
         point = (pl.col("buffer") == buffer) & (pl.col("send_overhead") == send_overhead)
         rows, runs = f4.filter(point), fig4_runs.filter(point)
-        ratios = [f"{_seconds(r) / _seconds(plan.rtts[0]):g}" for r in plan.rtts]
+        ratios = [f"{seconds(r) / seconds(plan.rtts[0]):g}" for r in plan.rtts]
         fig = Figure(figsize=(11.0, 4.2), layout="constrained")
         axes = fig.subplots(1, len(ALGORITHMS), sharey=True)
         for ax, (plain, paced) in zip(axes, ALGORITHMS, strict=True):
@@ -542,8 +541,7 @@ def _episode_section(plan: Plan, episodes: pl.DataFrame, fig4_runs: pl.DataFrame
 
     rows = summary.sort(["background", "buffer"], descending=[True, False], maintain_order=True)
     return section(
-        f"Loss episodes at RTT ratio {_seconds(long_rtt) / _seconds(plan.rtts[0]):g}: synchronisation and the "
-        "background",
+        f"Loss episodes at RTT ratio {seconds(long_rtt) / seconds(plan.rtts[0]):g}: synchronisation and the background",
         f"Fig. 4's point with RTTs {plan.rtts[0]} (hs1) and {long_rtt} (hs2) run again with each high-speed flow's "
         "loss recovery observed (`loss_episodes.py`): with the study's background at "
         f"{plan.buffers[0].replace('bdp', ' BDP')} and {plan.buffers[-1].replace('bdp', ' BDP')}, and at "
@@ -1051,9 +1049,9 @@ def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
     low, high = int(sizes.min()), int(sizes.max())  # type: ignore[arg-type]
     packets = f"{low}" if low == high else f"{low} to {high}"
     rtts = " to ".join(dict.fromkeys(f"{n * PACKET_BYTES * 8 / rate * 1e3:.0f}" for n in (low, high)))
-    near_bdp = rate * _seconds(plan.rtts[0]) / (PACKET_BYTES * 8)
+    near_bdp = rate * seconds(plan.rtts[0]) / (PACKET_BYTES * 8)
     near, other = float(far["hs1_rtt_ms"].mean()), float(far["hs2_rtt_ms"].mean())  # type: ignore[arg-type]
-    nominal = _seconds(plan.rtts[-1]) / _seconds(plan.rtts[0])
+    nominal = seconds(plan.rtts[-1]) / seconds(plan.rtts[0])
     return (f"At {plan.top}, with both high-speed flows at {plan.rtts[0]}, the {plan.buffers[0]} buffer is "
             f"{packets} packets over the runs: the mean base RTT of all flows ({rtts} ms; "
             f"each run draws its background's RTTs) times the rate, "
@@ -1061,14 +1059,6 @@ def _rtt_context(plan: Plan, fig4_runs: pl.DataFrame) -> str | None:
             + f" times the {plan.rtts[0]} flows' own BDP. The queue adds to every RTT: at RTT {plan.rtts[-1]} "
             f"the two flows' mean RTTs over the runs were {near:.0f} and {other:.0f} ms, an effective ratio of "
             f"{other / near:.1f} against the nominal {nominal:g}.")  # fmt: skip
-
-
-def _seconds(duration: str) -> float:
-    """A duration of the plan ("40ms", "5s") in seconds."""
-    parsed = quantity(duration)
-    if parsed is None or parsed[1] != "duration":
-        raise ValueError(f"not a duration: {duration!r}")
-    return parsed[0]
 
 
 def _quotient(a: float, b: float) -> str:
