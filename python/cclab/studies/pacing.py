@@ -1529,7 +1529,11 @@ def _buffer_claims(tables: Tables) -> list[Claim]:
             f"differs: pacing lowers it by a third or more for {', '.join(lowered) or 'no algorithm'}; "
             f"a rise is significant for {', '.join(raised) or 'none'} "
             "(p < 0.05, exact rank-sum of the per-run ratios) and not for the others. Cause not yet demonstrated; "
-            + _synchronisation_verdict(tables, smallest),
+            + _synchronisation_verdict(tables, smallest)
+            + ("; `crosscheck/pacing_small_buffer/` follows the windows: each episode cuts them alike paced or not, "
+               "and STCP's long-RTT window drifts by a near balance of its 1 % per round trip against its "
+               "episodes, so a few more or deeper cuts make it wither (paced replication 1); two runs a variant "
+               "do not show that pacing raises its losses in general" if tables.full else ""),
         ))  # fmt: skip
     grows, not_grows = [], []
     for plain, _ in ALGORITHMS:
