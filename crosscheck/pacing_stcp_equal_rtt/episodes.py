@@ -20,11 +20,13 @@ ratio of the two windows every 10 s.
 
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any
 
 import cclab
 import polars as pl
+from cclab.studies.loss_episodes import entries
 from cclab.studies.pacing import CC_PARAMS, STUDY
 from cclab.sweep import derive_seed
 
@@ -46,17 +48,6 @@ def run(cc: str, pacing: str, replication: int) -> pl.DataFrame:
     return cclab.run(data).metrics
 
 
-def entries(frame: pl.DataFrame, flow: str) -> list[float]:
-    """Times at which `flow` entered loss recovery."""
-    rows = frame.filter((pl.col("component") == flow) & (pl.col("metric") == "recovery.in_recovery")).sort("time_s")
-    times, previous = [], 0.0
-    for t, v in rows.select("time_s", "value").iter_rows():
-        if v == 1.0 and previous == 0.0:
-            times.append(t)
-        previous = v
-    return times
-
-
 def cwnd_at(frame: pl.DataFrame, flow: str, t: float) -> float:
     """The flow's last recorded cwnd at or before `t` (segments)."""
     rows = frame.filter((pl.col("component") == flow) & (pl.col("metric") == "cwnd") & (pl.col("time_s") <= t))
@@ -76,7 +67,7 @@ def main() -> None:
         for pacing in ("none", "rtt"):
             frame = run(cc, pacing, replication)
             print(f"\nreplication {replication}, pacing {pacing!r}:")
-            episodes = {f: entries(frame, f) for f in ("hs1", "hs2")}
+            episodes = {f: entries(frame, f, 0.0, math.inf) for f in ("hs1", "hs2")}
             for flow, other in (("hs1", "hs2"), ("hs2", "hs1")):
                 mine, theirs = episodes[flow], episodes[other]
                 shared = sum(any(abs(t - u) <= SHARED_WITHIN_S for u in theirs) for t in mine)

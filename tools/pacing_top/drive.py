@@ -18,6 +18,7 @@ COMMITTED = Path(__file__).resolve().parents[2] / "docs" / "studies" / "pacing" 
 
 
 def variant_scenario(v: p.Variant, scenario: cclab.Scenario) -> cclab.Scenario:
+    # Today's pacing.with_variant; commit 41c36c5, which this runs under, has it only inside PacingStudy.run.
     settings = {}
     for i in range(len(p.HIGH_SPEED)):
         settings |= {f"flows[{i}].cc": v.cc, f"flows[{i}].pacing": v.pacing, f"flows[{i}].cc_params": p.CC_PARAMS[v.cc]}

@@ -330,6 +330,7 @@ class PacingStudy(Study):
         fig5 = pl.concat(fig5_runs)
         fig4 = pl.concat(fig4_runs)
         episodes = self._episodes(ctx, plan, base, fig4, min(top_reps, EPISODE_REPLICATIONS))
+        episodes_summary = episode_summary(episodes)
         hs_buffer = self._hs_flows_buffer(ctx, plan, base)
         t2 = aggregate(table2, ["variant", "speed"], METRICS)
         f5 = aggregate(fig5, ["variant", "speed"], METRICS)
@@ -344,7 +345,7 @@ class PacingStudy(Study):
         )
         for frame, name in ((table2, "table2_runs"), (t2, "table2"), (fig5, "fig5_runs"), (f5, "fig5"),
                             (fig4, "fig4_runs"), (f4, "fig4"), (episodes, "loss_episodes_runs"),
-                            (episode_summary(episodes), "loss_episodes"),
+                            (episodes_summary, "loss_episodes"),
                             (hs_buffer, "table2_hs_buffer_runs")):  # fmt: skip
             ctx.table(frame, name)
         figures = {
@@ -356,7 +357,7 @@ class PacingStudy(Study):
             name = f"fig4{letter}_ratio_{buffer.replace('%', '')}"
             figures[f"fig4{letter}"] = ctx.figure(self._ratio_figure(f4, fig4, plan, buffer, NO_OVERHEAD), name)
         figures["fig4_overhead"] = ctx.figure(self._overhead_figure(f4, fig4, plan), "fig4_overhead")
-        causes = Causes(episodes, aggregate(hs_buffer, ["variant", "speed"], ["efficiency_pct"]))
+        causes = Causes(episodes, episodes_summary, aggregate(hs_buffer, ["variant", "speed"], ["efficiency_pct"]))
         ctx.report(self._report(ctx, plan, table2, t2, fig4, f4, fig5, f5, figures, top_reps, causes))
 
     def _episodes(self, ctx: StudyContext, plan: Plan, base: Scenario, fig4: pl.DataFrame,
@@ -522,17 +523,16 @@ class PacingStudy(Study):
             section("Setup and reconstruction", SETUP.format(overhead=overhead(plan.top), top=plan.top)),
             _efficiency_section(plan, table2_runs, t2, figures, causes.hs_buffer),
             _rtt_fairness_section(plan, fig4_runs, f4, figures, top_reps, top_ratio, top_median),
-            _episode_section(plan, causes.episodes, fig4_runs),
+            _episode_section(plan, causes, fig4_runs),
             _friendliness_section(plan, f5, figures),
             section("Discussion", _discussion(plan, table2_runs, t2, top_ratio, top_median, top_single, f5)),
         )
 
 
-def _episode_section(plan: Plan, episodes: pl.DataFrame, fig4_runs: pl.DataFrame) -> list[str]:
+def _episode_section(plan: Plan, causes: Causes, fig4_runs: pl.DataFrame) -> list[str]:
     """The loss-episode runs: how often the two flows lose together, paced and unpaced, with and
     without the background, beside the ratio each run gave."""
-
-    summary = episode_summary(episodes)
+    episodes, summary = causes.episodes, causes.episodes_summary
     long_rtt = plan.rtts[-1]
 
     def shared(flow: str) -> Column[dict[str, Any]]:
@@ -1334,10 +1334,12 @@ def _claim(claim: str, paper: str, ours: str, verdict: str) -> Claim:
 
 @dataclass(frozen=True)
 class Causes:
-    """The runs that test the causes of differences: the loss-episode runs (one row each) and Table 2
-    with the high-speed flows' buffer (aggregated by variant and speed)."""
+    """The runs that test the causes of differences: the loss-episode runs (one row each, and
+    :func:`episode_summary` of them) and Table 2 with the high-speed flows' buffer (aggregated by
+    variant and speed)."""
 
     episodes: pl.DataFrame
+    episodes_summary: pl.DataFrame
     hs_buffer: pl.DataFrame
 
 
@@ -1420,7 +1422,7 @@ def _efficiency_claims(tables: Tables) -> list[Claim]:
 def _without_background(tables: Tables, label: str) -> str:
     """What the loss-episode runs without the background say of ``label``'s ratio at RTT ratio 6."""
     plan = tables.plan
-    alone = _episode_cells(episode_summary(tables.causes.episodes), NO_BACKGROUND, plan.buffers[0]).get(label)
+    alone = _episode_cells(tables.causes.episodes_summary, NO_BACKGROUND, plan.buffers[0]).get(label)
     if alone is None:
         return "the background: not run"
     ours, paper = tables.top_ratio[label], PAPER_FIG4[label]
@@ -1439,7 +1441,7 @@ def _without_background(tables: Tables, label: str) -> str:
 def _synchronisation_verdict(tables: Tables, buffer: str) -> str:
     """Whether pacing changes how often the long-RTT flow loses together with the short-RTT one at
     ``buffer`` (the loss-episode runs), said as a cause ruled out or a candidate."""
-    cells = _episode_cells(episode_summary(tables.causes.episodes), WITH_BACKGROUND, buffer)
+    cells = _episode_cells(tables.causes.episodes_summary, WITH_BACKGROUND, buffer)
     pairs = [(plain.label, cells[plain.label], cells[paced.label]) for plain, paced in ALGORITHMS
              if plain.label in cells and paced.label in cells]  # fmt: skip
     if not pairs:
