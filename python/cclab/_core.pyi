@@ -22,6 +22,10 @@ class CancelToken:
 DEFAULT_MEMORY_LIMIT: int
 RUN_TIME_LIMIT_S: float
 
+#: A column as it crosses from the core: name, Arrow type ("f64", "i64", "bool" or "str"),
+#: rows, and Arrow's buffers: validity bitmap (None: no nulls), offsets (strings only), values.
+ColumnBuffers = tuple[str, str, int, bytes | None, bytes | None, bytes]
+
 def run_toml(
     text: str,
     name: str,
@@ -29,8 +33,10 @@ def run_toml(
     memory_limit: str | None = None,
     cancel: CancelToken | None = None,
     allow_long: bool = False,
-) -> str:
-    """Run scenario TOML text; returns the JSON summary. Releases the GIL; raises
+) -> tuple[str, list[tuple[str, list[ColumnBuffers]]]]:
+    """Run scenario TOML text; returns ``(header, tables)``: the summary's scalars, connection
+    totals, series descriptions and trace as JSON, and the tables (flows, links, transfers,
+    metrics, flow_series, link_series) as column buffers. Releases the GIL; raises
     RunCancelled within milliseconds once ``cancel`` is cancelled; refuses a run
     estimated above RUN_TIME_LIMIT_S of CPU unless ``allow_long``.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -10,7 +9,7 @@ from typing import Any
 from cclab import _core
 from cclab._args import SEEDS, limit_text, whole_number
 from cclab.interrupt import call_interruptibly
-from cclab.result import Result
+from cclab.result import CoreOutput, Result
 from cclab.scenario import Scenario, ScenarioError, load
 
 ScenarioLike = Scenario | str | Path | Mapping[str, Any]
@@ -62,7 +61,7 @@ def _scenario(scenario: ScenarioLike, memory_limit: str | int | None, *, validat
     )
 
 
-def run_json(
+def run_output(
     text: str,
     name: str,
     seed: int | None,
@@ -70,8 +69,8 @@ def run_json(
     cancel: _core.CancelToken | None = None,
     progress: bool | None = None,
     allow_long: bool = False,
-) -> str:
-    """Runs scenario text and returns its JSON summary (refused if its estimated
+) -> CoreOutput:
+    """Runs scenario text and returns its header and tables (refused if its estimated
     run time is above the limit, unless ``allow_long``). From the main thread the
     run goes to a worker thread, so that Ctrl-C stops it within milliseconds
     (raising ``RunCancelled``) instead of waiting for it to end; so does
@@ -133,7 +132,7 @@ def run(
     limit = limit_text(scn.memory_limit if memory_limit is None else memory_limit)
     text = scn.to_toml()
     try:
-        summary: dict[str, Any] = json.loads(run_json(text, scn.name, seed, limit, cancel, progress, allow_long))
+        output = run_output(text, scn.name, seed, limit, cancel, progress, allow_long)
     except ScenarioError as e:
         raise ScenarioError(*e.args) from None
-    return Result(summary=summary, config=scn.validate(memory_limit), seed=summary["seed"])
+    return Result.from_core(output, scn.validate(memory_limit))

@@ -18,10 +18,13 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from cclab import _core
 from cclab.machine import machine_line
+
+if TYPE_CHECKING:
+    from cclab.result import Result
 
 EXIT_USAGE = 2
 #: As a shell reports a process ended by SIGINT.
@@ -57,19 +60,18 @@ def _run(
     memory_limit: str | None,
     progress: bool | None = None,
     allow_long: bool = False,
-) -> dict[str, Any]:
-    """The run's summary; ``progress`` (default: on a terminal) shows the simulated
+) -> Result:
+    """The run's result; ``progress`` (default: on a terminal) shows the simulated
     time reached on stderr once the run has taken a second. A run estimated to
     take more than an hour of CPU is refused unless ``allow_long``."""
-    from cclab.api import run_json
+    from cclab.api import run_output
+    from cclab.result import Result
 
     try:
-        summary: dict[str, Any] = json.loads(
-            run_json(text, name, seed, memory_limit, progress=progress, allow_long=allow_long)
-        )
+        output = run_output(text, name, seed, memory_limit, progress=progress, allow_long=allow_long)
     except _core.ScenarioError as e:
         _fail(f"{path}: {e.args[0]}")
-    return summary
+    return Result.from_core(output, {})
 
 
 def _whole_number(value: str, bounds: tuple[int, int]) -> int:
@@ -146,8 +148,12 @@ def _algorithms(f: dict[str, Any]) -> str:
     return f"{f['cc']}/{f['recovery']}{paced}"
 
 
-def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
+def format_summary(result: Result, all_links: bool = False) -> str:
     """The human-readable table `cclab run` prints."""
+    import polars as pl
+
+    summary = result.header
+    flows = result.flows.to_dicts()
     lines = [
         f"scenario {summary['scenario']}  seed {summary['seed']}  "
         f"simulated {summary['sim_time_s']:g} s (statistics over {summary['warmup_s']:g}-"
@@ -158,7 +164,7 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         f"{'retx':>6} {'RTOs':>5} {'rtt ms':>7} {'done s':>7}",
     ]
     lost = []
-    for f in summary["flows"]:
+    for f in flows:
         done = "      -" if f["completion_s"] is None else f"{f['completion_s']:7.3f}"
         lines.append(
             f"{f['name'] + '[' + str(f['index']) + ']':<16} {f['direction'][:3]:<4} "
@@ -170,9 +176,9 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
             lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
-    lines += _fairness(summary["flows"])
-    completions = (summary.get("transfers") or {}).get("completion_s") or []
-    if any(f.get("app") in ("arrivals", "web") for f in summary["flows"]):
+    lines += _fairness(flows)
+    completions = result.transfers["completion_s"].to_list()
+    if any(f.get("app") in ("arrivals", "web") for f in flows):
         done = sorted(c for c in completions if c is not None)
         if done:
             median, p99 = done[len(done) // 2], done[min(len(done) - 1, int(0.99 * len(done)))]
@@ -184,11 +190,10 @@ def format_summary(summary: dict[str, Any], all_links: bool = False) -> str:
         "",
         f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20} {'delay ms':>9}",
     ]
-    hidden = 0
-    for link in summary["links"]:
-        if link["role"] == "access" and not all_links:
-            hidden += 1
-            continue
+    links = result.links
+    shown = links if all_links else links.filter(pl.col("role") != "access")
+    hidden = links.height - shown.height
+    for link in shown.to_dicts():
         lines.append(
             f"{link['name']:<24} {link['role']:<19} {link['utilization'] * 100:6.2f}% "
             f"{link['drops']:>7} {link['losses']:>7} "
@@ -221,34 +226,23 @@ def _fairness(flows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def _write_run(out: Path, summary: dict[str, Any], text: str, name: str) -> None:
+def _write_run(out: Path, result: Result, text: str, name: str) -> None:
     """`cclab run --out DIR`: the summary, the resolved scenario and Parquet tables."""
-    from cclab.result import (
-        flow_series_frame,
-        flows_frame,
-        link_series_frame,
-        links_frame,
-        metrics_frame,
-        trace_frame,
-        transfers_frame,
-        write_pcaps,
-    )
-
     _ensure_writable(out, "--out")
     # The trace goes to its own table and pcap files, not into summary.json.
-    (out / "summary.json").write_text(json.dumps({k: v for k, v in summary.items() if k != "trace"}))
+    (out / "summary.json").write_text(result.to_json(trace=False))
     (out / "config.json").write_text(_core.validate_toml(text, name, "unlimited"))
-    flows_frame(summary).write_parquet(out / "flows.parquet")
-    links_frame(summary).write_parquet(out / "links.parquet")
-    transfers_frame(summary).write_parquet(out / "transfers.parquet")
-    if summary.get("timeseries"):
-        flow_series_frame(summary).write_parquet(out / "timeseries.parquet")
-        link_series_frame(summary).write_parquet(out / "queues.parquet")
-        metrics_frame(summary).write_parquet(out / "metrics.parquet")
-    if summary.get("trace"):
-        trace_frame(summary).write_parquet(out / "trace.parquet")
+    result.flows.write_parquet(out / "flows.parquet")
+    result.links.write_parquet(out / "links.parquet")
+    result.transfers.write_parquet(out / "transfers.parquet")
+    if "series" in result.header:
+        result.timeseries.write_parquet(out / "timeseries.parquet")
+        result.queues.write_parquet(out / "queues.parquet")
+        result.metrics.write_parquet(out / "metrics.parquet")
+    if result.header.get("trace"):
+        result.trace.write_parquet(out / "trace.parquet")
         try:
-            write_pcaps(summary, out)
+            result.write_pcaps(out)
         except (OSError, ValueError) as e:
             _fail(f"--out {out}: cannot write the pcap files ({e})")
 
@@ -266,19 +260,19 @@ def _ensure_writable(out: Path, argument: str) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     text, name = _read_scenario(args.file)
     try:
-        summary = _run(args.file, text, name, args.seed, args.memory_limit, allow_long=args.allow_long)
+        result = _run(args.file, text, name, args.seed, args.memory_limit, allow_long=args.allow_long)
     except _core.RunCancelled as e:
         written = "; nothing written" if args.out is not None else ""
         print(f"cclab: interrupted: {e.args[0]}{written}", file=sys.stderr)
         return EXIT_INTERRUPTED
     if args.out is not None:
-        _write_run(Path(args.out), summary, text, name)
+        _write_run(Path(args.out), result, text, name)
     if args.json:
-        print(json.dumps(summary))
+        print(result.to_json())
     else:
-        print(format_summary(summary, all_links=args.all_links))
-        if args.out is not None and summary.get("trace"):
-            trace = summary["trace"]
+        print(format_summary(result, all_links=args.all_links))
+        if args.out is not None and result.header.get("trace"):
+            trace = result.header["trace"]
             print(f"trace: {len(trace['time_ns'])} packet events in {Path(args.out) / 'trace.parquet'}")
             for c in trace["captures"]:
                 print(f"pcap: {Path(args.out) / c['file']} ({len(c['rows'])} packets, at {c['point']})")
@@ -377,6 +371,7 @@ class _Variant:
         self.call_walls: list[float] = []
         self.cpus: list[float] = []
         self.summary: dict[str, Any] = {}
+        self.delivered: list[tuple[str, int]] = []
 
     def run(self, path: str, seed: int | None, memory_limit: str | None, allow_long: bool) -> None:
         # Process CPU time (user + system) counts the Rust simulation too: it runs in
@@ -384,9 +379,11 @@ class _Variant:
         # thread only waits, so nothing else in the process is busy.
         cpu, wall = time.process_time(), time.perf_counter()
         # No progress line: it would draw while being timed.
-        self.summary = _run(path, self.text, self.name, seed, memory_limit, progress=False, allow_long=allow_long)
+        result = _run(path, self.text, self.name, seed, memory_limit, progress=False, allow_long=allow_long)
         self.call_walls.append(time.perf_counter() - wall)
         self.cpus.append(time.process_time() - cpu)
+        self.summary = result.header
+        self.delivered = list(result.flows.select("name", "bytes_delivered").iter_rows())
         self.sim_walls.append(self.summary["wall_s"])
 
     @property
@@ -404,7 +401,7 @@ class _Variant:
     @property
     def segments(self) -> float:
         """Full-sized data segments delivered (the summary is the same in every run)."""
-        return sum(f["bytes_delivered"] / self.payload[f["name"]] for f in self.summary["flows"])
+        return sum(delivered / self.payload[name] for name, delivered in self.delivered)
 
     def per_second(self, count: float) -> float:
         return count / self.sim
@@ -490,13 +487,13 @@ def _print_bench(v: _Variant) -> None:
     s = v.summary
     rows = [
         ("simulation wall", f"median {v.sim:.4f} s, best {min(v.sim_walls):.4f} s (build + run, in Rust)"),
-        ("call wall", f"median {v.call:.4f} s (including JSON to Python)"),
+        ("call wall", f"median {v.call:.4f} s (including the tables to Python)"),
         ("CPU (user+sys)", f"median {v.cpu:.4f} s, {v.cpu / v.call:.0%} of call wall (less: waited for a core)"),
         ("events", f"{s['events']:,} ({v.per_second(s['events']) / 1e6:.2f} M/s)"),
         ("packet hops", f"{s['packet_hops']:,} ({v.per_second(s['packet_hops']) / 1e6:.2f} M/s)"),
         (
             "data delivered",
-            f"{sum(f['bytes_delivered'] for f in s['flows']) / 1e6:.1f} MB, {v.segments:,.0f} full segments "
+            f"{sum(delivered for _, delivered in v.delivered) / 1e6:.1f} MB, {v.segments:,.0f} full segments "
             f"({v.per_second(v.segments) / 1e6:.2f} M/s)",
         ),
         ("speed", f"{s['sim_time_s'] / v.sim:,.0f}x real time"),

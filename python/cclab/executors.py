@@ -1,7 +1,8 @@
 """Where sweep runs execute: local threads (the default) or a Dask cluster.
 
 Every executor takes the same tasks (scenario TOML, name, seed, memory limit) and yields
-``(task, summary JSON)`` as runs finish. The simulator releases the GIL, so
+``(task, output)`` as runs finish, ``output`` being ``_core.run_toml``'s header and
+tables (``result.CoreOutput``). The simulator releases the GIL, so
 local threads use every core without process start-up costs; Dask spreads runs
 over a ``LocalCluster`` or an existing scheduler (``tcp://host:port``) whose
 workers have cclab installed.
@@ -30,6 +31,7 @@ from typing import Any
 
 from cclab import _core
 from cclab.interrupt import WAIT_S
+from cclab.result import CoreOutput
 
 
 class ExecutorError(Exception):
@@ -48,12 +50,11 @@ class Task:
 
 def run_task(
     text: str, name: str, seed: int, memory_limit: str | None = None, cancel: _core.CancelToken | None = None
-) -> str:
+) -> CoreOutput:
     """Runs one scenario; module-level so that Dask workers can import it. A sweep's
     runs are not refused for their estimated run time (``allow_long``): the sweep
     shows its progress run by run, and refusing one run would stop it midway."""
-    summary: str = _core.run_toml(text, name, seed, memory_limit, cancel, allow_long=True)
-    return summary
+    return _core.run_toml(text, name, seed, memory_limit, cancel, allow_long=True)
 
 
 # On a Dask worker: the tokens of the runs in progress in this process, by the
@@ -64,7 +65,7 @@ _worker_tokens: dict[str, list[_core.CancelToken]] = {}
 _worker_cancelled: set[str] = set()
 
 
-def run_worker_task(text: str, name: str, seed: int, memory_limit: str | None, run_id: str) -> str | None:
+def run_worker_task(text: str, name: str, seed: int, memory_limit: str | None, run_id: str) -> CoreOutput | None:
     """Runs one scenario on a Dask worker; None if its sweep was cancelled."""
     token = _core.CancelToken()
     with _worker_lock:
@@ -96,8 +97,8 @@ def cancel_worker_runs(run_id: str) -> int:
 
 class Executor(ABC):
     @abstractmethod
-    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
-        """Yields each task with its JSON summary, in completion order."""
+    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, CoreOutput]]:
+        """Yields each task with its output (header and tables), in completion order."""
 
     def cancel(self) -> None:  # noqa: B027 - optional: an executor may be unable to stop its tasks
         """Asks the current ``run`` to stop: it then yields the tasks that had
@@ -119,14 +120,14 @@ class LocalExecutor(Executor):
         self._pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="cclab-run")
         self._token = _core.CancelToken()
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
+    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, CoreOutput]]:
         # A fresh token per run, taken now rather than when the generator
         # starts, so that a cancel() in between is not lost.
         self._token = _core.CancelToken()
         return self._results(list(tasks), self._token)
 
-    def _results(self, tasks: list[Task], token: _core.CancelToken) -> Iterator[tuple[Task, str]]:
-        pending: dict[Future[str], Task] = {}
+    def _results(self, tasks: list[Task], token: _core.CancelToken) -> Iterator[tuple[Task, CoreOutput]]:
+        pending: dict[Future[CoreOutput], Task] = {}
         queue = list(reversed(tasks))
         while pending or (queue and not token.cancelled):
             # Keep only a few tasks queued, so an interruption abandons little work.
@@ -142,10 +143,10 @@ class LocalExecutor(Executor):
             for future in done:
                 task = pending.pop(future)
                 try:
-                    summary = future.result()
+                    output = future.result()
                 except (_core.RunCancelled, CancelledError):
                     continue  # stopped on request: no result
-                yield task, summary
+                yield task, output
 
     def cancel(self) -> None:
         self._token.cancel()
@@ -242,12 +243,12 @@ class DaskExecutor(Executor):
             where = address or "a local Dask cluster"
             raise ExecutorError(f"--executor: cannot reach {where} ({type(e).__name__}: {e})") from None
 
-    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, str]]:
+    def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, CoreOutput]]:
         self._stop = threading.Event()
         self._run_id = run_id = uuid.uuid4().hex
         return self._results(list(tasks), run_id, self._stop)
 
-    def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, str]]:
+    def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, CoreOutput]]:
         from dask.distributed import as_completed
 
         futures = {
@@ -266,12 +267,12 @@ class DaskExecutor(Executor):
                 remaining.discard(future)
                 if future.status == "cancelled":
                     continue
-                summary = future.result()
+                output = future.result()
                 # Release the result on the worker at once: keys still held at shutdown
                 # make the scheduler copy them between retiring workers, and warn.
                 future.release()
-                if summary is not None:
-                    yield futures[future], summary
+                if output is not None:
+                    yield futures[future], output
             if stopping:
                 break
             if not batch:

@@ -1,13 +1,16 @@
 """Results of one run as polars DataFrames.
 
 Column names are those of the ``cclab run --json`` summary (``goodput_bps``,
-``utilization``, ...). Polars is imported only when a table is first asked for,
-so the command line stays light.
+``utilization``, ...). A run from the simulator hands its tables over as Arrow
+buffers (``_core.run_toml``), which polars reads without copying; the JSON
+summary is built from them only when something asks for it. A run read back
+from a summary (a sweep's ``summary.json``) builds the same tables from it.
+Polars is imported only when a table is first asked for, so the command line
+stays light.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,36 +54,63 @@ def transfers_frame(summary: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame({name: columns[name] for name in schema}, schema=schema)
 
 
-def flows_frame(summary: dict[str, Any]) -> pl.DataFrame:
+#: The tables a run hands over (``_core.run_toml``), by name.
+CORE_TABLES = ("flows", "links", "transfers", "metrics", "flow_series", "link_series")
+
+#: What ``_core.run_toml`` returns: the header (JSON) and each table's column buffers.
+CoreOutput = tuple[str, list[tuple[str, list[tuple[str, str, int, bytes | None, bytes | None, bytes]]]]]
+
+
+def core_frames(tables: list[tuple[str, list[tuple[str, str, int, bytes | None, bytes | None, bytes]]]]
+                ) -> dict[str, pl.DataFrame]:  # fmt: skip
+    """The core's tables as DataFrames: pyarrow wraps each column's buffers as
+    they are (Arrow's layout, see ``cclab_sim::table``) and polars takes them over."""
+    import polars as pl
+    import pyarrow as pa
+
+    types = {"f64": pa.float64(), "i64": pa.int64(), "bool": pa.bool_(), "str": pa.large_string()}
+    frames: dict[str, pl.DataFrame] = {}
+    for name, columns in tables:
+        arrays = []
+        for _, kind, rows, validity, offsets, data in columns:
+            buffers = [None if validity is None else pa.py_buffer(validity)]
+            if offsets is not None:
+                buffers.append(pa.py_buffer(offsets))
+            buffers.append(pa.py_buffer(data))
+            arrays.append(pa.Array.from_buffers(types[kind], rows, buffers))
+        table = pa.Table.from_arrays(arrays, names=[c[0] for c in columns])
+        frames[name] = cast("pl.DataFrame", pl.from_arrow(table))
+    return frames
+
+
+def summary_frame(summary: dict[str, Any], table: str) -> pl.DataFrame:
+    """One of :data:`CORE_TABLES` as a run's JSON summary holds it (a list of
+    rows, or columns), in the form the core hands it over."""
     import polars as pl
 
-    return pl.DataFrame(summary["flows"], infer_schema_length=None)
+    if table in ("flows", "links"):
+        return pl.DataFrame(summary[table], infer_schema_length=None)
+    if table == "transfers":
+        return transfers_frame(summary)
+    series = summary.get("timeseries") or {}
+    if table == "metrics":
+        columns = series.get("metrics") or {}
+        schema = {"time_s": pl.Float64, "series": pl.Int64, "value": pl.Float64}
+        return pl.DataFrame({name: columns.get(name) or [] for name in schema}, schema=schema)
+    view = {"flow_series": "flows", "link_series": "links"}[table]
+    wide = series.get(view)
+    if not wide or not wide.get("time_s"):
+        return pl.DataFrame(schema=wide_series_schema(view))
+    return pl.DataFrame(wide)
 
 
-def links_frame(summary: dict[str, Any]) -> pl.DataFrame:
-    import polars as pl
-
-    return pl.DataFrame(summary["links"], infer_schema_length=None)
-
-
-def flow_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
+def flow_series_frame(series: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
     """One row per sample and flow, with the flow's name and index joined in."""
     import polars as pl
 
-    series = (summary.get("timeseries") or {}).get("flows")
-    if not series or not series.get("time_s"):
-        return pl.DataFrame(schema=wide_series_schema("flows")).with_columns(
-            pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.Int64).alias("index")
-        )
-    frame = pl.DataFrame(series)
-    names = pl.DataFrame(
-        {
-            "flow_id": [f["flow_id"] for f in summary["flows"]],
-            "name": [f["name"] for f in summary["flows"]],
-            "index": [f["index"] for f in summary["flows"]],
-        }
-    )
-    return frame.join(names, on="flow_id", how="left")
+    if series.is_empty():
+        return series.with_columns(pl.lit(None, pl.String).alias("name"), pl.lit(None, pl.Int64).alias("index"))
+    return series.join(flows.select("flow_id", "name", "index"), on="flow_id", how="left")
 
 
 def metrics_schema() -> dict[str, Any]:
@@ -100,42 +130,26 @@ def metrics_schema() -> dict[str, Any]:
     }
 
 
-def series_frame(summary: dict[str, Any]) -> pl.DataFrame:
+def series_frame(series: list[dict[str, Any]] | None) -> pl.DataFrame:
     """The recorded series (one row each), known before the run: the run's metadata."""
     import polars as pl
 
     schema = metrics_schema()
-    columns = [c for c in schema if c not in ("time_s", "value")]
-    series = (summary.get("timeseries") or {}).get("series") or []
-    if not series:
-        return pl.DataFrame(schema={c: schema[c] for c in columns} | {"every_s": pl.Float64})
-    return pl.DataFrame(series, schema={c: schema[c] for c in columns} | {"every_s": pl.Float64})
+    columns = {c: schema[c] for c in schema if c not in ("time_s", "value")} | {"every_s": pl.Float64}
+    return pl.DataFrame(series or [], schema=columns)
 
 
-def metrics_frame(summary: dict[str, Any]) -> pl.DataFrame:
+def metrics_frame(values: pl.DataFrame, series: pl.DataFrame) -> pl.DataFrame:
     """Every recorded value in long format (see :func:`metrics_schema`), in the order sampled."""
     import polars as pl
 
     schema = metrics_schema()
-    columns = (summary.get("timeseries") or {}).get("metrics") or {}
-    if not columns.get("series"):
+    if values.is_empty():
         return pl.DataFrame(schema=schema)
-    rows = pl.DataFrame(
-        {"time_s": columns["time_s"], "series": columns["series"], "value": columns["value"]},
-        schema={"time_s": pl.Float64, "series": pl.UInt32, "value": pl.Float64},
-    )
     # A row names its series by index; the series table holds the names once.
-    table = series_frame(summary).drop("every_s").with_row_index("series")
+    table = series.drop("every_s").with_row_index("series")
+    rows = values.with_columns(pl.col("series").cast(pl.UInt32))
     return rows.join(table, on="series", how="left", maintain_order="left").select(list(schema))
-
-
-def link_series_frame(summary: dict[str, Any]) -> pl.DataFrame:
-    import polars as pl
-
-    series = (summary.get("timeseries") or {}).get("links")
-    if not series or not series.get("time_s"):
-        return pl.DataFrame(schema=wide_series_schema("links"))
-    return pl.DataFrame(series)
 
 
 #: Columns of the trace table, in order (see docs/python.md, "Packet traces").
@@ -265,51 +279,154 @@ def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str | None = Non
     return pl.DataFrame(rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row")
 
 
-@dataclass
-class Result:
-    """One run: its summary, the resolved scenario it ran, and its seed."""
+def summary_of(header: dict[str, Any], frames: dict[str, pl.DataFrame]) -> dict[str, Any]:
+    """The ``--json`` summary of a run from its header and tables, keys in the
+    order the core declares them (flows and links as lists of rows, the other
+    tables as columns)."""
+    scalars = ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops")
+    summary = {k: header[k] for k in scalars}
+    summary["flows"] = frames["flows"].to_dicts()
+    summary["links"] = frames["links"].to_dicts()
+    summary["transfers"] = frames["transfers"].to_dict(as_series=False)
+    summary["connections"] = header["connections"]
+    if "series" in header:
+        summary["timeseries"] = {
+            "flows": frames["flow_series"].to_dict(as_series=False),
+            "links": frames["link_series"].to_dict(as_series=False),
+            "series": header["series"],
+            "metrics": frames["metrics"].to_dict(as_series=False),
+        }
+    if "trace" in header:
+        summary["trace"] = header["trace"]
+    return summary
 
-    summary: dict[str, Any]
-    config: dict[str, Any]
-    seed: int
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+class Result:
+    """One run: its tables, the resolved scenario it ran, and its seed.
+
+    Made by :meth:`from_core` from what the simulator hands over, or from a
+    run's JSON summary (``Result(summary, config, seed)``, as a sweep's
+    ``summary.json`` holds it); the tables are the same either way."""
+
+    def __init__(
+        self,
+        summary: dict[str, Any] | None,
+        config: dict[str, Any],
+        seed: int,
+        *,
+        header: dict[str, Any] | None = None,
+        frames: dict[str, pl.DataFrame] | None = None,
+    ) -> None:
+        if header is None:
+            if summary is None:
+                raise ValueError("Result: give a summary, or a header and its tables")
+            header = {k: v for k, v in summary.items() if k not in ("flows", "links", "transfers", "timeseries")}
+            series = (summary.get("timeseries") or {}).get("series")
+            if series is not None:
+                header["series"] = series
+        elif summary is None and frames is None:
+            raise ValueError("Result: a header needs its tables")
+        self.config = config
+        self.seed = seed
+        self._summary = summary
+        self._header = header
+        self._raw: dict[str, pl.DataFrame] = dict(frames or {})
+        self._cache: dict[str, pl.DataFrame] = {}
+
+    @classmethod
+    def from_core(cls, output: CoreOutput, config: dict[str, Any]) -> Result:
+        """The Result of ``_core.run_toml``'s output."""
+        import json
+
+        header_json, tables = output
+        header: dict[str, Any] = json.loads(header_json)
+        return cls(None, config, header["seed"], header=header, frames=core_frames(tables))
+
+    def __repr__(self) -> str:
+        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={self.flows.height})"
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The ``cclab run --json`` summary; for a run from the simulator, built
+        from the tables when first asked for (at 20 000 flows that costs more
+        than the tables themselves: prefer the tables)."""
+        if self._summary is None:
+            self._summary = summary_of(self._header, {name: self._core_table(name) for name in CORE_TABLES})
+        return self._summary
+
+    def to_json(self, trace: bool = True) -> str:
+        """The ``--json`` summary as text (without the trace table if not
+        ``trace``), the same document as ``json.dumps(summary)``. For a run from
+        the simulator polars writes the flows' and links' rows, which at 20 000
+        flows takes a fraction of building the summary's dicts and encoding them."""
+        import json
+
+        if self._summary is not None or not self._raw:
+            return json.dumps({k: v for k, v in self.summary.items() if trace or k != "trace"})
+        header = self._header
+        head = {k: header[k] for k in ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops")}
+        parts = [json.dumps(head)[:-1], ', "flows": ', self.flows.write_json(), ', "links": ', self.links.write_json()]
+        parts += [', "transfers": ', json.dumps(self.transfers.to_dict(as_series=False))]
+        parts += [', "connections": ', json.dumps(header["connections"])]
+        if "series" in header:
+            series = {"flows": self._core_table("flow_series"), "links": self._core_table("link_series")}
+            views = {name: frame.to_dict(as_series=False) for name, frame in series.items()}
+            metrics = self._core_table("metrics").to_dict(as_series=False)
+            parts += [', "timeseries": ', json.dumps({**views, "series": header["series"], "metrics": metrics})]
+        if trace and "trace" in header:
+            parts += [', "trace": ', json.dumps(header["trace"])]
+        return "".join(parts) + "}"
+
+    @property
+    def header(self) -> dict[str, Any]:
+        """The summary's scalars (``scenario``, ``seed``, ``sim_time_s``,
+        ``warmup_s``, ``wall_s``, ``events``, ``packet_hops``), ``connections``,
+        and, when recorded, ``series`` and ``trace``: everything but the tables."""
+        return self._header
+
+    def _core_table(self, name: str) -> pl.DataFrame:
+        if name not in self._raw:
+            if self._summary is None:
+                raise KeyError(f"Result: no table {name!r}")
+            self._raw[name] = summary_frame(self._summary, name)
+        return self._raw[name]
 
     def _table(self, name: str, build: Any) -> pl.DataFrame:
         if name not in self._cache:
-            self._cache[name] = build(self.summary)
+            self._cache[name] = build()
         frame: pl.DataFrame = self._cache[name]
         return frame
 
     @property
     def flows(self) -> pl.DataFrame:
         """One row per flow instance."""
-        return self._table("flows", flows_frame)
+        return self._core_table("flows")
 
     @property
     def links(self) -> pl.DataFrame:
         """One row per link direction."""
-        return self._table("links", links_frame)
+        return self._core_table("links")
 
     @property
     def transfers(self) -> pl.DataFrame:
         """One row per finite transfer: its size, start and completion time (see :func:`transfer_schema`)."""
-        return self._table("transfers", transfers_frame)
+        return self._core_table("transfers")
 
     @property
     def connections(self) -> dict[str, int]:
         """Connections opened, closed (reclaimed) and alive at most at once, and orphaned packets."""
-        totals: dict[str, int] = self.summary["connections"]
+        totals: dict[str, int] = self._header["connections"]
         return totals
 
     @property
     def timeseries(self) -> pl.DataFrame:
         """Sampled sender state per flow (empty unless ``run.sample`` is set)."""
-        return self._table("timeseries", flow_series_frame)
+        return self._table("timeseries", lambda: flow_series_frame(self._core_table("flow_series"), self.flows))
 
     @property
     def queues(self) -> pl.DataFrame:
         """Sampled queue lengths per link (empty unless ``run.sample`` is set)."""
-        return self._table("queues", link_series_frame)
+        return self._core_table("link_series")
 
     @property
     def metrics(self) -> pl.DataFrame:
@@ -317,28 +434,28 @@ class Result:
         instance, metric) with its value (see :func:`metrics_schema`); empty unless
         ``run.sample`` or an ``[[observe]]`` section is set. ``timeseries`` and
         ``queues`` are wide views of what ``run.sample`` recorded."""
-        return self._table("metrics", metrics_frame)
+        return self._table("metrics", lambda: metrics_frame(self._core_table("metrics"), self.series))
 
     @property
     def series(self) -> pl.DataFrame:
         """The recorded series, one row each, with their unit and interval."""
-        return self._table("series", series_frame)
+        return self._table("series", lambda: series_frame(self._header.get("series")))
 
     @property
     def trace(self) -> pl.DataFrame:
         """Traced packet events: one row per enqueue, departure, drop and delivery (``[[trace]]``)."""
-        return self._table("trace", trace_frame)
+        return self._table("trace", lambda: trace_frame(self._header))
 
     @property
     def captures(self) -> list[dict[str, Any]]:
         """The pcap files the trace makes: ``file``, ``trace`` (entry), ``point`` (where captured), ``rows``."""
-        trace = self.summary.get("trace") or {}
+        trace = self._header.get("trace") or {}
         captures: list[dict[str, Any]] = trace.get("captures") or []
         return captures
 
     def write_pcaps(self, directory: str | Path) -> list[Path]:
         """Writes one pcap per capture into ``directory``; returns the paths."""
-        return write_pcaps(self.summary, directory)
+        return write_pcaps(self._header, directory)
 
     def shares(self, link: str | None = None, groups: dict[str, list[str]] | None = None) -> pl.DataFrame:
         """How a dumbbell bottleneck direction's capacity was spent over the
@@ -376,7 +493,7 @@ class Result:
 
     @property
     def scenario(self) -> str:
-        name: str = self.summary["scenario"]
+        name: str = self._header["scenario"]
         return name
 
     def to_pandas(self) -> dict[str, Any]:

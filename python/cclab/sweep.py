@@ -46,7 +46,7 @@ from cclab.api import ScenarioLike, as_scenario
 from cclab.executors import Executor, LocalExecutor, Task, make_executor
 from cclab.interrupt import Interrupt, cancel_on_sigint
 from cclab.progress import Progress
-from cclab.result import flows_frame, links_frame, transfers_frame
+from cclab.result import Result, summary_frame
 from cclab.scenario import Scenario, ScenarioError
 
 if TYPE_CHECKING:
@@ -307,10 +307,10 @@ class RunStore:
         record = {**plan, "done": plan["done"] if done is None else done, "complete": complete}
         self._replace(self.out / "sweep.json", lambda tmp: tmp.write_text(json.dumps(record, indent=1) + "\n"))
 
-    def save(self, spec: RunSpec, summary: dict[str, Any]) -> None:
+    def save(self, spec: RunSpec, result: Result) -> None:
         staging = Path(tempfile.mkdtemp(prefix=f"{spec.key}-", dir=self.staging))
         try:
-            (staging / "summary.json").write_text(json.dumps(summary))
+            (staging / "summary.json").write_text(json.dumps(result.summary))
             meta = {
                 "version": __version__,
                 "build_id": spec.build,
@@ -322,9 +322,9 @@ class RunStore:
             }
             (staging / "meta.json").write_text(json.dumps(meta))
             tag = _tags(spec)
-            flows_frame(summary).with_columns(**tag).write_parquet(staging / "flows.parquet")
-            links_frame(summary).with_columns(**tag).write_parquet(staging / "links.parquet")
-            transfers_frame(summary).with_columns(**tag).write_parquet(staging / "transfers.parquet")
+            result.flows.with_columns(**tag).write_parquet(staging / "flows.parquet")
+            result.links.with_columns(**tag).write_parquet(staging / "links.parquet")
+            result.transfers.with_columns(**tag).write_parquet(staging / "transfers.parquet")
             final = self.runs / spec.key
             if final.exists():  # two grid points resolved to the same run (equal keys)
                 shutil.rmtree(staging)
@@ -382,7 +382,7 @@ def _tags(spec: RunSpec) -> dict[str, Any]:
 
 
 #: The tables a sweep gathers from every run.
-TABLES = {"flows": flows_frame, "links": links_frame, "transfers": transfers_frame}
+TABLES = ("flows", "links", "transfers")
 
 
 def _tidy(specs: Sequence[RunSpec], summaries: Mapping[int, dict[str, Any]], table: str) -> pl.DataFrame:
@@ -392,7 +392,7 @@ def _tidy(specs: Sequence[RunSpec], summaries: Mapping[int, dict[str, Any]], tab
     for spec in specs:
         if spec.index not in summaries:
             continue
-        frames.append(TABLES[table](summaries[spec.index]).with_columns(**_tags(spec)))
+        frames.append(summary_frame(summaries[spec.index], table).with_columns(**_tags(spec)))
     if not frames:
         return pl.DataFrame()
     frame = pl.concat(frames, how="diagonal_relaxed")
@@ -637,11 +637,11 @@ def _run_todo(
         # The first Ctrl-C cancels the runs; the executor then hands over
         # those that had finished and stops, and they are saved below.
         with cancel_on_sigint(engine.cancel) as interrupt:
-            for task, text in engine.run([spec.task() for spec in todo]):
-                summary = json.loads(text)
+            for task, output in engine.run([spec.task() for spec in todo]):
+                result = Result.from_core(output, {})
                 if store is not None:
-                    store.save(by_index[task.index], summary)
-                summaries[task.index] = summary
+                    store.save(by_index[task.index], result)
+                summaries[task.index] = result.summary
                 bar.advance()
     except KeyboardInterrupt:
         engine.cancel()

@@ -1,11 +1,12 @@
-//! PyO3 bindings: thin wrappers that move strings across the boundary. All
-//! logic lives in cclab-sim; results cross as JSON text.
+//! PyO3 bindings: thin wrappers that move strings and buffers across the
+//! boundary. All logic lives in cclab-sim; a run's tables cross as Arrow
+//! buffers (`cclab_sim::table`), everything else as JSON text.
 
 use cclab_sim::RunError;
 use cclab_wire::ParamDefault;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 
 /// Large buffers (the packet pool, delay lines, scoreboards) on transparent
 /// huge pages: see `cclab_core::huge_pages`.
@@ -69,26 +70,63 @@ fn limit(memory_limit: Option<&str>) -> Result<cclab_sim::MemoryLimit, cclab_sim
     cclab_sim::MemoryLimit::resolve(memory_limit)
 }
 
-/// Runs scenario text; returns the JSON summary. Releases the GIL while
+/// One column as it crosses to Python: name, Arrow type ("f64", "i64",
+/// "bool", "str"), rows, and Arrow's buffers (validity bitmap or None,
+/// offsets for strings or None, values).
+type ColumnBuffers<'py> = (
+    String,
+    &'static str,
+    usize,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Bound<'py, PyBytes>,
+);
+
+fn column_buffers<'py>(py: Python<'py>, c: &cclab_sim::table::Column) -> ColumnBuffers<'py> {
+    let bytes = |b: &Vec<u8>| PyBytes::new(py, b);
+    (
+        c.name.clone(),
+        c.kind.name(),
+        c.rows,
+        c.validity.as_ref().map(bytes),
+        c.offsets.as_ref().map(bytes),
+        bytes(&c.data),
+    )
+}
+
+/// Runs scenario text; returns `(header, tables)`: the summary's scalars,
+/// connection totals, series descriptions and trace as JSON, and its tables
+/// (`flows`, `links`, `transfers`, `metrics`, `flow_series`, `link_series`) as
+/// lists of column buffers (see `ColumnBuffers`). Releases the GIL while
 /// simulating; refuses a scenario whose memory estimate is above
 /// `memory_limit`; raises `RunCancelled` if `cancel` is cancelled first.
 #[pyfunction]
 #[pyo3(signature = (text, name, seed=None, memory_limit=None, cancel=None, allow_long=false))]
-fn run_toml(
-    py: Python<'_>,
+#[allow(clippy::type_complexity)]
+fn run_toml<'py>(
+    py: Python<'py>,
     text: String,
     name: String,
     seed: Option<u64>,
     memory_limit: Option<String>,
     cancel: Option<&Bound<'_, CancelToken>>,
     allow_long: bool,
-) -> PyResult<String> {
+) -> PyResult<(String, Vec<(&'static str, Vec<ColumnBuffers<'py>>)>)> {
     let limit = limit(memory_limit.as_deref()).map_err(to_py)?;
     let token = cancel.map(|c| c.get().0.clone()).unwrap_or_default();
-    let result =
-        py.detach(move || cclab_sim::run_toml_cancellable(&text, &name, seed, limit, allow_long, &token));
+    let result = py.detach(move || {
+        cclab_sim::run_toml_cancellable(&text, &name, seed, limit, allow_long, &token)
+            .map(|r| (serde_json::to_string(&r.header()), r.tables()))
+    });
     match result {
-        Ok(result) => to_json(&result),
+        Ok((header, tables)) => {
+            let header = header.map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let tables = tables
+                .iter()
+                .map(|(name, t)| (*name, t.columns.iter().map(|c| column_buffers(py, c)).collect()))
+                .collect();
+            Ok((header, tables))
+        }
         Err(RunError::Scenario(e)) => Err(to_py(e)),
         Err(RunError::Cancelled(c)) => {
             Err(RunCancelled::new_err((RunError::Cancelled(c).to_string(), c.at as f64 / 1e9)))

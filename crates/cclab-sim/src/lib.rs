@@ -20,6 +20,7 @@ pub mod resolved;
 pub mod results;
 pub mod scenario;
 pub mod sources;
+pub mod table;
 pub mod theory;
 pub mod topology;
 pub mod trace;

@@ -4,6 +4,7 @@
 
 use crate::build::Simulation;
 use crate::observe::SeriesInfo;
+use crate::table::Table;
 use cclab_core::stats::{BYTES_DELIVERED, QUEUE_BYTES, QUEUE_PACKETS};
 use cclab_core::BufferLimit;
 use cclab_core::MetricRow;
@@ -62,9 +63,10 @@ impl FlowResult {
 }
 
 /// Declares a table of columns (a struct of `Vec`s, serialised as one array
-/// per field) and its schema, `COLUMNS`: each column's name and element type,
-/// in order. The Python package builds an empty table from the schema
-/// (`_core.table_columns`), so a column is named only here.
+/// per field), its schema, `COLUMNS` (each column's name and element type, in
+/// order), and `table()`, the columns as they cross to Python. The Python
+/// package builds an empty table from the schema (`_core.table_columns`), so
+/// a column is named only here.
 macro_rules! columns {
     ($(#[$meta:meta])* pub struct $name:ident { $($(#[$field_meta:meta])* pub $field:ident: Vec<$ty:ty>,)* }) => {
         $(#[$meta])*
@@ -75,6 +77,13 @@ macro_rules! columns {
         impl $name {
             pub const COLUMNS: &'static [(&'static str, &'static str)] =
                 &[$((stringify!($field), stringify!($ty))),*];
+
+            pub fn table(&self) -> Table {
+                let rows = [$(self.$field.len()),*][0];
+                let mut table = Table::new(rows);
+                $(table.column(stringify!($field), self.$field.iter());)*
+                table
+            }
         }
     };
 }
@@ -207,13 +216,15 @@ columns! {
     }
 }
 
-/// Every recorded value in long format, as columns: one entry per sample of
-/// one series; `series` indexes [`TimeSeries::series`].
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct MetricColumns {
-    pub time_s: Vec<f64>,
-    pub series: Vec<u32>,
-    pub value: Vec<f64>,
+columns! {
+    /// Every recorded value in long format, as columns: one entry per sample of
+    /// one series; `series` indexes [`TimeSeries::series`].
+    #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+    pub struct MetricColumns {
+        pub time_s: Vec<f64>,
+        pub series: Vec<u32>,
+        pub value: Vec<f64>,
+    }
 }
 
 /// Time series. `series` and `metrics` hold everything recorded (`run.sample`
@@ -545,4 +556,118 @@ fn time_series(sim: &Simulation) -> Option<TimeSeries> {
         wide(&mut ts, rows);
         ts
     })
+}
+
+/// What a run reports besides its tables: the `--json` summary's scalars,
+/// connection totals, the recorded series' descriptions and the packet trace.
+#[derive(Clone, Debug, Serialize)]
+pub struct Header<'a> {
+    pub scenario: &'a str,
+    pub seed: u64,
+    pub sim_time_s: f64,
+    pub warmup_s: f64,
+    pub wall_s: f64,
+    pub events: u64,
+    pub packet_hops: u64,
+    pub connections: ConnectionTotals,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub series: Option<&'a [SeriesInfo]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<&'a crate::trace::TraceTable>,
+}
+
+impl RunResult {
+    pub fn header(&self) -> Header<'_> {
+        Header {
+            scenario: &self.scenario,
+            seed: self.seed,
+            sim_time_s: self.sim_time_s,
+            warmup_s: self.warmup_s,
+            wall_s: self.wall_s,
+            events: self.events,
+            packet_hops: self.packet_hops,
+            connections: self.connections,
+            series: self.timeseries.as_ref().map(|ts| ts.series.as_slice()),
+            trace: self.trace.as_ref(),
+        }
+    }
+
+    /// The run's tables as columns, by name: `flows`, `links`, `transfers`,
+    /// `metrics`, and `flow_series` and `link_series` (the wide views of
+    /// `run.sample`), the last three empty without recorded series. Column
+    /// names are the `--json` summary's.
+    pub fn tables(&self) -> Vec<(&'static str, Table)> {
+        let none = TimeSeries::default();
+        let ts = self.timeseries.as_ref().unwrap_or(&none);
+        vec![
+            ("flows", self.flow_table()),
+            ("links", self.link_table()),
+            ("transfers", self.transfers.table()),
+            ("metrics", ts.metrics.table()),
+            ("flow_series", ts.flows.table()),
+            ("link_series", ts.links.table()),
+        ]
+    }
+
+    fn flow_table(&self) -> Table {
+        let f = &self.flows;
+        let mut t = Table::new(f.len());
+        t.column("name", f.iter().map(|r| r.name.as_str()))
+            .column("index", f.iter().map(|r| r.index))
+            .column("flow_id", f.iter().map(|r| r.flow_id))
+            .column("direction", f.iter().map(|r| r.direction))
+            .column("protocol", f.iter().map(|r| r.protocol.as_str()))
+            .column("cc", f.iter().map(|r| r.cc.as_deref()))
+            .column("recovery", f.iter().map(|r| r.recovery.as_deref()))
+            .column("pacing", f.iter().map(|r| r.pacing.as_deref()))
+            .column("app", f.iter().map(|r| r.app))
+            .column("start_s", f.iter().map(|r| r.start_s))
+            .column("rtt_base_s", f.iter().map(|r| r.rtt_base_s))
+            .column("goodput_bps", f.iter().map(|r| r.goodput_bps))
+            .column("throughput_bps", f.iter().map(|r| r.throughput_bps))
+            .column("ack_throughput_bps", f.iter().map(|r| r.ack_throughput_bps))
+            .column("bytes_delivered", f.iter().map(|r| r.bytes_delivered))
+            .column("packets_sent", f.iter().map(|r| r.packets_sent))
+            .column("packets_received", f.iter().map(|r| r.packets_received))
+            .column("completion_s", f.iter().map(|r| r.completion_s));
+        // The protocols' own counters, in the order the rows first name them
+        // (each row's in name order), as polars orders a union of JSON rows' keys.
+        let mut extras: Vec<&str> = Vec::new();
+        for name in f.iter().flat_map(|r| r.extra.keys()) {
+            if !extras.contains(name) {
+                extras.push(name);
+            }
+        }
+        for name in extras {
+            t.json_column(name, f.iter().map(move |r| r.extra.get(name)));
+        }
+        t
+    }
+
+    fn link_table(&self) -> Table {
+        let l = &self.links;
+        let mut t = Table::new(l.len());
+        t.column("name", l.iter().map(|r| r.name.as_str()))
+            .column("role", l.iter().map(|r| r.role))
+            .column("from", l.iter().map(|r| r.from.as_str()))
+            .column("to", l.iter().map(|r| r.to.as_str()))
+            .column("rate_bps", l.iter().map(|r| r.rate_bps))
+            .column("delay_s", l.iter().map(|r| r.delay_s))
+            .column("buffer_pkts", l.iter().map(|r| r.buffer_pkts))
+            .column("buffer_bytes", l.iter().map(|r| r.buffer_bytes))
+            .column("utilization", l.iter().map(|r| r.utilization))
+            .column("throughput_bps", l.iter().map(|r| r.throughput_bps))
+            .column("arrivals", l.iter().map(|r| r.arrivals))
+            .column("drops", l.iter().map(|r| r.drops))
+            .column("early_drops", l.iter().map(|r| r.early_drops))
+            .column("marks", l.iter().map(|r| r.marks))
+            .column("losses", l.iter().map(|r| r.losses))
+            .column("queue_mean_pkts", l.iter().map(|r| r.queue_mean_pkts))
+            .column("queue_mean_bytes", l.iter().map(|r| r.queue_mean_bytes))
+            .column("queue_max_pkts", l.iter().map(|r| r.queue_max_pkts))
+            .column("queue_max_bytes", l.iter().map(|r| r.queue_max_bytes))
+            .column("queue", l.iter().map(|r| r.queue))
+            .column("queue_delay_mean_s", l.iter().map(|r| r.queue_delay_mean_s));
+        t
+    }
 }

@@ -160,7 +160,7 @@ class StudyContext:
             with ThreadPoolExecutor(max_workers=self.options.jobs or 2) as pool:
                 results = pool.map(lambda s: run(s.scenario, seed=s.seed, allow_long=True), todo)
                 for spec, result in zip(todo, results, strict=True):
-                    store.save(spec, result.summary)
+                    store.save(spec, result)
                     summaries[spec.index] = result.summary
         finally:
             store.close()

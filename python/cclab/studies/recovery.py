@@ -167,7 +167,7 @@ def traced_runs(ctx: StudyContext, scenario: Scenario, speeds: list[str]) -> pl.
 
     import polars as pl
 
-    from cclab.result import flows_frame
+    from cclab.result import Result, summary_frame
     from cclab.sweep import RunSpec, RunStore, check_replayable, keyed_build, run_key
 
     base = scenario.validate()["run"]["seed"]
@@ -203,14 +203,14 @@ def traced_runs(ctx: StudyContext, scenario: Scenario, speeds: list[str]) -> pl.
         check_replayable(len(todo), len(specs), store.out)
         with ThreadPoolExecutor(max_workers=ctx.options.jobs or 2) as pool:
             for spec, summary in zip(todo, pool.map(one, todo), strict=True):
-                store.save(spec, summary)
+                store.save(spec, Result(summary, {}, spec.seed))
                 summaries[spec.index] = summary
     finally:
         store.close()
     rows = []
     for spec, label in zip(specs, labels, strict=True):
         summary = summaries[spec.index]
-        goodput = float(flows_frame(summary)["goodput_bps"].sum()) / 1e6
+        goodput = float(summary_frame(summary, "flows")["goodput_bps"].sum()) / 1e6
         rows.append({**label, "goodput_mbps": goodput, **summary["trace_counts"]})
     return pl.DataFrame(rows)
 
