@@ -209,3 +209,20 @@ def test_outside_a_kernel_nothing_is_drawn_when_stderr_is_not_a_terminal(monkeyp
     bar = Progress(4)
     bar.advance(4)
     assert not bar.enabled and shown.calls == [] and sys.stderr.getvalue() == ""
+
+
+def test_a_run_shown_ends_its_line_at_the_end_and_a_quick_one_shows_nothing(tmp_path: Path, monkeypatch) -> None:
+    import cclab.api
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    scenario = scenario_file(tmp_path, "3s")
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    cclab.run(scenario, progress=True)
+    assert sys.stderr.getvalue() == "", "a run quicker than the delay draws nothing"
+    monkeypatch.setattr(cclab.api, "RUN_PROGRESS_DELAY_S", 0.0)
+    cclab.run(scenario, progress=True)
+    # Not the last poll's state (the run may have ended before any): the end, as the last line.
+    assert sys.stderr.getvalue().endswith("\r[" + "#" * 30 + "] 3.0 of 3 simulated s   \n"), sys.stderr.getvalue()

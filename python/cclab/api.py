@@ -90,11 +90,16 @@ def run_json(
             bar.update(*reached)
 
     try:
-        return call_interruptibly(
+        summary = call_interruptibly(
             lambda: _core.run_toml(text, name, seed, memory_limit, token, allow_long),
             token.cancel,
             show if bar.enabled else None,
         )
+        if bar.enabled:
+            # The end (drawn only if the line was): a bar left at the last poll reads as
+            # a run that stopped short, and a notebook keeps it in the cell's output.
+            show()
+        return summary
     finally:
         bar.close()
 
