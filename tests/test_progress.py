@@ -99,3 +99,130 @@ def test_the_token_reports_progress_to_the_library(tmp_path: Path) -> None:
     assert token.progress is None
     cclab.run(scenario_file(tmp_path, "3s"), cancel=token)
     assert token.progress == (3.0, 3.0)
+
+
+# --- In a Jupyter kernel (issue 48): a bar in the cell's output, redrawn in place ------------
+
+
+class Displayed:
+    """Records what Progress shows in a notebook, as IPython's display would."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[dict[str, str], str, bool]] = []
+
+    def __call__(self, bundle: dict[str, str], display_id: str, update: bool) -> None:
+        self.calls.append((bundle, display_id, update))
+
+
+def in_a_kernel(monkeypatch) -> Displayed:
+    import cclab.progress
+
+    shown = Displayed()
+    monkeypatch.setattr(cclab.progress, "kernel_running", lambda: True)
+    monkeypatch.setattr(cclab.progress, "notebook_display", shown)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())  # a kernel's stderr is no terminal
+    return shown
+
+
+def test_kernel_running_tells_a_kernel_from_a_terminal_ipython(monkeypatch) -> None:
+    import types
+
+    from cclab.progress import kernel_running
+
+    monkeypatch.delitem(sys.modules, "IPython", raising=False)
+    assert not kernel_running()
+    fake = types.ModuleType("IPython")
+    monkeypatch.setitem(sys.modules, "IPython", fake)
+    shells = {"kernel": types.SimpleNamespace(kernel=object()), "terminal": types.SimpleNamespace(), "none": None}
+    seen = {}
+    for name, shell in shells.items():
+        fake.get_ipython = lambda shell=shell: shell  # type: ignore[attr-defined]
+        seen[name] = kernel_running()
+    assert seen == {"kernel": True, "terminal": False, "none": False}
+
+
+def test_in_a_kernel_the_bar_is_shown_once_and_updated_in_place(monkeypatch) -> None:
+    import html.parser
+
+    import cclab.progress
+
+    shown = in_a_kernel(monkeypatch)
+    monkeypatch.setattr(cclab.progress, "NOTEBOOK_REDRAW_S", 0.0)
+    bar = Progress(4, done=1)  # resumed: one run was cached
+    assert bar.enabled
+    for _ in range(3):
+        bar.advance()
+    bar.close()
+    assert sys.stderr.getvalue() == ""
+    assert [update for _, _, update in shown.calls] == [False, True, True, True]
+    assert len({display_id for _, display_id, _ in shown.calls}) == 1
+    htmls = [bundle["text/html"] for bundle, _, _ in shown.calls]
+    assert "1/4 runs" in htmls[0] and "ETA" not in htmls[0], "no ETA before a run of this session has finished"
+    assert "2/4 runs, ETA " in htmls[1] and 'value="0.5000"' in htmls[1]
+    assert "4/4 runs" in htmls[-1] and "ETA" not in htmls[-1] and 'value="1.0000"' in htmls[-1]
+    assert shown.calls[-1][0]["text/plain"].startswith("[" + "#" * 30 + "] 4/4 runs")
+    parser = html.parser.HTMLParser()
+    parser.feed(htmls[-1])
+    parser.close()
+
+
+def test_in_a_kernel_text_is_escaped_and_redraws_are_rationed(monkeypatch) -> None:
+    import cclab.progress
+
+    shown = in_a_kernel(monkeypatch)
+    monkeypatch.setattr(cclab.progress, "NOTEBOOK_REDRAW_S", 3600.0)  # however slow the machine
+    bar = Progress(1000, describe=lambda done, total: f"{done:g} <of> {total:g} & more")
+    for _ in range(500):
+        bar.advance()
+    # Hundreds of quick runs within NOTEBOOK_REDRAW_S: one message, not one each.
+    assert len(shown.calls) == 1
+    bar.close()
+    # Closing shows the state reached, which the rationing held back.
+    assert len(shown.calls) == 2 and "500 &lt;of&gt; 1000 &amp; more" in shown.calls[-1][0]["text/html"]
+    for _ in range(500):
+        bar.advance()
+    assert "1000 &lt;of&gt; 1000" in shown.calls[-1][0]["text/html"], "the end is always shown"
+
+
+def test_in_a_kernel_quick_or_disabled_work_shows_nothing(monkeypatch) -> None:
+    shown = in_a_kernel(monkeypatch)
+    quick = Progress(0, delay_s=60, describe=lambda done, total: f"{done} of {total}")
+    quick.update(1.5, 20)
+    quick.close()
+    off = Progress(4, enabled=False)
+    off.advance(4)
+    off.close()
+    assert shown.calls == []
+    # A stream given is written to as before, kernel or not.
+    stream = io.StringIO()
+    Progress(4, stream=stream, enabled=True).advance(4)
+    assert shown.calls == [] and stream.getvalue().endswith("4/4 runs   \n")
+
+
+def test_outside_a_kernel_nothing_is_drawn_when_stderr_is_not_a_terminal(monkeypatch) -> None:
+    import cclab.progress
+
+    shown = Displayed()
+    monkeypatch.setattr(cclab.progress, "kernel_running", lambda: False)
+    monkeypatch.setattr(cclab.progress, "notebook_display", shown)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    bar = Progress(4)
+    bar.advance(4)
+    assert not bar.enabled and shown.calls == [] and sys.stderr.getvalue() == ""
+
+
+def test_a_run_shown_ends_its_line_at_the_end_and_a_quick_one_shows_nothing(tmp_path: Path, monkeypatch) -> None:
+    import cclab.api
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    scenario = scenario_file(tmp_path, "3s")
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    cclab.run(scenario, progress=True)
+    assert sys.stderr.getvalue() == "", "a run quicker than the delay draws nothing"
+    monkeypatch.setattr(cclab.api, "RUN_PROGRESS_DELAY_S", 0.0)
+    cclab.run(scenario, progress=True)
+    # Not the last poll's state (the run may have ended before any): the end, as the last line.
+    assert sys.stderr.getvalue().endswith("\r[" + "#" * 30 + "] 3.0 of 3 simulated s   \n"), sys.stderr.getvalue()

@@ -75,7 +75,8 @@ def run_output(
     run goes to a worker thread, so that Ctrl-C stops it within milliseconds
     (raising ``RunCancelled``) instead of waiting for it to end; so does
     ``cancel.cancel()`` from anywhere. ``progress`` (default: when stderr is a
-    terminal) shows the simulated time reached once the run has taken a second."""
+    terminal, or in a Jupyter kernel) shows the simulated time reached once the
+    run has taken a second."""
     from cclab.progress import Progress
 
     token = cancel if cancel is not None else _core.CancelToken()
@@ -88,11 +89,16 @@ def run_output(
             bar.update(*reached)
 
     try:
-        return call_interruptibly(
+        summary = call_interruptibly(
             lambda: _core.run_toml(text, name, seed, memory_limit, token, allow_long),
             token.cancel,
             show if bar.enabled else None,
         )
+        if bar.enabled:
+            # The end (drawn only if the line was): a bar left at the last poll reads as
+            # a run that stopped short, and a notebook keeps it in the cell's output.
+            show()
+        return summary
     finally:
         bar.close()
 
@@ -119,8 +125,9 @@ def run(
     ``cancel.cancel()`` from another thread, stops the run within milliseconds
     and raises :class:`cclab.RunCancelled` (a ``KeyboardInterrupt``); a
     cancelled run leaves no result. ``progress=True`` (or ``None``: when stderr
-    is a terminal) shows the simulated time reached, and the time left, on
-    stderr once the run has taken a second. A run estimated to need more than
+    is a terminal or in a Jupyter kernel) shows the simulated time reached, and
+    the time left, on stderr (in a notebook, in the cell's output) once the run
+    has taken a second. A run estimated to need more than
     an hour of CPU (``cclab._core.RUN_TIME_LIMIT_S``; see docs/scenario.md,
     "Run time") is refused before it starts unless ``allow_long=True``.
     """

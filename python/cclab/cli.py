@@ -607,6 +607,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def format_sweep(table: Any, grid: list[str]) -> str:
     """The aggregated sweep as a text table: mean and 95 % interval across replications."""
+    rows = sweep_rows(table, grid)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
+
+def sweep_rows(table: Any, grid: list[str]) -> list[list[str]]:
+    """The cells of :func:`format_sweep`'s table, its header first."""
 
     def mean(r: dict[str, Any], metric: str, fmt: str, scale: float = 1.0) -> str:
         value = r.get(f"{metric}_mean")
@@ -625,8 +632,7 @@ def format_sweep(table: Any, grid: list[str]) -> str:
             mean(r, "timeouts", ".1f"),
             mean(r, "rtt_mean_s", ".2f", 1e3),
         ])  # fmt: skip
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return rows
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -496,6 +496,16 @@ class Result:
         name: str = self._header["scenario"]
         return name
 
+    def _repr_html_(self) -> str:
+        from cclab import notebook
+
+        return notebook.run_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from cclab import notebook
+
+        printer.text(notebook.run_text(self))
+
     def to_pandas(self) -> dict[str, Any]:
         """The tables as pandas DataFrames (needs pandas and pyarrow)."""
         return {

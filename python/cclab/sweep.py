@@ -476,6 +476,16 @@ class SweepResult:
     def summary(self) -> pl.DataFrame:
         return self.aggregate()
 
+    def _repr_html_(self) -> str:
+        from cclab import notebook
+
+        return notebook.sweep_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from cclab import notebook
+
+        printer.text(notebook.sweep_text(self))
+
     def identical_points(self) -> list[dict[str, Any]]:
         """The grid points at which every replication gave exactly the same flows and
         links tables (none with a single replication): the scenario draws no random

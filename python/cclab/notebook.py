@@ -1,0 +1,228 @@
+"""How runs and sweeps show in a Jupyter notebook.
+
+``Result`` and ``SweepResult`` hand their ``_repr_html_`` here: a header, the
+tables ``cclab run`` and ``cclab sweep`` print (the first :data:`ROWS` rows of
+each), and a small figure where the results have one to draw. Their
+``_repr_pretty_`` (IPython's plain text) is the command line's text, so that a
+notebook does not store the dataclass repr of a whole summary beside the HTML.
+
+Only the results' public tables are read, so how they are built may change.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from html import escape
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from cclab.result import Result
+    from cclab.sweep import SweepResult
+
+#: Rows of a table shown; the rest are counted ("... and 480 more flows").
+ROWS = 20
+#: Flows drawn in a run's cwnd figure: more would be a tangle.
+FIGURE_FLOWS = 8
+#: Lines drawn in a sweep's figure, at most.
+FIGURE_SERIES = 10
+#: Size of an inline figure: small beside the tables, and a PNG of bounded size
+#: however many samples a run recorded (an SVG grows with them).
+FIGURE_INCHES = (6.0, 3.2)
+FIGURE_DPI = 80
+
+_STYLE = "font-size: small; margin: 0.4em 0"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], numeric: Sequence[bool]) -> str:
+    def row(cells: Sequence[str], tag: str) -> str:
+        return "<tr>" + "".join(
+            f'<{tag} style="text-align: {"right" if right else "left"}">{escape(c)}</{tag}>'
+            for c, right in zip(cells, numeric, strict=True)
+        ) + "</tr>"  # fmt: skip
+
+    body = "".join(row(r, "td") for r in rows)
+    return f'<table class="cclab-table"><thead>{row(header, "th")}</thead><tbody>{body}</tbody></table>'
+
+
+def _more(count: int, what: str, where: str) -> str:
+    """The line under a truncated table; empty when nothing was left out."""
+    if count <= 0:
+        return ""
+    return f'<p style="{_STYLE}">... and {count:,} more {escape(what)} ({escape(where)} has every row)</p>'
+
+
+def _paragraphs(lines: Sequence[str]) -> str:
+    return "".join(f'<p style="{_STYLE}">{escape(line)}</p>' for line in lines)
+
+
+def _png(fig: Figure, alt: str) -> str:
+    fig.set_size_inches(*FIGURE_INCHES)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=FIGURE_DPI)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{escape(alt)}">'
+
+
+# --- One run ---------------------------------------------------------------------------------
+
+
+def run_header(result: Result) -> str:
+    """The line above ``cclab run``'s tables: scenario, seed, simulated and wall time, events."""
+    s = result.summary
+    parts = [f"scenario {s.get('scenario', '?')}", f"seed {result.seed}"]
+    if s.get("sim_time_s") is not None:
+        window = f" (statistics over {s['warmup_s']:g}-{s['sim_time_s']:g} s)" if s.get("warmup_s") is not None else ""
+        parts.append(f"simulated {s['sim_time_s']:g} s{window}")
+    if s.get("wall_s") is not None:
+        parts.append(f"wall {s['wall_s']:.3f} s")
+    if s.get("events") is not None:
+        parts.append(f"events {s['events']:,}")
+    return "  ".join(parts)
+
+
+FLOW_HEADER = ("flow", "dir", "cc/recovery", "goodput Mb/s", "thruput Mb/s", "retx", "RTOs", "rtt ms", "done s")
+FLOW_NUMERIC = (False, False, False, True, True, True, True, True, True)
+LINK_HEADER = ("link", "role", "util", "drops", "losses", "queue mean/max pkts", "delay ms")
+LINK_NUMERIC = (False, False, True, True, True, True, True)
+
+
+def flow_cells(f: dict[str, Any]) -> list[str]:
+    """A row of the flows table as ``cclab run`` prints it."""
+    from cclab.cli import _algorithms, _count, _mbps, _ms
+
+    done = "-" if f.get("completion_s") is None else f"{f['completion_s']:.3f}"
+    return [f"{f['name']}[{f['index']}]", str(f.get("direction") or "")[:3], _algorithms(f),
+            _mbps(f["goodput_bps"]).strip(), _mbps(f["throughput_bps"]).strip(), _count(f, "retransmits"),
+            _count(f, "timeouts"), _ms(f.get("rtt_mean_s")).strip(), done]  # fmt: skip
+
+
+def link_cells(link: dict[str, Any]) -> list[str]:
+    """A row of the links table as ``cclab run`` prints it."""
+    from cclab.cli import _ms
+
+    return [link["name"], link["role"], f"{link['utilization'] * 100:.2f}%", str(link["drops"]), str(link["losses"]),
+            f"{link['queue_mean_pkts']:.1f} / {link['queue_max_pkts']}",
+            _ms(link.get("queue_delay_mean_s")).strip()]  # fmt: skip
+
+
+def run_figure(result: Result) -> Figure | None:
+    """The congestion windows of the first :data:`FIGURE_FLOWS` flows over time,
+    or None if the run sampled none (``run.sample`` unset, or no TCP flow)."""
+    import polars as pl
+
+    from cclab import plot
+
+    series = result.timeseries
+    if series.height == 0 or "cwnd" not in series.columns:
+        return None
+    shown = result.flows.head(FIGURE_FLOWS)["flow_id"]
+    series = series.filter(pl.col("flow_id").is_in(shown.implode()) & pl.col("cwnd").is_not_null())
+    if series.height == 0:
+        return None
+    drawn = series["flow_id"].n_unique()
+    title = "Congestion window" if result.flows.height <= drawn else f"Congestion window, {drawn} flows"
+    return plot.cwnd(series, title=title)
+
+
+def run_html(result: Result) -> str:
+    """``Result._repr_html_``: the header, flows and links as ``cclab run`` prints
+    them (access links left out, as it does), and the cwnd figure if sampled."""
+    from cclab.cli import _fairness
+
+    flows, links = result.flows, result.links
+    parts = [f'<div class="cclab-result"><p style="{_STYLE}"><b>{escape(run_header(result))}</b></p>']
+    shown = flows.head(ROWS).to_dicts()
+    parts.append(_table(FLOW_HEADER, [flow_cells(f) for f in shown], FLOW_NUMERIC))
+    parts.append(_more(flows.height - len(shown), "flows", ".flows"))
+    parts.append(_paragraphs(_fairness(flows.to_dicts())))
+    others = [link for link in links.to_dicts() if link["role"] != "access"]
+    parts.append(_table(LINK_HEADER, [link_cells(link) for link in others[:ROWS]], LINK_NUMERIC))
+    parts.append(_more(len(others) - ROWS, "links", ".links"))
+    if len(others) < links.height:
+        parts.append(_paragraphs([f"({links.height - len(others)} access links not shown; .links lists them)"]))
+    fig = run_figure(result)
+    if fig is not None:
+        parts.append(_png(fig, f"congestion window over time, {result.scenario}"))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def run_text(result: Result) -> str:
+    """The plain text IPython shows for a Result: ``cclab run``'s output."""
+    from cclab.cli import format_summary
+
+    scalars = ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events")
+    summary: dict[str, Any] = {k: result.summary[k] for k in scalars}
+    summary |= {"flows": result.flows.to_dicts(), "links": result.links.to_dicts(),
+                "transfers": {"completion_s": result.transfers["completion_s"].to_list()}}  # fmt: skip
+    return format_summary(summary)
+
+
+# --- A sweep ---------------------------------------------------------------------------------
+
+#: The metrics ``cclab sweep`` prints.
+SWEEP_METRICS = ["goodput_bps", "retransmits", "timeouts", "rtt_mean_s"]
+
+
+def sweep_header(result: SweepResult) -> str:
+    runs = result.flows["run"].n_unique() if result.flows.height else 0
+    if not result.grid:
+        grid = "no grid"
+        points = 1
+    else:
+        values = result.flows.select(result.grid).unique(maintain_order=True)
+        points = values.height
+        grid = "; ".join(f"{k} = {', '.join(str(v) for v in values[k].unique(maintain_order=True))}"
+                         for k in result.grid)  # fmt: skip
+    where = f"; cached in {result.out}" if result.out is not None else ""
+    return (f"sweep of {grid}: {points} points x {result.replications} replications, "
+            f"{runs} runs{where}")  # fmt: skip
+
+
+def sweep_figure(result: SweepResult) -> Figure | None:
+    """Goodput against the first grid key, a line per value of the second (and
+    per flow, or summed over each run's flows when that would make too many
+    lines); None without a grid, runs, or a figure of few enough lines."""
+    from cclab import plot
+
+    if not result.grid or result.flows.height == 0:
+        return None
+    x, by = result.grid[0], (result.grid[1] if len(result.grid) > 1 else None)
+    others = result.grid[1:]
+    per_run = "flow"
+    if result.flows.select([*others, "name", "index"]).unique().height > FIGURE_SERIES:
+        per_run = "sum"
+        if others and result.flows.select(others).unique().height > FIGURE_SERIES:
+            return None
+    return plot.sweep(result, x=x, by=by, per_run=per_run)
+
+
+def sweep_html(result: SweepResult) -> str:
+    """``SweepResult._repr_html_``: the header, ``cclab sweep``'s table (mean and
+    95 % interval per grid point and flow), the notes, and goodput against the grid."""
+    from cclab.cli import sweep_rows
+
+    parts = [f'<div class="cclab-sweep"><p style="{_STYLE}"><b>{escape(sweep_header(result))}</b></p>']
+    table = result.aggregate(metrics=SWEEP_METRICS)
+    header, *rows = sweep_rows(table, result.grid)
+    numeric = [False] * (len(result.grid) + 1) + [True] * (len(header) - len(result.grid) - 1)
+    parts.append(_table(header, rows[:ROWS], numeric))
+    parts.append(_more(len(rows) - ROWS, "rows", ".summary"))
+    parts.append(_paragraphs([f"note: {note}" for note in result.notes]))
+    fig = sweep_figure(result)
+    if fig is not None:
+        parts.append(_png(fig, f"goodput against {result.grid[0]}"))
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def sweep_text(result: SweepResult) -> str:
+    """The plain text IPython shows for a SweepResult: ``cclab sweep``'s output."""
+    from cclab.cli import format_sweep
+
+    table = format_sweep(result.aggregate(metrics=SWEEP_METRICS), result.grid)
+    return "\n".join([sweep_header(result), "", table, *(f"note: {note}" for note in result.notes)])
