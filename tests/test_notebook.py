@@ -80,7 +80,7 @@ def test_a_run_without_samples_has_no_figure_and_its_text_is_cclab_runs() -> Non
     assert Page(res._repr_html_()).images == []
     pretty = pytest.importorskip("IPython.lib.pretty")
     # Not the dataclass repr, which holds the whole summary (hundreds of kB once sampled).
-    assert pretty.pretty(res) == format_summary(res.summary)
+    assert pretty.pretty(res) == format_summary(res)
 
 
 def test_many_flows_are_cut_to_the_first_rows_and_counted() -> None:

@@ -72,7 +72,7 @@ def _png(fig: Figure, alt: str) -> str:
 
 def run_header(result: Result) -> str:
     """The line above ``cclab run``'s tables: scenario, seed, simulated and wall time, events."""
-    s = result.summary
+    s = result.header
     parts = [f"scenario {s.get('scenario', '?')}", f"seed {result.seed}"]
     if s.get("sim_time_s") is not None:
         window = f" (statistics over {s['warmup_s']:g}-{s['sim_time_s']:g} s)" if s.get("warmup_s") is not None else ""
@@ -155,11 +155,7 @@ def run_text(result: Result) -> str:
     """The plain text IPython shows for a Result: ``cclab run``'s output."""
     from cclab.cli import format_summary
 
-    scalars = ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events")
-    summary: dict[str, Any] = {k: result.summary[k] for k in scalars}
-    summary |= {"flows": result.flows.to_dicts(), "links": result.links.to_dicts(),
-                "transfers": {"completion_s": result.transfers["completion_s"].to_list()}}  # fmt: skip
-    return format_summary(summary)
+    return format_summary(result)
 
 
 # --- A sweep ---------------------------------------------------------------------------------
