@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import cclab
+import cclab.sweepdir
 import pytest
 from cclab.executors import BuildMismatch, DaskExecutor, ExecutorError, Task, run_checked_task, this_build
 from conftest import EXAMPLES
@@ -161,7 +162,7 @@ def test_a_worker_of_another_build_that_joins_during_a_sweep_runs_nothing(
 
 
 def test_executor_takes_a_client_or_a_cluster_and_refuses_anything_else(
-    cluster: distributed.LocalCluster,
+    cluster: distributed.LocalCluster, tmp_path: Path
 ) -> None:
     local = cclab.sweep(SHORT, replications=2, progress=False)
     with distributed.Client(cluster) as client:
@@ -170,6 +171,14 @@ def test_executor_takes_a_client_or_a_cluster_and_refuses_anything_else(
     on_cluster = cclab.sweep(SHORT, replications=2, executor=cluster, progress=False)
     assert cluster.status.name == "running"
     assert on_client.flows.equals(local.flows) and on_cluster.flows.equals(local.flows)
+    # The command line reaches the same workers through the scheduler's address.
+    scenario = tmp_path / "short.toml"
+    scenario.write_text(SHORT.to_toml())
+    proc = subprocess.run([sys.executable, "-m", "cclab", "sweep", str(scenario), "--replications", "2",
+                           "--executor", cluster.scheduler_address, "--out", str(tmp_path / "sw")],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert cclab.sweepdir.read_sweep(tmp_path / "sw").flows.equals(local.flows)
     with pytest.raises(ExecutorError) as err:
         cclab.sweep(SHORT, executor=42, progress=False)  # type: ignore[arg-type]
     assert str(err.value).startswith("executor: expected local, dask, tcp://HOST:PORT, a Dask Client or cluster")

@@ -342,10 +342,19 @@ class DaskExecutor(Executor):
 
     def _check_workers(self) -> None:
         """Refuses the cluster if a worker present now runs another cclab build (or none)."""
-        found = self._client.run(this_build, on_error="return")
-        wrong = {worker: build for worker, build in found.items() if not _same_build(build, self._build)}
+        wrong = self._wrong_workers(self._client.run(this_build, on_error="return"))
         if wrong:
             raise ExecutorError(self._mismatch_message(wrong))
+
+    def _wrong_workers(self, answers: dict[str, Any]) -> dict[str, Any]:
+        """The workers whose answer to ``this_build`` is another build, or shows that they
+        cannot run cclab. A worker that could not be reached (busy, leaving) is not
+        judged here: its tasks check it."""
+        return {
+            worker: found
+            for worker, found in answers.items()
+            if (_cannot_run_cclab(found) if isinstance(found, BaseException) else not _same_build(found, self._build))
+        }
 
     def _mismatch_message(self, wrong: dict[str, Any]) -> str:
         def what(found: Any) -> str:  # noqa: ANN401 - a build, or the exception a worker gave instead
@@ -412,8 +421,7 @@ class DaskExecutor(Executor):
                 self._stop_workers(run_id, list(remaining))
                 self._run_id = None
                 with contextlib.suppress(Exception):  # name every wrong worker present, not only these
-                    now = self._client.run(this_build, on_error="return")
-                    refused |= {w: b for w, b in now.items() if not _same_build(b, self._build)}
+                    refused |= self._wrong_workers(self._client.run(this_build, on_error="return"))
                 raise ExecutorError(self._mismatch_message(refused))
             if stopping:
                 break
@@ -457,6 +465,14 @@ class DaskExecutor(Executor):
                     # The runs are done and their results kept: say so, but do not fail the sweep.
                     warnings.warn(f"the local Dask cluster did not stop within {SHUTDOWN_TIMEOUT_S:g} s; "
                                   "its worker processes may linger", RuntimeWarning, stacklevel=2)  # fmt: skip
+
+
+def _cannot_run_cclab(error: BaseException) -> bool:
+    """``error``, a worker's answer, shows that it has no cclab, or one without this code."""
+    if isinstance(error, ImportError | AttributeError):
+        return True
+    # What a worker could not even unpickle comes back as a bare Exception naming the error.
+    return type(error) is Exception and str(error).startswith(("ModuleNotFoundError", "ImportError", "AttributeError"))
 
 
 def _same_build(found: object, build: Build) -> bool:
