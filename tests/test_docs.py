@@ -61,7 +61,24 @@ NOT_RUN_KINDS = {
 #: Blocks that cannot run, as (file, text the block contains) -> why not.
 NOT_RUN: dict[tuple[str, str], str] = {
     ("README.md", "cargo test --workspace"): "the test command itself: it runs this test suite (.ci/run runs it)",
-}
+    ("docs/cluster.md", "pip install -v \"./cclab[cluster]\""):
+        "compiles the simulator into a new environment: minutes; the tests run inside an installation already",
+    ("docs/cluster.md", "sbatch --array"):
+        "needs SLURM; tests/test_cluster.py runs cclab sweep --executor tcp://... against a local scheduler",
+}  # fmt: skip
+
+#: The SLURM cluster of docs/cluster.md; tests/test_cluster.py checks the job script it writes.
+SLURM_CLUSTER = """from dask_jobqueue import SLURMCluster
+
+cluster = SLURMCluster(
+    cores=8,                                # CPUs per SLURM job
+    processes=8,                            # 8 workers of 1 thread each: one run per core
+    memory="32GB",                          # per job: 4 GB per worker
+    walltime="04:00:00",
+    python="$HOME/cclab-env/bin/python",    # the shared environment, on every node
+    worker_extra_args=["--lifetime", "3h50m", "--lifetime-stagger", "4m"],   # retire before the walltime
+)
+"""
 
 #: Fast equivalents, as (file, text in a block, replacement, why). Applied in
 #: order, each to every block of that file that contains it.
@@ -84,6 +101,14 @@ SUBSTITUTIONS: list[tuple[str, str, str, str]] = [
     ("docs/python.md", 'StudyOptions(out=Path("out/recovery"), replications=10)',
      'StudyOptions(out=Path("out/recovery"), replications=2, quick=True)',
      "the full study takes minutes; quick runs the same code on fewer points"),
+    ("docs/cluster.md", SLURM_CLUSTER,
+     "from dask.distributed import LocalCluster\n\ncluster = LocalCluster(n_workers=2, threads_per_worker=1, "
+     "dashboard_address=None)\n",
+     "the same recipe on a local cluster: no SLURM here"),
+    ("docs/cluster.md", "cluster.scale(jobs=4)", "cluster.scale(2)", "a LocalCluster counts workers, not jobs"),
+    ("docs/cluster.md", "replications=20, executor=client)", "replications=2, quick=True, executor=client)",
+     "the full study takes minutes; quick runs the same code on fewer points"),
+    ("docs/cluster.md", "replications=20,", "replications=2,", "two replications exercise the same code as twenty"),
 ]  # fmt: skip
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")

@@ -4,8 +4,17 @@ Every executor takes the same tasks (scenario TOML, name, seed, memory limit) an
 ``(task, output)`` as runs finish, ``output`` being ``_core.run_toml``'s header and
 tables (``result.CoreOutput``). The simulator releases the GIL, so
 local threads use every core without process start-up costs; Dask spreads runs
-over a ``LocalCluster`` or an existing scheduler (``tcp://host:port``) whose
-workers have cclab installed.
+over a ``LocalCluster``, an existing scheduler (``tcp://host:port``), or the
+caller's own ``distributed.Client`` or cluster object (a dask-jobqueue
+``SLURMCluster``), whose workers have cclab installed.
+
+A Dask sweep never mixes builds: every worker must run the simulator build of
+this process (``_core.build_id()`` and the package version). The workers
+present are asked before any task is submitted, for a fast and complete
+answer; and since workers may join at any time (dask-jobqueue starts them as
+the batch system grants jobs), each task compares its worker's build with the
+one it was given and refuses to run on another, so no run of another build
+ever reaches the sweep's results.
 
 ``cancel()`` stops a sweep's runs: local runs through their shared
 ``CancelToken`` (they stop within milliseconds); Dask runs by cancelling their
@@ -27,15 +36,58 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, CancelledError, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from cclab import _core
+from cclab import __version__, _core
 from cclab.interrupt import WAIT_S
 from cclab.result import CoreOutput
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from distributed import Client
+    from distributed.deploy import Cluster
+
+#: What ``executor=`` takes: "local", "dask", "tcp://HOST:PORT", a Dask client or cluster, or an Executor.
+ExecutorLike: TypeAlias = "str | Executor | Client | Cluster"
 
 
 class ExecutorError(Exception):
     """An executor cannot be created or reached; the message names the argument."""
+
+
+#: A process's cclab: (package version, simulator build id).
+Build = tuple[str, str]
+
+
+def this_build() -> Build:
+    """The cclab this process runs; on a Dask worker, the worker's. Read at each call
+    (not at import), so it is the build that will run the simulation."""
+    return (__version__, _core.build_id())
+
+
+def describe_build(build: Build) -> str:
+    version, build_id = build
+    return f"cclab {version} build {build_id[:12]}"
+
+
+class BuildMismatch(Exception):
+    """Raised by a task on a worker whose cclab build is not the client's."""
+
+    def __init__(self, worker: str, found: Build) -> None:
+        # Both in args: Dask pickles the exception back to the client through its args.
+        super().__init__(worker, found)
+        self.worker, self.found = worker, found
+
+
+def _worker_address() -> str:
+    try:
+        from distributed import get_worker
+
+        address: str = get_worker().address
+        return address
+    except (ImportError, ValueError):  # not on a Dask worker
+        return "this process"
 
 
 @dataclass(frozen=True)
@@ -83,6 +135,18 @@ def run_worker_task(text: str, name: str, seed: int, memory_limit: str | None, r
             tokens.remove(token)
             if not tokens:
                 _worker_tokens.pop(run_id, None)
+
+
+def run_checked_task(
+    build: Build, text: str, name: str, seed: int, memory_limit: str | None, run_id: str
+) -> Any:  # whatever run_worker_task returns, passed on untouched
+    """``run_worker_task`` on a worker whose cclab is ``build``; raises :class:`BuildMismatch`
+    without running anything on any other (such as one that joined the cluster after
+    the sweep checked its workers)."""
+    found = this_build()
+    if tuple(found) != tuple(build):
+        raise BuildMismatch(_worker_address(), found)
+    return run_worker_task(text, name, seed, memory_limit, run_id)
 
 
 def cancel_worker_runs(run_id: str) -> int:
@@ -219,29 +283,96 @@ def _children_ignore_sigint() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _is_client(obj: object) -> bool:
+    from distributed import Client
+
+    return isinstance(obj, Client)
+
+
+def _is_cluster(obj: object) -> bool:
+    """A Dask cluster object (LocalCluster, dask-jobqueue's SLURMCluster, ...): what
+    ``distributed.Client`` itself accepts in place of an address."""
+    return isinstance(getattr(obj, "scheduler_address", None), str)
+
+
 class DaskExecutor(Executor):
-    def __init__(self, address: str | None, jobs: int) -> None:
+    """Runs tasks on Dask workers, all of this process's cclab build.
+
+    ``target``: None starts a ``LocalCluster`` of ``jobs`` single-threaded
+    workers; a ``"tcp://HOST:PORT"`` address connects to that scheduler; a
+    ``distributed.Client`` is used as it is; a cluster object gets a client of
+    its own. Only what this executor started is closed by :meth:`close`: never
+    the caller's client or cluster."""
+
+    def __init__(self, target: str | Client | Cluster | None, jobs: int) -> None:
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:  # pragma: no cover
             raise ExecutorError("--executor: Dask is not installed (pip install 'dask[distributed]')") from None
-        self._cluster: Any = None
+        self._cluster: Any = None  # a cluster we started
         self._client: Any = None
+        self._own_client = True
         self._stop = threading.Event()
         self._run_id: str | None = None
+        self._build = this_build()
+        if isinstance(target, str) or target is None:
+            where = target or "a local Dask cluster"
+        else:
+            where = f"the Dask {'client' if _is_client(target) else 'cluster'} {target!r}"
         try:
-            if address is None:
+            if target is None:
                 with _children_ignore_sigint():
                     self._cluster = LocalCluster(
                         n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
                     )
                 self._client = Client(self._cluster)
+            elif isinstance(target, str):
+                self._client = Client(target, timeout="5s")
+            elif _is_client(target):
+                self._client, self._own_client = target, False
             else:
-                self._client = Client(address, timeout="5s")
+                # The cluster object, not its address: the client takes its security (TLS) settings.
+                self._client = Client(target, timeout="5s")
+            self._check_workers()
+        except ExecutorError:
+            self.close()
+            raise
         except Exception as e:  # noqa: BLE001 - any failure to connect is reported the same way
             self.close()
-            where = address or "a local Dask cluster"
             raise ExecutorError(f"--executor: cannot reach {where} ({type(e).__name__}: {e})") from None
+
+    def _check_workers(self) -> None:
+        """Refuses the cluster if a worker present now runs another cclab build (or none)."""
+        wrong = self._wrong_workers(self._client.run(this_build, on_error="return"))
+        if wrong:
+            raise ExecutorError(self._mismatch_message(wrong))
+
+    def _wrong_workers(self, answers: dict[str, Any]) -> dict[str, Any]:
+        """The workers whose answer to ``this_build`` is another build, or shows that they
+        cannot run cclab. A worker that could not be reached (busy, leaving) is not
+        judged here: its tasks check it."""
+        return {
+            worker: found
+            for worker, found in answers.items()
+            if (_cannot_run_cclab(found) if isinstance(found, BaseException) else not _same_build(found, self._build))
+        }
+
+    def _mismatch_message(self, wrong: dict[str, Any]) -> str:
+        def what(found: Any) -> str:  # noqa: ANN401 - a build, or the exception a worker gave instead
+            if isinstance(found, BaseException):
+                # The scheduler wraps what a worker could not even unpickle in a bare Exception naming it.
+                error = str(found) if type(found) is Exception else f"{type(found).__name__}: {found}"
+                return f"cannot run cclab: {error}"
+            return describe_build(tuple(found))
+
+        shown = [f"{worker} ({what(found)})" for worker, found in sorted(wrong.items(), key=str)[:3]]
+        more = f" and {len(wrong) - 3} more" if len(wrong) > 3 else ""
+        workers = "worker" if len(wrong) == 1 else "workers"
+        return (
+            f"--executor: refusing a cluster that mixes cclab builds: {workers} {', '.join(shown)}{more}, "
+            f"but this process runs {describe_build(self._build)}; install this build on every worker "
+            "(one shared environment) so that a sweep's runs all come from the same simulator"
+        )
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[Task, CoreOutput]]:
         self._stop = threading.Event()
@@ -251,10 +382,18 @@ class DaskExecutor(Executor):
     def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, CoreOutput]]:
         from dask.distributed import as_completed
 
+        # Workers may have joined since the client connected; those that join later
+        # are refused by each task (run_checked_task).
+        try:
+            self._check_workers()
+        except ExecutorError:
+            self._run_id = None
+            raise
         futures = {
-            self._client.submit(run_worker_task, t.text, t.name, t.seed, t.memory_limit, run_id, pure=False): t
+            self._client.submit(run_checked_task, self._build, t.text, t.name, t.seed, t.memory_limit, run_id,
+                                pure=False): t
             for t in tasks
-        }
+        }  # fmt: skip
         remaining = set(futures)
         finished = as_completed(futures)
         while remaining:
@@ -263,9 +402,14 @@ class DaskExecutor(Executor):
                 self._stop_workers(run_id, list(remaining))
             # After a stop, this batch is what finished before it: kept.
             batch = finished.next_batch(block=False)
+            refused: dict[str, Any] = {}
             for future in batch:
                 remaining.discard(future)
                 if future.status == "cancelled":
+                    continue
+                if future.status == "error" and isinstance(error := future.exception(), BuildMismatch):
+                    refused[error.worker] = error.found
+                    future.release()
                     continue
                 output = future.result()
                 # Release the result on the worker at once: keys still held at shutdown
@@ -273,6 +417,13 @@ class DaskExecutor(Executor):
                 future.release()
                 if output is not None:
                     yield futures[future], output
+            if refused:
+                # The runs that finished on workers of this build are kept (yielded above).
+                self._stop_workers(run_id, list(remaining))
+                self._run_id = None
+                with contextlib.suppress(Exception):  # name every wrong worker present, not only these
+                    refused |= self._wrong_workers(self._client.run(this_build, on_error="return"))
+                raise ExecutorError(self._mismatch_message(refused))
             if stopping:
                 break
             if not batch:
@@ -290,9 +441,9 @@ class DaskExecutor(Executor):
         self._stop.set()
 
     def close(self) -> None:
-        """Stops a run abandoned half-way on the workers, then closes the client,
-        then the cluster we started (never a cluster we only connected to), each
-        with a bounded wait."""
+        """Stops a run abandoned half-way on the workers, then closes the client
+        and the cluster we started (never the caller's client or cluster, nor a
+        scheduler we only connected to), each with a bounded wait."""
         with _quiet_shutdown():
             if self._client is not None:
                 if self._run_id is not None:
@@ -303,8 +454,9 @@ class DaskExecutor(Executor):
                     # Our own workers only: a shared scheduler's workers are not ours to quiet.
                     with contextlib.suppress(Exception):
                         self._client.run(_quiet_worker)
-                with contextlib.suppress(Exception):  # a client that never connected has nothing to close
-                    self._client.close(timeout=SHUTDOWN_TIMEOUT_S)
+                if self._own_client:
+                    with contextlib.suppress(Exception):  # a client that never connected has nothing to close
+                        self._client.close(timeout=SHUTDOWN_TIMEOUT_S)
                 self._client = None
             if self._cluster is not None:
                 cluster, self._cluster = self._cluster, None
@@ -316,13 +468,34 @@ class DaskExecutor(Executor):
                                   "its worker processes may linger", RuntimeWarning, stacklevel=2)  # fmt: skip
 
 
-def make_executor(spec: str | None, jobs: int | None) -> Executor:
-    """``None`` or ``"local"``: threads; ``"dask"``: a local Dask cluster; ``"tcp://..."``: a scheduler."""
+def _cannot_run_cclab(error: BaseException) -> bool:
+    """``error``, a worker's answer, shows that it has no cclab, or one without this code."""
+    if isinstance(error, ImportError | AttributeError):
+        return True
+    # What a worker could not even unpickle comes back as a bare Exception naming the error.
+    return type(error) is Exception and str(error).startswith(("ModuleNotFoundError", "ImportError", "AttributeError"))
+
+
+def _same_build(found: object, build: Build) -> bool:
+    """``found`` (what a worker answered: a build, or an exception) is ``build``."""
+    return isinstance(found, tuple | list) and tuple(found) == tuple(build)
+
+
+def make_executor(spec: str | Client | Cluster | None, jobs: int | None) -> Executor:
+    """``None`` or ``"local"``: threads; ``"dask"``: a local Dask cluster; ``"tcp://..."``: a
+    scheduler; a ``distributed.Client`` or a cluster object (``SLURMCluster``): its workers."""
     n = jobs or os.cpu_count() or 1
     if spec is None or spec == "local":
         return LocalExecutor(n)
-    if spec == "dask":
-        return DaskExecutor(None, n)
-    if "://" in spec:
+    if isinstance(spec, str):
+        if spec == "dask":
+            return DaskExecutor(None, n)
+        if "://" in spec:
+            return DaskExecutor(spec, n)
+        raise ExecutorError(f"--executor: unknown executor {spec!r} (use local, dask or tcp://HOST:PORT)")
+    if _is_client(spec) or _is_cluster(spec):
         return DaskExecutor(spec, n)
-    raise ExecutorError(f"--executor: unknown executor {spec!r} (use local, dask or tcp://HOST:PORT)")
+    raise ExecutorError(
+        "executor: expected local, dask, tcp://HOST:PORT, a Dask Client or cluster (such as a SLURMCluster) "
+        f"or a cclab.executors.Executor, not {type(spec).__name__}"
+    )

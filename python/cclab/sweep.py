@@ -43,7 +43,7 @@ from typing import IO, TYPE_CHECKING, Any
 from cclab import __version__, _core
 from cclab._args import COUNTS, SEEDS, limit_text, whole_number
 from cclab.api import ScenarioLike, as_scenario
-from cclab.executors import Executor, LocalExecutor, Task, make_executor
+from cclab.executors import Executor, ExecutorLike, LocalExecutor, Task, make_executor
 from cclab.interrupt import Interrupt, cancel_on_sigint
 from cclab.progress import Progress
 from cclab.result import Result, summary_frame
@@ -541,7 +541,7 @@ def sweep(
     grid: Mapping[str, Sequence[Any]] | None = None,
     replications: int = 1,
     jobs: int | None = None,
-    executor: str | Executor | None = None,
+    executor: ExecutorLike | None = None,
     out: str | Path | None = None,
     base_seed: int | None = None,
     progress: bool | None = None,
@@ -550,8 +550,11 @@ def sweep(
     """Runs ``scenario`` at every grid point, ``replications`` times each.
 
     ``executor``: ``None``/``"local"`` (threads on this machine), ``"dask"`` (a
-    local Dask cluster), ``"tcp://HOST:PORT"`` (an existing Dask scheduler), or an
-    :class:`~cclab.executors.Executor`. ``out`` enables the on-disk cache and resume.
+    local Dask cluster), ``"tcp://HOST:PORT"`` (an existing Dask scheduler), a
+    ``distributed.Client`` or Dask cluster object (such as dask-jobqueue's
+    ``SLURMCluster``; left open), or an :class:`~cclab.executors.Executor`. A
+    Dask cluster whose workers run another cclab build is refused
+    (:class:`~cclab.executors.ExecutorError`). ``out`` enables the on-disk cache and resume.
     ``base_seed`` (default: each point's ``run.seed``) seeds the replications; it
     and ``replications`` and ``jobs`` follow the rules of ``cclab sweep``'s
     ``--seed``, ``--replications`` and ``--jobs``. ``memory_limit`` (default: the
@@ -588,7 +591,7 @@ def _sweep(
     specs: list[RunSpec],
     replications: int,
     jobs: int | None,
-    executor: str | Executor | None,
+    executor: ExecutorLike | None,
     store: RunStore | None,
     progress: bool | None,
 ) -> SweepResult:
@@ -635,7 +638,7 @@ def _run_todo(
     todo: list[RunSpec],
     summaries: dict[int, dict[str, Any]],
     jobs: int | None,
-    executor: str | Executor | None,
+    executor: ExecutorLike | None,
     store: RunStore | None,
     bar: Progress,
 ) -> None:

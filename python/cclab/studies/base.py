@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import polars as pl
     from matplotlib.figure import Figure
 
+    from cclab.executors import ExecutorLike
     from cclab.result import Result
 
 
@@ -69,7 +70,8 @@ class StudyOptions:
     replications: int | None = None
     quick: bool = False
     jobs: int | None = None
-    executor: str | None = None
+    #: As ``sweep(executor=...)``: a name, an address, a Dask client or cluster (left open), an Executor.
+    executor: ExecutorLike | None = None
     progress: bool | None = None
     #: Render again from the runs cached under OUT/cache, whatever simulator build made them; run nothing.
     from_cache: bool = False
