@@ -139,7 +139,7 @@ def run_worker_task(text: str, name: str, seed: int, memory_limit: str | None, r
 
 def run_checked_task(
     build: Build, text: str, name: str, seed: int, memory_limit: str | None, run_id: str
-) -> Any:  # whatever run_worker_task returns, passed on untouched
+) -> CoreOutput | None:
     """``run_worker_task`` on a worker whose cclab is ``build``; raises :class:`BuildMismatch`
     without running anything on any other (such as one that joined the cluster after
     the sweep checked its workers)."""
