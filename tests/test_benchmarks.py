@@ -186,3 +186,27 @@ def test_repeating_a_count_of_instructions_is_refused_in_one_line(tmp_path: Path
     done = run_table2_speed(["--binary", str(binary), "--repeat", "3", "--instructions"], str(tmp_path))
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.splitlines() == ["--repeat: with --instructions each run is counted once (counts do not vary)"]
+
+
+def test_flow_scaling_reports_each_count_interleaved_with_cpu_per_hop_and_memory_per_flow() -> None:
+    script = ROOT / "benchmarks" / "flow_scaling.py"
+    args = ["--flows", "4,2", "--duration", "0.3", "--rounds", "2"]
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if re.match(r"\s*\d+\s+\d", line)]
+    assert [row[0] for row in rows] == ["2", "4"], done.stdout  # sorted, one median row per count
+    assert rows[0][4] == "1.00" and rows[0][7] == "-", done.stdout  # the first count is the reference
+    hops = int(rows[0][2])
+    # ns/hop is the call's CPU over its hops (the CPU printed to the millisecond).
+    assert hops > 0 and abs(int(rows[0][3]) * hops / 1e9 - float(rows[0][1])) <= 0.0005 + hops / 1e9
+    assert ": medians of 2 interleaved rounds" in done.stdout and "load average after" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["--flows", "0"], "--flows"), (["--rounds", "0"], "--rounds"), (["--duration", "-1"], "--duration")],
+)
+def test_flow_scaling_refuses_bad_arguments_in_one_line(args: list[str], named: str) -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "flow_scaling.py"), *args],
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.startswith(named) and len(done.stderr.splitlines()) == 1

@@ -117,6 +117,13 @@ pub struct Network {
 }
 
 impl Network {
+    /// Room for `nodes` more nodes and `links` more links.
+    pub fn reserve(&mut self, nodes: usize, links: usize) {
+        self.nodes.reserve_exact(nodes);
+        self.index.reserve(nodes);
+        self.links.reserve_exact(links);
+    }
+
     pub fn add_node(&mut self, name: &str, kind: NodeKind) -> Result<NodeId, NetworkError> {
         if self.index.contains_key(name) {
             return Err(NetworkError::DuplicateNode(name.to_string()));

@@ -112,8 +112,15 @@ struct Wiring {
 }
 
 impl Wiring {
-    fn new(seed: u64) -> Self {
-        Self { net: Network::default(), seed, pending: Vec::new(), roles: Vec::new() }
+    /// Room for the whole network up front: at 20 000 flows the links alone
+    /// are 40 MB, and growing them by doubling copied each one and left up to
+    /// twice the memory in use.
+    fn new(seed: u64, scenario: &Scenario) -> Self {
+        let (nodes, links) = limits::network_size(scenario);
+        let (nodes, links) = (nodes as usize, links as usize);
+        let mut net = Network::default();
+        net.reserve(nodes, links);
+        Self { net, seed, pending: Vec::with_capacity(links / 2), roles: Vec::with_capacity(links) }
     }
 
     fn node(&mut self, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
@@ -247,7 +254,7 @@ pub fn build(scenario: &Scenario, seed: u64) -> Result<Simulation, ScenarioError
 /// is allocated per flow instance.
 pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Result<Simulation, ScenarioError> {
     limits::check(scenario, limit)?;
-    let mut wiring = Wiring::new(seed);
+    let mut wiring = Wiring::new(seed, scenario);
     wiring.add_graph(&scenario.graph)?;
     let planned = wiring.add_flow_ends(scenario)?;
     let Wiring { mut net, pending, roles, .. } = wiring;
@@ -257,6 +264,7 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
 
     let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
     let mut engine = Engine::new(net, window);
+    engine.reserve_connections(planned.len());
     let mut flows = Vec::with_capacity(planned.len());
     for (row, (p, &base_rtt)) in planned.iter().zip(&rtts).enumerate() {
         flows.push(connect(&mut engine, scenario, p, row as FlowId, base_rtt, seed)?);

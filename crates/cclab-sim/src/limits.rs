@@ -222,7 +222,7 @@ fn own_host_instances(scenario: &Scenario) -> u64 {
 
 /// Nodes and link directions the scenario's network will have: the graph's,
 /// and per instance on hosts of its own two hosts and two duplex access links.
-fn network_size(scenario: &Scenario) -> (u64, u64) {
+pub fn network_size(scenario: &Scenario) -> (u64, u64) {
     let g = &scenario.graph;
     let hosted = own_host_instances(scenario);
     let nodes = (g.nodes.len() as u64).saturating_add(times(2, hosted));

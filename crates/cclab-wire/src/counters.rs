@@ -130,6 +130,20 @@ impl Counters {
         }
     }
 
+    /// Nothing counted yet: `since` these counters is the identity.
+    pub fn is_zero(&self) -> bool {
+        let nothing = |m: Measure| match m {
+            Measure::Count(n) => n == 0,
+            Measure::MeanSeconds { sum, samples } => sum == 0 && samples == 0,
+            Measure::MinSeconds(min) => min.is_none(),
+        };
+        self.bytes_delivered == 0
+            && self.packets_sent == 0
+            && self.bytes_sent == 0
+            && self.packets_received == 0
+            && self.extra.iter().all(|(_, m)| nothing(m))
+    }
+
     /// What happened between `start` and these counters.
     pub fn since(&self, start: &Counters) -> Counters {
         let mut extra = Extras::default();
