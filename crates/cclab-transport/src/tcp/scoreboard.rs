@@ -62,15 +62,15 @@ pub struct SegmentRecord {
 }
 
 /// A segment as the ring stores it: `SegmentRecord` less the SACKed flag,
-/// which only the bitmap holds.
+/// which only the bitmap holds, and the delivery-rate snapshot, which a ring
+/// of its own holds for the senders that track delivery rate.
 #[derive(Clone, Copy, Debug)]
 struct Slot {
     sent_at: Time,
     retransmitted: bool,
-    tx: TxSnapshot,
 }
 
-const FREE: Slot = Slot { sent_at: 0, retransmitted: false, tx: TxSnapshot::NONE };
+const FREE: Slot = Slot { sent_at: 0, retransmitted: false };
 
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -91,9 +91,14 @@ pub struct Scoreboard {
     len: u64,
     /// The ring; its length is a power of two, or 0 before the first transmission.
     records: Vec<Slot>,
+    /// Each slot's delivery-rate snapshot, laid out as `records`; empty until a
+    /// transmission carries one. Most senders never track delivery rate
+    /// (BBR does), and a snapshot is 40 of a record's 56 bytes: at 20 000
+    /// flows the rings' 64 slots each were 73 MB with snapshots, 20 without.
+    snapshots: Vec<TxSnapshot>,
     /// Whether each slot's segment is SACKed, `bits[slot / 64] >> (slot % 64)`; 0 for free slots.
     bits: Vec<u64>,
-    /// `records[slot].tx.pending` as bits, laid out as `bits`; 0 for free slots.
+    /// `snapshots[slot].pending` as bits, laid out as `bits`; 0 for free slots.
     pending: Vec<u64>,
     /// Fenwick tree over the words of `bits`, 1-based: `tree[i]` counts the
     /// SACKed slots in words `[i - lowbit(i), i)`. Its length is `bits.len() + 1`.
@@ -124,7 +129,7 @@ impl Scoreboard {
                 sent_at: r.sent_at,
                 retransmitted: r.retransmitted,
                 sacked: self.bit(slot),
-                tx: r.tx,
+                tx: self.snapshots.get(slot).copied().unwrap_or(TxSnapshot::NONE),
             }
         })
     }
@@ -148,13 +153,19 @@ impl Scoreboard {
 
     /// Records a transmission of `seg` with the delivery state it left with.
     pub fn on_transmit_with(&mut self, seg: u64, now: Time, retransmission: bool, tx: TxSnapshot) {
+        if seg == self.end() && self.len == self.records.len() as u64 {
+            self.grow();
+        }
+        if self.snapshots.is_empty() && tx != TxSnapshot::NONE {
+            self.snapshots = vec![TxSnapshot::NONE; self.records.len()];
+        }
         if seg == self.end() {
-            if self.len == self.records.len() as u64 {
-                self.grow();
-            }
             let slot = self.slot(seg);
             // A free slot's bits are already clear.
-            self.records[slot] = Slot { sent_at: now, retransmitted: retransmission, tx };
+            self.records[slot] = Slot { sent_at: now, retransmitted: retransmission };
+            if let Some(snapshot) = self.snapshots.get_mut(slot) {
+                *snapshot = tx;
+            }
             self.pending[slot / WORD] |= (tx.pending as u64) << (slot % WORD);
             self.len += 1;
             // The ring is walked round and round: the slots the next
@@ -171,7 +182,9 @@ impl Scoreboard {
             let r = &mut self.records[slot];
             r.sent_at = now;
             r.retransmitted |= retransmission;
-            r.tx = TxSnapshot { pending, ..tx };
+            if let Some(snapshot) = self.snapshots.get_mut(slot) {
+                *snapshot = TxSnapshot { pending, ..tx };
+            }
             self.pending[w] = if pending { self.pending[w] | bit } else { self.pending[w] & !bit };
         }
     }
@@ -194,9 +207,10 @@ impl Scoreboard {
             // segment: one slot and one bit of each bitmap, without the ranges.
             let slot = self.slot(self.base);
             let (w, bit) = (slot / WORD, 1u64 << (slot % WORD));
-            let r = &mut self.records[slot];
+            let r = &self.records[slot];
+            // A pending bit is set only by a transmission that carried a snapshot.
             if self.pending[w] & bit != 0 {
-                delivered(self.base, &mut r.tx);
+                delivered(self.base, &mut self.snapshots[slot]);
                 self.pending[w] &= !bit;
             }
             acked.any_retransmitted = r.retransmitted;
@@ -213,10 +227,10 @@ impl Scoreboard {
             let [first, second] = self.slot_ranges(self.base, self.base + n);
             let mut seg_of_slot = self.base;
             for (a, b) in [first, second] {
-                for (slot, r) in (a..b).zip(&mut self.records[a..b]) {
-                    acked.any_retransmitted |= r.retransmitted;
+                for slot in a..b {
+                    acked.any_retransmitted |= self.records[slot].retransmitted;
                     if self.pending[slot / WORD] >> (slot % WORD) & 1 == 1 {
-                        delivered(seg_of_slot, &mut r.tx);
+                        delivered(seg_of_slot, &mut self.snapshots[slot]);
                     }
                     seg_of_slot += 1;
                 }
@@ -393,16 +407,21 @@ impl Scoreboard {
     fn grow(&mut self) {
         let capacity = (self.records.len() * 2).max(MIN_CAPACITY);
         let mut records = vec![FREE; capacity];
+        let mut snapshots = vec![TxSnapshot::NONE; if self.snapshots.is_empty() { 0 } else { capacity }];
         let mut bits = vec![0; capacity / WORD];
         let mut pending = vec![0; capacity / WORD];
         for seg in self.base..self.end() {
             let old = self.slot(seg);
             let slot = (seg & (capacity as u64 - 1)) as usize;
             records[slot] = self.records[old];
+            if let Some(snapshot) = snapshots.get_mut(slot) {
+                *snapshot = self.snapshots[old];
+            }
             bits[slot / WORD] |= (self.bit(old) as u64) << (slot % WORD);
             pending[slot / WORD] |= (self.pending[old / WORD] >> (old % WORD) & 1) << (slot % WORD);
         }
         self.records = records;
+        self.snapshots = snapshots;
         self.bits = bits;
         self.pending = pending;
         self.rebuild_tree();
@@ -537,7 +556,7 @@ impl Scoreboard {
             while rest != 0 {
                 let slot = w * WORD + rest.trailing_zeros() as usize;
                 let seg = self.seg_at(slot);
-                let tx = &mut self.records[slot].tx;
+                let tx = &mut self.snapshots[slot];
                 delivered(seg, tx);
                 if !tx.pending {
                     self.pending[w] &= !(1 << (slot % WORD));
@@ -786,6 +805,26 @@ mod tests {
     }
 
     #[test]
+    fn snapshots_are_kept_only_once_a_transmission_carries_one_and_survive_growth() {
+        let mut b = Scoreboard::default();
+        for s in 0..10 {
+            b.on_transmit(s, s, false);
+        }
+        assert!(b.snapshots.is_empty(), "no delivery-rate tracking, no snapshot ring");
+        assert_eq!(b.get(3).map(|r| r.tx), Some(TxSnapshot::NONE));
+        let tx = |s: u64| TxSnapshot { delivered: s * 100, sent_time: s, pending: true, ..TxSnapshot::NONE };
+        for s in 10..300 {
+            b.on_transmit_with(s, s, false, tx(s));
+        }
+        assert_eq!(b.snapshots.len(), b.records.len(), "grown with the ring");
+        assert!(b.records.len() >= 512);
+        assert_eq!(b.get(3).map(|r| r.tx), Some(TxSnapshot::NONE));
+        assert_eq!(b.get(10).map(|r| r.tx), Some(tx(10)));
+        assert_eq!(b.get(299).map(|r| r.tx), Some(tx(299)));
+        b.check_invariants();
+    }
+
+    #[test]
     fn a_snapshot_is_delivered_once() {
         let mut b = Scoreboard::default();
         let tx = TxSnapshot { pending: true, ..TxSnapshot::NONE };
@@ -938,13 +977,15 @@ mod differential {
         pub(crate) fn check_invariants(&self) {
             let capacity = self.records.len();
             assert!(self.len as usize <= capacity && (capacity == 0 || capacity.is_power_of_two()));
+            assert!(self.snapshots.is_empty() || self.snapshots.len() == capacity);
             assert_eq!(self.bits.len() * WORD, capacity);
             assert_eq!(self.pending.len() * WORD, capacity);
             let (mut window, mut pending) = (vec![0u64; self.bits.len()], vec![0u64; self.bits.len()]);
             for seg in self.base..self.end() {
                 let slot = self.slot(seg);
                 window[slot / WORD] |= 1 << (slot % WORD);
-                pending[slot / WORD] |= (self.records[slot].tx.pending as u64) << (slot % WORD);
+                let snapshot = self.snapshots.get(slot).copied().unwrap_or(TxSnapshot::NONE);
+                pending[slot / WORD] |= (snapshot.pending as u64) << (slot % WORD);
             }
             for (w, bits) in window.iter().zip(&self.bits) {
                 assert_eq!(bits & !w, 0, "free slots are not SACKed");
