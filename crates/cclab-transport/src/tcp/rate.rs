@@ -142,6 +142,11 @@ impl DeliveryRate {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
+        if !self.sampling {
+            // Counting what is delivered needs only the pending flag; a
+            // scoreboard keeps no snapshot ring for a sender that sends no more.
+            return TxSnapshot { pending: true, ..TxSnapshot::NONE };
+        }
         TxSnapshot {
             delivered: self.delivered,
             delivered_time: self.delivered_time,

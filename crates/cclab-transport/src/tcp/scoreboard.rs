@@ -72,6 +72,9 @@ struct Slot {
 
 const FREE: Slot = Slot { sent_at: 0, retransmitted: false };
 
+/// What a slot without a stored snapshot hands to delivery while its pending bit is set.
+const PENDING: TxSnapshot = TxSnapshot { pending: true, ..TxSnapshot::NONE };
+
 /// What a cumulative ACK removed from the scoreboard.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Acked {
@@ -92,8 +95,9 @@ pub struct Scoreboard {
     /// The ring; its length is a power of two, or 0 before the first transmission.
     records: Vec<Slot>,
     /// Each slot's delivery-rate snapshot, laid out as `records`; empty until a
-    /// transmission carries one. Most senders never track delivery rate
-    /// (BBR does), and a snapshot is 40 of a record's 56 bytes: at 20 000
+    /// transmission carries one with more than its pending flag (which the
+    /// `pending` bitmap holds). Only senders that sample the delivery rate
+    /// (BBR) fill it, and a snapshot is 40 of a record's 56 bytes: at 20 000
     /// flows the rings' 64 slots each were 73 MB with snapshots, 20 without.
     snapshots: Vec<TxSnapshot>,
     /// Whether each slot's segment is SACKed, `bits[slot / 64] >> (slot % 64)`; 0 for free slots.
@@ -129,7 +133,7 @@ impl Scoreboard {
                 sent_at: r.sent_at,
                 retransmitted: r.retransmitted,
                 sacked: self.bit(slot),
-                tx: self.snapshots.get(slot).copied().unwrap_or(TxSnapshot::NONE),
+                tx: self.snapshot(slot),
             }
         })
     }
@@ -156,8 +160,10 @@ impl Scoreboard {
         if seg == self.end() && self.len == self.records.len() as u64 {
             self.grow();
         }
-        if self.snapshots.is_empty() && tx != TxSnapshot::NONE {
-            self.snapshots = vec![TxSnapshot::NONE; self.records.len()];
+        if self.snapshots.is_empty() && (TxSnapshot { pending: false, ..tx }) != TxSnapshot::NONE {
+            // Segments sent before (a sampler's first, at time 0, has nothing
+            // but its pending flag) keep that flag.
+            self.snapshots = (0..self.records.len()).map(|slot| self.snapshot(slot)).collect();
         }
         if seg == self.end() {
             let slot = self.slot(seg);
@@ -189,6 +195,12 @@ impl Scoreboard {
         }
     }
 
+    /// Slot `slot`'s snapshot: the stored one, or without a ring only its pending bit.
+    fn snapshot(&self, slot: usize) -> TxSnapshot {
+        let pending = self.pending[slot / WORD] >> (slot % WORD) & 1 == 1;
+        self.snapshots.get(slot).copied().unwrap_or(TxSnapshot { pending, ..TxSnapshot::NONE })
+    }
+
     /// Removes every segment below `seg` (a cumulative ACK).
     pub fn ack_to(&mut self, seg: u64) -> Acked {
         self.ack_to_with(seg, |_, _| {})
@@ -210,7 +222,8 @@ impl Scoreboard {
             let r = &self.records[slot];
             // A pending bit is set only by a transmission that carried a snapshot.
             if self.pending[w] & bit != 0 {
-                delivered(self.base, &mut self.snapshots[slot]);
+                let mut only_pending = PENDING;
+                delivered(self.base, self.snapshots.get_mut(slot).unwrap_or(&mut only_pending));
                 self.pending[w] &= !bit;
             }
             acked.any_retransmitted = r.retransmitted;
@@ -230,7 +243,8 @@ impl Scoreboard {
                 for slot in a..b {
                     acked.any_retransmitted |= self.records[slot].retransmitted;
                     if self.pending[slot / WORD] >> (slot % WORD) & 1 == 1 {
-                        delivered(seg_of_slot, &mut self.snapshots[slot]);
+                        let mut only_pending = PENDING;
+                        delivered(seg_of_slot, self.snapshots.get_mut(slot).unwrap_or(&mut only_pending));
                     }
                     seg_of_slot += 1;
                 }
@@ -556,7 +570,8 @@ impl Scoreboard {
             while rest != 0 {
                 let slot = w * WORD + rest.trailing_zeros() as usize;
                 let seg = self.seg_at(slot);
-                let tx = &mut self.snapshots[slot];
+                let mut only_pending = PENDING;
+                let tx = self.snapshots.get_mut(slot).unwrap_or(&mut only_pending);
                 delivered(seg, tx);
                 if !tx.pending {
                     self.pending[w] &= !(1 << (slot % WORD));
@@ -825,6 +840,31 @@ mod tests {
     }
 
     #[test]
+    fn a_pending_flag_alone_is_delivered_once_with_or_without_a_snapshot_ring() {
+        let mut b = Scoreboard::default();
+        let pending_only = TxSnapshot { pending: true, ..TxSnapshot::NONE };
+        for s in 0..3 {
+            b.on_transmit_with(s, 0, false, pending_only);
+        }
+        assert!(b.snapshots.is_empty(), "a sender that does not sample keeps no snapshots");
+        assert_eq!(b.get(1).map(|r| r.tx), Some(pending_only));
+        // A sampler's first segments, sent at time 0, carry nothing else either.
+        b.on_transmit_with(3, 5, false, TxSnapshot { sent_time: 5, ..pending_only });
+        assert_eq!(b.snapshots.len(), b.records.len());
+        let mut delivered = Vec::new();
+        let mut consume = |seg: u64, tx: &mut TxSnapshot| {
+            if tx.pending {
+                delivered.push(seg);
+            }
+            tx.pending = false;
+        };
+        assert_eq!(b.mark_sacked_with(1, 2, &mut consume), 1);
+        b.ack_to_with(4, &mut consume);
+        assert_eq!(delivered, [1, 0, 2, 3]);
+        b.check_invariants();
+    }
+
+    #[test]
     fn a_snapshot_is_delivered_once() {
         let mut b = Scoreboard::default();
         let tx = TxSnapshot { pending: true, ..TxSnapshot::NONE };
@@ -984,8 +1024,7 @@ mod differential {
             for seg in self.base..self.end() {
                 let slot = self.slot(seg);
                 window[slot / WORD] |= 1 << (slot % WORD);
-                let snapshot = self.snapshots.get(slot).copied().unwrap_or(TxSnapshot::NONE);
-                pending[slot / WORD] |= (snapshot.pending as u64) << (slot % WORD);
+                pending[slot / WORD] |= (self.snapshot(slot).pending as u64) << (slot % WORD);
             }
             for (w, bits) in window.iter().zip(&self.bits) {
                 assert_eq!(bits & !w, 0, "free slots are not SACKed");
