@@ -96,3 +96,27 @@ def test_a_run_without_series_or_transfers_has_empty_tables_with_their_columns()
     assert result.timeseries.is_empty() and {"cwnd", "name", "index"} <= set(result.timeseries.columns)
     assert result.metrics.is_empty() and "value" in result.metrics.columns
     assert "timeseries" not in result.summary and "series" not in result.header
+
+
+def test_rows_and_columns_read_from_the_buffers_equal_the_frames() -> None:
+    result = cclab.run(MIXED)
+    for name, frame in (("flows", result.flows), ("links", result.links), ("transfers", result.transfers)):
+        assert result.columns(name) == frame.to_dict(as_series=False), name
+        assert result.rows(name) == frame.to_dicts(), name
+    again = Result(result.summary, {}, result.seed)
+    assert again.rows("flows") == result.rows("flows")
+
+
+def test_cclab_run_prints_its_tables_without_importing_polars_or_pyarrow() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from cclab.cli import main\n"
+        f"main(['run', {str(EXAMPLES / 'dumbbell.toml')!r}])\n"
+        "print('heavy', sorted(m for m in ('polars', 'pyarrow') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "left->right" in done.stdout and done.stdout.rstrip().endswith("heavy []"), done.stdout

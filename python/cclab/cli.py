@@ -149,11 +149,10 @@ def _algorithms(f: dict[str, Any]) -> str:
 
 
 def format_summary(result: Result, all_links: bool = False) -> str:
-    """The human-readable table `cclab run` prints."""
-    import polars as pl
-
+    """The human-readable table `cclab run` prints (from the result's rows:
+    without polars, whose import would cost more than a small run)."""
     summary = result.header
-    flows = result.flows.to_dicts()
+    flows = result.rows("flows")
     lines = [
         f"scenario {summary['scenario']}  seed {summary['seed']}  "
         f"simulated {summary['sim_time_s']:g} s (statistics over {summary['warmup_s']:g}-"
@@ -177,7 +176,7 @@ def format_summary(result: Result, all_links: bool = False) -> str:
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
     lines += _fairness(flows)
-    completions = result.transfers["completion_s"].to_list()
+    completions = result.columns("transfers").get("completion_s", [])
     if any(f.get("app") in ("arrivals", "web") for f in flows):
         done = sorted(c for c in completions if c is not None)
         if done:
@@ -190,10 +189,10 @@ def format_summary(result: Result, all_links: bool = False) -> str:
         "",
         f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20} {'delay ms':>9}",
     ]
-    links = result.links
-    shown = links if all_links else links.filter(pl.col("role") != "access")
-    hidden = links.height - shown.height
-    for link in shown.to_dicts():
+    links = result.rows("links")
+    shown = [link for link in links if all_links or link["role"] != "access"]
+    hidden = len(links) - len(shown)
+    for link in shown:
         lines.append(
             f"{link['name']:<24} {link['role']:<19} {link['utilization'] * 100:6.2f}% "
             f"{link['drops']:>7} {link['losses']:>7} "
@@ -383,7 +382,7 @@ class _Variant:
         self.call_walls.append(time.perf_counter() - wall)
         self.cpus.append(time.process_time() - cpu)
         self.summary = result.header
-        self.delivered = list(result.flows.select("name", "bytes_delivered").iter_rows())
+        self.delivered = [(f["name"], f["bytes_delivered"]) for f in result.rows("flows")]
         self.sim_walls.append(self.summary["wall_s"])
 
     @property

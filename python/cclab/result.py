@@ -11,6 +11,7 @@ stays light.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -57,30 +58,50 @@ def transfers_frame(summary: dict[str, Any]) -> pl.DataFrame:
 #: The tables a run hands over (``_core.run_toml``), by name.
 CORE_TABLES = ("flows", "links", "transfers", "metrics", "flow_series", "link_series")
 
+#: A column as the core hands it over: name, Arrow type ("f64", "i64", "bool" or "str"),
+#: rows, and Arrow's buffers (validity bitmap or None, string offsets or None, values).
+ColumnBuffers = tuple[str, str, int, bytes | None, bytes | None, bytes]
+
 #: What ``_core.run_toml`` returns: the header (JSON) and each table's column buffers.
-CoreOutput = tuple[str, list[tuple[str, list[tuple[str, str, int, bytes | None, bytes | None, bytes]]]]]
+CoreOutput = tuple[str, list[tuple[str, list[ColumnBuffers]]]]
 
 
-def core_frames(tables: list[tuple[str, list[tuple[str, str, int, bytes | None, bytes | None, bytes]]]]
-                ) -> dict[str, pl.DataFrame]:  # fmt: skip
-    """The core's tables as DataFrames: pyarrow wraps each column's buffers as
-    they are (Arrow's layout, see ``cclab_sim::table``) and polars takes them over."""
+def core_frame(columns: list[ColumnBuffers]) -> pl.DataFrame:
+    """A table from the core as a DataFrame: pyarrow wraps each column's buffers
+    as they are (Arrow's layout, see ``cclab_sim::table``) and polars takes them over."""
     import polars as pl
     import pyarrow as pa
 
     types = {"f64": pa.float64(), "i64": pa.int64(), "bool": pa.bool_(), "str": pa.large_string()}
-    frames: dict[str, pl.DataFrame] = {}
-    for name, columns in tables:
-        arrays = []
-        for _, kind, rows, validity, offsets, data in columns:
-            buffers = [None if validity is None else pa.py_buffer(validity)]
-            if offsets is not None:
-                buffers.append(pa.py_buffer(offsets))
-            buffers.append(pa.py_buffer(data))
-            arrays.append(pa.Array.from_buffers(types[kind], rows, buffers))
-        table = pa.Table.from_arrays(arrays, names=[c[0] for c in columns])
-        frames[name] = cast("pl.DataFrame", pl.from_arrow(table))
-    return frames
+    arrays = []
+    for _, kind, rows, validity, offsets, data in columns:
+        buffers = [None if validity is None else pa.py_buffer(validity)]
+        if offsets is not None:
+            buffers.append(pa.py_buffer(offsets))
+        buffers.append(pa.py_buffer(data))
+        arrays.append(pa.Array.from_buffers(types[kind], rows, buffers))
+    table = pa.Table.from_arrays(arrays, names=[c[0] for c in columns])
+    return cast("pl.DataFrame", pl.from_arrow(table))
+
+
+def column_values(column: ColumnBuffers) -> list[Any]:
+    """A column from the core as a Python list, read from its buffers without
+    polars or pyarrow: what the command line prints needs neither, and
+    importing them costs more (0.4 s) than a small run."""
+    _, kind, rows, validity, offsets, data = column
+    values: list[Any]
+    if kind == "f64":
+        values = memoryview(data).cast("d").tolist()
+    elif kind == "i64":
+        values = memoryview(data).cast("q").tolist()
+    elif kind == "bool":
+        values = [data[i >> 3] >> (i & 7) & 1 == 1 for i in range(rows)]
+    else:
+        ends = memoryview(offsets or bytes(8)).cast("q").tolist()
+        values = [data[a:b].decode() for a, b in zip(ends[:-1], ends[1:], strict=True)]
+    if validity is not None:
+        values = [v if validity[i >> 3] >> (i & 7) & 1 else None for i, v in enumerate(values)]
+    return values
 
 
 def summary_frame(summary: dict[str, Any], table: str) -> pl.DataFrame:
@@ -279,22 +300,23 @@ def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str | None = Non
     return pl.DataFrame(rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row")
 
 
-def summary_of(header: dict[str, Any], frames: dict[str, pl.DataFrame]) -> dict[str, Any]:
-    """The ``--json`` summary of a run from its header and tables, keys in the
-    order the core declares them (flows and links as lists of rows, the other
-    tables as columns)."""
+def summary_of(header: dict[str, Any], columns: Callable[[str], dict[str, list[Any]]]) -> dict[str, Any]:
+    """The ``--json`` summary of a run from its header and its tables' columns
+    (``columns(name)``), keys in the order the core declares them (flows and
+    links as lists of rows, the other tables as columns)."""
     scalars = ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops")
     summary = {k: header[k] for k in scalars}
-    summary["flows"] = frames["flows"].to_dicts()
-    summary["links"] = frames["links"].to_dicts()
-    summary["transfers"] = frames["transfers"].to_dict(as_series=False)
+    for table in ("flows", "links"):
+        named = columns(table)
+        summary[table] = [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
+    summary["transfers"] = columns("transfers")
     summary["connections"] = header["connections"]
     if "series" in header:
         summary["timeseries"] = {
-            "flows": frames["flow_series"].to_dict(as_series=False),
-            "links": frames["link_series"].to_dict(as_series=False),
+            "flows": columns("flow_series"),
+            "links": columns("link_series"),
             "series": header["series"],
-            "metrics": frames["metrics"].to_dict(as_series=False),
+            "metrics": columns("metrics"),
         }
     if "trace" in header:
         summary["trace"] = header["trace"]
@@ -315,7 +337,7 @@ class Result:
         seed: int,
         *,
         header: dict[str, Any] | None = None,
-        frames: dict[str, pl.DataFrame] | None = None,
+        tables: dict[str, list[ColumnBuffers]] | None = None,
     ) -> None:
         if header is None:
             if summary is None:
@@ -324,13 +346,15 @@ class Result:
             series = (summary.get("timeseries") or {}).get("series")
             if series is not None:
                 header["series"] = series
-        elif summary is None and frames is None:
+        elif summary is None and tables is None:
             raise ValueError("Result: a header needs its tables")
         self.config = config
         self.seed = seed
         self._summary = summary
         self._header = header
-        self._raw: dict[str, pl.DataFrame] = dict(frames or {})
+        # The core's tables as it handed them over; each becomes a DataFrame when first asked for.
+        self._buffers: dict[str, list[ColumnBuffers]] = dict(tables or {})
+        self._raw: dict[str, pl.DataFrame] = {}
         self._cache: dict[str, pl.DataFrame] = {}
 
     @classmethod
@@ -340,10 +364,10 @@ class Result:
 
         header_json, tables = output
         header: dict[str, Any] = json.loads(header_json)
-        return cls(None, config, header["seed"], header=header, frames=core_frames(tables))
+        return cls(None, config, header["seed"], header=header, tables=dict(tables))
 
     def __repr__(self) -> str:
-        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={self.flows.height})"
+        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={len(self.rows('flows'))})"
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -351,31 +375,30 @@ class Result:
         from the tables when first asked for (at 20 000 flows that costs more
         than the tables themselves: prefer the tables)."""
         if self._summary is None:
-            self._summary = summary_of(self._header, {name: self._core_table(name) for name in CORE_TABLES})
+            self._summary = summary_of(self._header, self.columns)
         return self._summary
 
     def to_json(self, trace: bool = True) -> str:
-        """The ``--json`` summary as text (without the trace table if not
-        ``trace``), the same document as ``json.dumps(summary)``. For a run from
-        the simulator polars writes the flows' and links' rows, which at 20 000
-        flows takes a fraction of building the summary's dicts and encoding them."""
+        """The ``--json`` summary as text, without the trace table if not ``trace``."""
         import json
 
-        if self._summary is not None or not self._raw:
-            return json.dumps({k: v for k, v in self.summary.items() if trace or k != "trace"})
-        header = self._header
-        head = {k: header[k] for k in ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops")}
-        parts = [json.dumps(head)[:-1], ', "flows": ', self.flows.write_json(), ', "links": ', self.links.write_json()]
-        parts += [', "transfers": ', json.dumps(self.transfers.to_dict(as_series=False))]
-        parts += [', "connections": ', json.dumps(header["connections"])]
-        if "series" in header:
-            series = {"flows": self._core_table("flow_series"), "links": self._core_table("link_series")}
-            views = {name: frame.to_dict(as_series=False) for name, frame in series.items()}
-            metrics = self._core_table("metrics").to_dict(as_series=False)
-            parts += [', "timeseries": ', json.dumps({**views, "series": header["series"], "metrics": metrics})]
-        if trace and "trace" in header:
-            parts += [', "trace": ', json.dumps(header["trace"])]
-        return "".join(parts) + "}"
+        return json.dumps({k: v for k, v in self.summary.items() if trace or k != "trace"})
+
+    def columns(self, table: str) -> dict[str, list[Any]]:
+        """One of :data:`CORE_TABLES` as Python lists by column, without polars."""
+        if table in self._buffers:
+            return {c[0]: column_values(c) for c in self._buffers[table]}
+        if table in ("flows", "links") and self._summary is not None:
+            rows = self._summary[table]
+            names = list(dict.fromkeys(k for row in rows for k in row))
+            return {name: [row.get(name) for row in rows] for name in names}
+        return self._core_table(table).to_dict(as_series=False)
+
+    def rows(self, table: str) -> list[dict[str, Any]]:
+        """One of :data:`CORE_TABLES` as a list of rows, without polars: what the
+        command line prints from."""
+        named = self.columns(table)
+        return [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
 
     @property
     def header(self) -> dict[str, Any]:
@@ -386,9 +409,12 @@ class Result:
 
     def _core_table(self, name: str) -> pl.DataFrame:
         if name not in self._raw:
-            if self._summary is None:
+            if name in self._buffers:
+                self._raw[name] = core_frame(self._buffers[name])
+            elif self._summary is not None:
+                self._raw[name] = summary_frame(self._summary, name)
+            else:
                 raise KeyError(f"Result: no table {name!r}")
-            self._raw[name] = summary_frame(self._summary, name)
         return self._raw[name]
 
     def _table(self, name: str, build: Any) -> pl.DataFrame:
