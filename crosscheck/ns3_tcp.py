@@ -6,6 +6,8 @@ timestamps, an ACK per segment, initial window 4, a 1 s minimum RTO, and
 buffers large enough never to limit the window.
 """
 
+from typing import NamedTuple
+
 from ns import ns
 
 
@@ -60,12 +62,50 @@ def packet_sink(node: ns.Node, port: int) -> ns.ApplicationContainer:
     return apps
 
 
-def bulk_send(node: ns.Node, to: ns.Ipv4Address, port: int, segment: int, start_s: float) -> None:
+def bulk_send(node: ns.Node, to: ns.Ipv4Address, port: int, segment: int, start_s: float) -> ns.ApplicationContainer:
     """An unlimited bulk TCP transfer from `node` to `to`:`port` in `segment`-byte writes from `start_s`."""
     bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(to, port).ConvertTo())
     bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
     bulk.SetAttribute("SendSize", ns.UintegerValue(segment))
-    bulk.Install(node).Start(ns.Seconds(start_s))
+    apps = bulk.Install(node)
+    apps.Start(ns.Seconds(start_s))
+    return apps
+
+
+class Dumbbell(NamedTuple):
+    """What `dumbbell` built: flow i's sender is node i, its receiver node n + 2 + i (n flows)."""
+
+    nodes: ns.NodeContainer
+    receivers: list[ns.Ipv4Address]
+    bottleneck: ns.NetDeviceContainer
+
+    def sender(self, flow: int) -> ns.Node:
+        return self.nodes.Get(flow)
+
+    def receiver(self, flow: int) -> ns.Node:
+        return self.nodes.Get(len(self.receivers) + 2 + flow)
+
+
+def dumbbell(rtts_ms: list[float], bottleneck: str, bottleneck_delay_ms: float, buffer_packets: int) -> Dumbbell:
+    """cclab's dumbbell: one sender and one receiver per flow, each behind its own 1 Gbit/s access
+    link whose delay gives the flow its base RTT `rtts_ms[i]`, and the bottleneck from router n to
+    router n + 1 with a DropTail buffer of `buffer_packets` waiting (traffic control removed). Routes
+    are computed; the sockets' settings (configure_tcp) are left to the caller."""
+    n = len(rtts_ms)
+    nodes = ns.NodeContainer()
+    nodes.Create(2 * n + 2)
+    ns.InternetStackHelper().Install(nodes)
+    left, right = n, n + 1
+    receivers = []
+    for flow, rtt in enumerate(rtts_ms):
+        access_ms = (rtt / 2 - bottleneck_delay_ms) / 2
+        address(point_to_point(nodes, flow, left, "1Gbps", access_ms, "100000p"), f"10.{1 + 2 * flow}.0.0")
+        far = point_to_point(nodes, right, n + 2 + flow, "1Gbps", access_ms, "100000p")
+        receivers.append(address(far, f"10.{2 + 2 * flow}.0.0").GetAddress(1))
+    middle = point_to_point(nodes, left, right, bottleneck, bottleneck_delay_ms, f"{buffer_packets}p")
+    address(middle, "10.99.0.0")
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    return Dumbbell(nodes, receivers, middle)
 
 
 def one_flow_path(rtt_ms: float, bottleneck: str, bottleneck_delay_ms: float, buffer_packets: int, loss: float,

@@ -210,3 +210,23 @@ def test_flow_scaling_refuses_bad_arguments_in_one_line(args: list[str], named: 
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "flow_scaling.py"), *args],
                           capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 2 and done.stderr.startswith(named) and len(done.stderr.splitlines()) == 1
+
+
+def run_ns3_p1(args: list[str]) -> subprocess.CompletedProcess[str]:
+    script = ROOT / "benchmarks" / "ns3_p1.py"
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(
+    "args, line",
+    [
+        (["--ns3-python", sys.executable, "--rounds", "0"], "--rounds: must be at least 1, not 0"),
+        (["--ns3-python", sys.executable, "--rounds", "two"], "argument --rounds: invalid int value: 'two'"),
+        (["--ns3-python", "/no/such/python"], "--ns3-python: /no/such/python is not an executable file"),
+        ([], "the following arguments are required: --ns3-python"),
+    ],
+)
+def test_the_ns3_p1_comparison_refuses_a_bad_argument_in_one_line_naming_it(args: list[str], line: str) -> None:
+    done = run_ns3_p1(args)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [line]

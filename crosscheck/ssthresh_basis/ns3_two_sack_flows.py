@@ -22,7 +22,7 @@ import cppyy
 from ns import ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ns3_tcp import address, bulk_send, configure_tcp, packet_sink, point_to_point  # noqa: E402 (a sibling module, found through the path above)
+from ns3_tcp import bulk_send, configure_tcp, dumbbell, packet_sink  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 20.0
 RTTS_MS = (40, 80)
@@ -58,27 +58,13 @@ def main() -> None:
     configure_tcp("ns3::TcpNewReno", SEGMENT, limited_transmit=True)
 
     # Nodes: 0, 1 senders; 2, 3 routers; 4, 5 receivers.
-    nodes = ns.NodeContainer()
-    nodes.Create(6)
-    ns.InternetStackHelper().Install(nodes)
-
-    access = lambda rtt_ms: (rtt_ms / 2 - BOTTLENECK_DELAY_MS) / 2  # noqa: E731
-    receivers = []
-    subnet = 1
-    for flow, rtt in enumerate(RTTS_MS):
-        for a, b in ((flow, 2), (3, 4 + flow)):
-            interfaces = address(point_to_point(nodes, a, b, "1Gbps", access(rtt), "100000p"), f"10.{subnet}.0.0")
-            subnet += 1
-            if b == 4 + flow:
-                receivers.append(interfaces.GetAddress(1))
-    address(point_to_point(nodes, 2, 3, "100Mbps", BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p"), "10.99.0.0")
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    net = dumbbell(list(RTTS_MS), "100Mbps", BOTTLENECK_DELAY_MS, BUFFER_PACKETS)
 
     sinks = []
     for flow, start in enumerate(STARTS_S):
         port = 5000 + flow
-        sinks.append(packet_sink(nodes.Get(4 + flow), port).Get(0))
-        bulk_send(nodes.Get(flow), receivers[flow], port, SEGMENT, start)
+        sinks.append(packet_sink(net.receiver(flow), port).Get(0))
+        bulk_send(net.sender(flow), net.receivers[flow], port, SEGMENT, start)
         cppyy.gbl.crosscheck.ScheduleConnect(start + 1e-6, flow, flow)
 
     ns.Simulator.Stop(ns.Seconds(DURATION_S))

@@ -22,7 +22,7 @@ import cppyy
 from ns import ns
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from ns3_tcp import address, bulk_send, configure_tcp, packet_sink, point_to_point  # noqa: E402 (a sibling module, found through the path above)
+from ns3_tcp import bulk_send, configure_tcp, dumbbell, packet_sink  # noqa: E402 (a sibling module, found through the path above)
 
 DURATION_S = 30.0
 FROM_S = 5.0
@@ -83,31 +83,20 @@ cppyy.cppdef(
 
 
 def run(flows: int) -> dict:
-    """`flows` Vegas flows from nodes 0.. through routers 2 -> 3 to receivers 4..; all start at 0 s."""
+    """`flows` Vegas flows, from sender i (node i) to its own receiver (ns3_tcp.dumbbell); all start at 0 s."""
     check = cppyy.gbl.vegascheck
     check.Reset(SEGMENT)
     configure_tcp("ns3::TcpVegas", SEGMENT)
-    nodes = ns.NodeContainer()
-    nodes.Create(6)
-    ns.InternetStackHelper().Install(nodes)
-    access_ms = (RTT_MS / 2 - BOTTLENECK_DELAY_MS) / 2
-    receivers = []
-    for flow in range(flows):
-        address(point_to_point(nodes, flow, 2, "1Gbps", access_ms, "100000p"), f"10.{1 + 2 * flow}.0.0")
-        far = address(point_to_point(nodes, 3, 4 + flow, "1Gbps", access_ms, "100000p"), f"10.{2 + 2 * flow}.0.0")
-        receivers.append(far.GetAddress(1))
-    middle = point_to_point(nodes, 2, 3, BOTTLENECK, BOTTLENECK_DELAY_MS, f"{BUFFER_PACKETS}p")
-    address(middle, "10.99.0.0")
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    net = dumbbell([RTT_MS] * flows, BOTTLENECK, BOTTLENECK_DELAY_MS, BUFFER_PACKETS)
     sinks = []
     for flow in range(flows):
         port = 5000 + flow
-        sink = packet_sink(nodes.Get(4 + flow), port).Get(0)
+        sink = packet_sink(net.receiver(flow), port).Get(0)
         sinks.append(sink)
         check.AddSink(sink)
-        bulk_send(nodes.Get(flow), receivers[flow], port, SEGMENT, 0.0)
+        bulk_send(net.sender(flow), net.receivers[flow], port, SEGMENT, 0.0)
         check.ScheduleConnect(1e-6, flow, flow)
-    check.Setup(middle.Get(0), FROM_S, CWND_EVERY_S, QUEUE_EVERY_S, DURATION_S - 1e-3)
+    check.Setup(net.bottleneck.Get(0), FROM_S, CWND_EVERY_S, QUEUE_EVERY_S, DURATION_S - 1e-3)
 
     ns.Simulator.Stop(ns.Seconds(DURATION_S))
     ns.Simulator.Run()
