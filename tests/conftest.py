@@ -1,9 +1,11 @@
+import fcntl
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,3 +54,39 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"cargo ignored the 4 UDT 4 interoperability tests (crates/cclab-net): `{UDT4_INSTALL}` runs them"
         )
+
+
+# --- Tests that need the machine to themselves ---------------------------------------------------
+#
+# The suite runs on several pytest-xdist workers (pyproject.toml's addopts), so by default a test
+# shares the CPUs with whatever the other workers run. A test marked `alone` measures something the
+# CPUs' contention would distort (the rate of a real transfer through the user-space emulator): it
+# runs while no other test of the session runs, and the other workers wait. This is a readers-writer
+# lock on two files in the session's temporary directory, which every worker of one session shares
+# (and no other session): every test holds ROOM shared, an `alone` test holds it exclusive. GATE
+# gives the exclusive holder precedence: a waiting `alone` test holds GATE, which stops new tests
+# from entering ROOM, so it runs as soon as the running ones end (flock alone lets shared holders
+# starve an exclusive one). Whole tests are locked (setup to teardown), so that a module fixture's
+# simulations count as the test's that sets it up.
+
+
+def _session_dir(config: pytest.Config) -> Path:
+    base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    # An xdist worker's base is <session>/popen-gwN; a run without workers has nobody to wait for.
+    return base.parent if hasattr(config, "workerinput") else base
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    folder = _session_dir(item.config)
+    alone = item.get_closest_marker("alone") is not None
+    with open(folder / "cclab-gate.lock", "a") as gate, open(folder / "cclab-room.lock", "a") as room:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)

@@ -246,6 +246,7 @@ def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     assert report.index("## Verdicts") < report.index("## Setup and reconstruction")
 
 
+@pytest.mark.alone  # its bounds on real goodput assume no other test's load
 def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path,
@@ -317,6 +318,7 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "holds no cached runs" in proc.stderr
 
 
+@pytest.mark.alone  # its bounds on real goodput assume no other test's load
 def test_reproduce_udt_real_quick_resumes_and_renders_from_its_cache(tmp_path: Path) -> None:
     # Real transfers from `cclab send` to `cclab recv` through `cclab emulate` on loopback, beside the simulator.
     out, report = reproduce_quick(
