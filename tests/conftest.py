@@ -1,15 +1,35 @@
+import fcntl
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+
+def _memory_temp_root() -> str | None:
+    """A RAM file system for the tests' temporary directories, if there is one with room to spare."""
+    try:
+        stat = os.statvfs("/dev/shm")
+    except OSError:
+        return None
+    return "/dev/shm" if os.access("/dev/shm", os.W_OK) and stat.f_bavail * stat.f_frsize > 8 << 30 else None
+
+
+# A session's tmp_path directories hold about 600 MB in 40,000 files (the studies' run caches), and
+# pytest deletes the sessions before the last three at the end of each: on a disk mounted with
+# `discard` (the 2-core development machine's) that took 20 s for the 6,000 files of one copied
+# cache and 87 s for one session's. In memory it takes a moment. PYTEST_DEBUG_TEMPROOT is pytest's
+# setting for where they go; one given by the user (or --basetemp) wins.
+if "PYTEST_DEBUG_TEMPROOT" not in os.environ and (_root := _memory_temp_root()):
+    os.environ["PYTEST_DEBUG_TEMPROOT"] = _root
 
 
 def cclab(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -52,3 +72,47 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_line(
             f"cargo ignored the 4 UDT 4 interoperability tests (crates/cclab-net): `{UDT4_INSTALL}` runs them"
         )
+
+
+# --- Tests that need the machine to themselves ---------------------------------------------------
+#
+# The suite runs on several pytest-xdist workers (pyproject.toml's addopts), so by default a test
+# shares the CPUs with whatever the other workers run. A test marked `alone` measures something the
+# CPUs' contention would distort (the rate of a real transfer through the user-space emulator): it
+# runs while no other test of the session runs, and the other workers wait. This is a readers-writer
+# lock on two files in the session's temporary directory, which every worker of one session shares
+# (and no other session): every test holds ROOM shared, an `alone` test holds it exclusive. GATE
+# gives the exclusive holder precedence: a waiting `alone` test holds GATE, which stops new tests
+# from entering ROOM, so it runs as soon as the running ones end (flock alone lets shared holders
+# starve an exclusive one). Whole tests are locked (setup to teardown), so that a module fixture's
+# simulations count as the test's that sets it up.
+
+
+def _session_dir(config: pytest.Config) -> Path:
+    base = config._tmp_path_factory.getbasetemp()  # type: ignore[attr-defined]
+    # An xdist worker's base is <session>/popen-gwN; a run without workers has nobody to wait for.
+    return base.parent if hasattr(config, "workerinput") else base
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    folder = _session_dir(item.config)
+    alone = item.get_closest_marker("alone") is not None
+    with open(folder / "cclab-gate.lock", "a") as gate, open(folder / "cclab-room.lock", "a") as room:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        fcntl.flock(room, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(room, fcntl.LOCK_UN)
+            fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Hands the workers the `long` tests first and the `alone` ones last. A long test started late
+    runs on with the other workers idle; an `alone` test waits for the running tests to end, with
+    the other workers idle, and at the end these are short ones. The sort is stable: the rest keep
+    their order, and a module's tests stay together with its module-scoped fixtures."""
+    items.sort(key=lambda item: 0 if item.get_closest_marker("long") else 2 if item.get_closest_marker("alone") else 1)

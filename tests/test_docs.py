@@ -386,6 +386,7 @@ def _reproduce(args: list[str], cwd: Path) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("report", _reports())
 def test_study_report_regenerates_byte_for_byte(report: Path, tmp_path: Path) -> None:
     import polars as pl
@@ -408,6 +409,7 @@ def test_study_report_regenerates_byte_for_byte(report: Path, tmp_path: Path) ->
     assert sorted(p.name for p in (out / "figures").iterdir()) == figures
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("report", _reports())
 def test_study_report_command_runs_quick(report: Path, tmp_path: Path) -> None:
     args = _report_command(report)

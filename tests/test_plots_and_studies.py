@@ -135,6 +135,7 @@ def reproduce_quick(tmp_path: Path, study: str, headings: tuple[str, ...]) -> tu
     return out, report
 
 
+@pytest.mark.long
 def test_reproduce_recovery_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "recovery", ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ")
@@ -171,6 +172,7 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
         assert heading in report, heading
 
 
+@pytest.mark.long
 def test_reproduce_pacing_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "pacing", ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects")
@@ -189,6 +191,7 @@ def test_reproduce_pacing_quick(tmp_path: Path) -> None:
     assert (fig4["ratio_of_means"] > 0).all()
 
 
+@pytest.mark.long
 def test_reproduce_wireless_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "wireless", ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims")
@@ -211,6 +214,7 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
     assert "How Decoupled TCP gets its throughput" in report
 
 
+@pytest.mark.long
 def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(tmp_path, "buffers", ("Setup and reconstruction", "Fig. 3", "Fig. 4", "Extension"))
     fig3 = {r["policy"] + "/" + r["receive_window"]: r for r in pl.read_csv(out / "tables" / "fig3.csv").to_dicts()}
@@ -246,6 +250,7 @@ def test_reproduce_buffers_quick(tmp_path: Path) -> None:
     assert report.index("## Verdicts") < report.index("## Setup and reconstruction")
 
 
+@pytest.mark.alone  # its bounds on real goodput assume no other test's load
 def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path,
@@ -268,6 +273,7 @@ def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
     assert len(records) == 2 + 1 + 1  # Fig. 3's two policies, Fig. 4's RTBA, the several connections
 
 
+@pytest.mark.long
 def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     out, report = reproduce_quick(
         tmp_path, "udt", ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion")
@@ -317,6 +323,7 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "holds no cached runs" in proc.stderr
 
 
+@pytest.mark.alone  # its bounds on real goodput assume no other test's load
 def test_reproduce_udt_real_quick_resumes_and_renders_from_its_cache(tmp_path: Path) -> None:
     # Real transfers from `cclab send` to `cclab recv` through `cclab emulate` on loopback, beside the simulator.
     out, report = reproduce_quick(
