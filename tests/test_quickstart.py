@@ -52,7 +52,8 @@ def test_install_shows_the_build_progress() -> None:
 
 
 def _requirement_names(requirements: list[str]) -> set[str]:
-    return {re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0].lower() for r in requirements}
+    # As an import name: a distribution's dashes are underscores there (dask-jobqueue, dask_jobqueue).
+    return {re.split(r"[\s\[<>=!~;]", r, maxsplit=1)[0].lower().replace("-", "_") for r in requirements}
 
 
 def test_the_test_command_installs_what_the_tests_import() -> None:
