@@ -9,8 +9,8 @@ runs, one after the other:
 - ns-3: crosscheck/p1/ns3_p1.py, the same network in ns-3 3.44, with the
   interpreter given by --ns3-python, as a child process, passed the start
   times cclab drew;
-- the start-up alone: `python -c pass` and `python -c "import cclab, polars,
-  pyarrow"` with this interpreter, as child processes;
+- the start-up alone: `python -c pass` and `python -c "import cclab.cli"`
+  (what `cclab run` imports) with this interpreter, as child processes;
 - cclab.run of the same scenario in this process, timed with
   time.process_time as `cclab bench` times it: cclab's simulation CPU, and the
   bytes each flow delivered.
@@ -45,7 +45,9 @@ from typing import NoReturn
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "examples" / "bench-p1.toml"
 NS3_SCRIPT = ROOT / "crosscheck" / "p1" / "ns3_p1.py"
-IMPORTS = "import cclab, polars, pyarrow"
+# What `cclab run` imports: the command line, which prints a run's tables
+# without polars or pyarrow (they are imported only for DataFrames).
+IMPORTS = "import cclab.cli"
 
 
 @dataclass
