@@ -38,6 +38,8 @@ PRELOADS = {
     "stale": f"from cclab import _core\n_core.build_id = lambda: {STALE_BUILD!r}\n",
     # The worker cannot import cclab at all.
     "bare": "import sys\nsys.modules['cclab'] = None\n",
+    # The worker's process dies as soon as it runs a run (as one killed for its memory would).
+    "dies": "import os\nimport cclab.executors\ncclab.executors.run_worker_task = lambda *args: os._exit(9)\n",
 }
 
 
@@ -208,3 +210,19 @@ def test_the_recipe_s_slurm_cluster_writes_the_job_script_it_describes() -> None
     # Single-threaded workers, one per core: a run uses one core.
     assert "--nthreads 1" in script and "--nworkers 8" in script, script
     assert script.splitlines()[-1].startswith("$HOME/cclab-env/bin/python -m distributed.cli.dask_worker"), script
+
+
+def test_a_sweep_whose_workers_die_running_it_stops_with_one_line(tmp_path: Path) -> None:
+    import dask
+
+    # The scheduler gives up on a task after the first worker death it causes, not the third.
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with distributed.LocalCluster(n_workers=0, dashboard_address=None) as empty:
+            with distributed.Client(empty) as client, worker(empty.scheduler_address, "dies", tmp_path):
+                worker_address(client, "dies")
+                with pytest.raises(ExecutorError) as err:
+                    cclab.sweep(SHORT, replications=1, executor=client, progress=False)
+                message = str(err.value)
+                assert "\n" not in message
+                assert message.startswith("--executor: Dask workers died running the run of seed"), message
+                assert "KilledWorker" in message or "died" in message

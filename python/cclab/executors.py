@@ -411,6 +411,18 @@ class DaskExecutor(Executor):
                     refused[error.worker] = error.found
                     future.release()
                     continue
+                if future.status == "error" and type(error).__name__ == "KilledWorker":
+                    # Dask gives up on a task after its workers died running it a few times (out of
+                    # memory, killed by the batch system, or unable to unpickle it): one line, and
+                    # the runs that finished before are kept (yielded above).
+                    self._stop_workers(run_id, list(remaining))
+                    self._run_id = None
+                    raise ExecutorError(
+                        f"--executor: Dask workers died running the run of seed {futures[future].seed} "
+                        f"({type(error).__name__}: {str(error).split('. ')[0]}); the runs that finished are kept. "
+                        "A worker dies when it runs out of memory, is killed by the batch system, or cannot "
+                        "import this cclab"
+                    )
                 output = future.result()
                 # Release the result on the worker at once: keys still held at shutdown
                 # make the scheduler copy them between retiring workers, and warn.
