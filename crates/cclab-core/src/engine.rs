@@ -522,7 +522,6 @@ impl Engine {
         self.slots.get(c.sender as usize).map(|s| s.node)
     }
 
-    /// A new report row.
     /// Room for `n` more connections opened before the run (their endpoints
     /// and buckets), so that 20 000 of them do not grow the tables by doubling.
     pub fn reserve_connections(&mut self, n: usize) {
@@ -531,6 +530,7 @@ impl Engine {
         self.live.reserve(n);
     }
 
+    /// A new report row.
     pub fn add_bucket(&mut self) -> BucketId {
         self.buckets.push(Bucket::default());
         (self.buckets.len() - 1) as BucketId

@@ -173,6 +173,18 @@ mod tests {
     }
 
     #[test]
+    fn zero_counters_are_an_identity_start_and_any_count_is_not_zero() {
+        let zero = tcp_like(0, 0, 0, 0, None);
+        assert!(zero.is_zero() && Counters::default().is_zero());
+        let later = tcp_like(5000, 2, 300, 3, Some(90));
+        assert_eq!(later.since(&zero), later.since(&Counters::default()));
+        assert!(!later.is_zero());
+        assert!(!tcp_like(0, 1, 0, 0, None).is_zero());
+        assert!(!tcp_like(0, 0, 0, 0, Some(1)).is_zero());
+        assert!(!Counters { packets_received: 1, ..zero }.is_zero());
+    }
+
+    #[test]
     fn window_difference_subtracts_counts_and_sums_but_keeps_the_minimum() {
         let start = tcp_like(1000, 2, 300, 3, Some(90));
         let end = tcp_like(5000, 7, 1000, 10, Some(80));
