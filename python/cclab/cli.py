@@ -148,29 +148,47 @@ def _algorithms(f: dict[str, Any]) -> str:
     return f"{f['cc']}/{f['recovery']}{paced}"
 
 
+def run_header(result: Result) -> str:
+    """The line above `cclab run`'s tables: scenario, seed, simulated and wall time, events."""
+    s = result.header
+    return (
+        f"scenario {s['scenario']}  seed {s['seed']}  simulated {s['sim_time_s']:g} s (statistics over "
+        f"{s['warmup_s']:g}-{s['sim_time_s']:g} s)  wall {s['wall_s']:.3f} s  events {s['events']:,}"
+    )
+
+
+#: The titles of `cclab run`'s flows and links tables, padded as printed: a row is
+#: its cells joined by spaces (the notebook's HTML strips them).
+FLOW_TITLES = (f"{'flow':<16}", f"{'dir':<4}", f"{'cc/recovery':<14}", f"{'goodput Mb/s':>12}",
+               f"{'thruput Mb/s':>12}", f"{'retx':>6}", f"{'RTOs':>5}", f"{'rtt ms':>7}", f"{'done s':>7}")  # fmt: skip
+LINK_TITLES = (f"{'link':<24}", f"{'role':<19}", f"{'util':>7}", f"{'drops':>7}", f"{'losses':>7}",
+               f"{'queue mean/max pkts':>20}", f"{'delay ms':>9}")  # fmt: skip
+
+
+def flow_cells(f: dict[str, Any]) -> list[str]:
+    """A row of `cclab run`'s flows table, each cell padded to its column."""
+    done = "      -" if f["completion_s"] is None else f"{f['completion_s']:7.3f}"
+    return [f"{f['name'] + '[' + str(f['index']) + ']':<16}", f"{f['direction'][:3]:<4}", f"{_algorithms(f):<14}",
+            f"{_mbps(f['goodput_bps']):>12}", f"{_mbps(f['throughput_bps']):>12}", f"{_count(f, 'retransmits'):>6}",
+            f"{_count(f, 'timeouts'):>5}", _ms(f.get("rtt_mean_s")), done]  # fmt: skip
+
+
+def link_cells(link: dict[str, Any]) -> list[str]:
+    """A row of `cclab run`'s links table, each cell padded to its column."""
+    return [f"{link['name']:<24}", f"{link['role']:<19}", f"{link['utilization'] * 100:6.2f}%",
+            f"{link['drops']:>7}", f"{link['losses']:>7}",
+            f"{link['queue_mean_pkts']:>11.1f} / {link['queue_max_pkts']:<6}",
+            _ms(link.get("queue_delay_mean_s"))]  # fmt: skip
+
+
 def format_summary(result: Result, all_links: bool = False) -> str:
     """The human-readable table `cclab run` prints (from the result's rows:
     without polars, whose import would cost more than a small run)."""
-    summary = result.header
     flows = result.rows("flows")
-    lines = [
-        f"scenario {summary['scenario']}  seed {summary['seed']}  "
-        f"simulated {summary['sim_time_s']:g} s (statistics over {summary['warmup_s']:g}-"
-        f"{summary['sim_time_s']:g} s)  wall {summary['wall_s']:.3f} s  "
-        f"events {summary['events']:,}",
-        "",
-        f"{'flow':<16} {'dir':<4} {'cc/recovery':<14} {'goodput Mb/s':>12} {'thruput Mb/s':>12} "
-        f"{'retx':>6} {'RTOs':>5} {'rtt ms':>7} {'done s':>7}",
-    ]
+    lines = [run_header(result), "", " ".join(FLOW_TITLES)]
     lost = []
     for f in flows:
-        done = "      -" if f["completion_s"] is None else f"{f['completion_s']:7.3f}"
-        lines.append(
-            f"{f['name'] + '[' + str(f['index']) + ']':<16} {f['direction'][:3]:<4} "
-            f"{_algorithms(f):<14} {_mbps(f['goodput_bps']):>12} "
-            f"{_mbps(f['throughput_bps']):>12} {_count(f, 'retransmits'):>6} {_count(f, 'timeouts'):>5} "
-            f"{_ms(f.get('rtt_mean_s'))} {done}"
-        )
+        lines.append(" ".join(flow_cells(f)))
         if f.get("packets_lost") is not None:
             lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
     if lost:
@@ -185,20 +203,12 @@ def format_summary(result: Result, all_links: bool = False) -> str:
         else:
             timing = "none completed"
         lines.append(f"transfers: {len(done):,} of {len(completions):,} completed; {timing}")
-    lines += [
-        "",
-        f"{'link':<24} {'role':<19} {'util':>7} {'drops':>7} {'losses':>7} {'queue mean/max pkts':>20} {'delay ms':>9}",
-    ]
+    lines += ["", " ".join(LINK_TITLES)]
     links = result.rows("links")
     shown = [link for link in links if all_links or link["role"] != "access"]
     hidden = len(links) - len(shown)
     for link in shown:
-        lines.append(
-            f"{link['name']:<24} {link['role']:<19} {link['utilization'] * 100:6.2f}% "
-            f"{link['drops']:>7} {link['losses']:>7} "
-            f"{link['queue_mean_pkts']:>11.1f} / {link['queue_max_pkts']:<6} "
-            f"{_ms(link.get('queue_delay_mean_s'))}"
-        )
+        lines.append(" ".join(link_cells(link)))
     if hidden:
         lines.append(f"({hidden} access links not shown; --all-links or --json lists them)")
     return "\n".join(line.rstrip() for line in lines)

@@ -15,7 +15,7 @@ import base64
 import io
 from collections.abc import Sequence
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -70,43 +70,14 @@ def _png(fig: Figure, alt: str) -> str:
 # --- One run ---------------------------------------------------------------------------------
 
 
-def run_header(result: Result) -> str:
-    """The line above ``cclab run``'s tables: scenario, seed, simulated and wall time, events."""
-    s = result.header
-    parts = [f"scenario {s.get('scenario', '?')}", f"seed {result.seed}"]
-    if s.get("sim_time_s") is not None:
-        window = f" (statistics over {s['warmup_s']:g}-{s['sim_time_s']:g} s)" if s.get("warmup_s") is not None else ""
-        parts.append(f"simulated {s['sim_time_s']:g} s{window}")
-    if s.get("wall_s") is not None:
-        parts.append(f"wall {s['wall_s']:.3f} s")
-    if s.get("events") is not None:
-        parts.append(f"events {s['events']:,}")
-    return "  ".join(parts)
+def _stripped(cells: Sequence[str]) -> list[str]:
+    """Cells of the command line's tables without their padding."""
+    return [cell.strip() for cell in cells]
 
 
-FLOW_HEADER = ("flow", "dir", "cc/recovery", "goodput Mb/s", "thruput Mb/s", "retx", "RTOs", "rtt ms", "done s")
+#: Whether each column of ``cclab run``'s flows and links tables holds numbers (right-aligned).
 FLOW_NUMERIC = (False, False, False, True, True, True, True, True, True)
-LINK_HEADER = ("link", "role", "util", "drops", "losses", "queue mean/max pkts", "delay ms")
 LINK_NUMERIC = (False, False, True, True, True, True, True)
-
-
-def flow_cells(f: dict[str, Any]) -> list[str]:
-    """A row of the flows table as ``cclab run`` prints it."""
-    from cclab.cli import _algorithms, _count, _mbps, _ms
-
-    done = "-" if f.get("completion_s") is None else f"{f['completion_s']:.3f}"
-    return [f"{f['name']}[{f['index']}]", str(f.get("direction") or "")[:3], _algorithms(f),
-            _mbps(f["goodput_bps"]).strip(), _mbps(f["throughput_bps"]).strip(), _count(f, "retransmits"),
-            _count(f, "timeouts"), _ms(f.get("rtt_mean_s")).strip(), done]  # fmt: skip
-
-
-def link_cells(link: dict[str, Any]) -> list[str]:
-    """A row of the links table as ``cclab run`` prints it."""
-    from cclab.cli import _ms
-
-    return [link["name"], link["role"], f"{link['utilization'] * 100:.2f}%", str(link["drops"]), str(link["losses"]),
-            f"{link['queue_mean_pkts']:.1f} / {link['queue_max_pkts']}",
-            _ms(link.get("queue_delay_mean_s")).strip()]  # fmt: skip
 
 
 def run_figure(result: Result) -> Figure | None:
@@ -131,16 +102,16 @@ def run_figure(result: Result) -> Figure | None:
 def run_html(result: Result) -> str:
     """``Result._repr_html_``: the header, flows and links as ``cclab run`` prints
     them (access links left out, as it does), and the cwnd figure if sampled."""
-    from cclab.cli import _fairness
+    from cclab.cli import FLOW_TITLES, LINK_TITLES, _fairness, flow_cells, link_cells, run_header
 
     flows, links = result.flows, result.links
     parts = [f'<div class="cclab-result"><p style="{_STYLE}"><b>{escape(run_header(result))}</b></p>']
     shown = flows.head(ROWS).to_dicts()
-    parts.append(_table(FLOW_HEADER, [flow_cells(f) for f in shown], FLOW_NUMERIC))
+    parts.append(_table(_stripped(FLOW_TITLES), [_stripped(flow_cells(f)) for f in shown], FLOW_NUMERIC))
     parts.append(_more(flows.height - len(shown), "flows", ".flows"))
     parts.append(_paragraphs(_fairness(flows.to_dicts())))
     others = [link for link in links.to_dicts() if link["role"] != "access"]
-    parts.append(_table(LINK_HEADER, [link_cells(link) for link in others[:ROWS]], LINK_NUMERIC))
+    parts.append(_table(_stripped(LINK_TITLES), [_stripped(link_cells(link)) for link in others[:ROWS]], LINK_NUMERIC))
     parts.append(_more(len(others) - ROWS, "links", ".links"))
     if len(others) < links.height:
         parts.append(_paragraphs([f"({links.height - len(others)} access links not shown; .links lists them)"]))
