@@ -380,7 +380,7 @@ class DaskExecutor(Executor):
         return self._results(list(tasks), run_id, self._stop)
 
     def _results(self, tasks: list[Task], run_id: str, stop: threading.Event) -> Iterator[tuple[Task, CoreOutput]]:
-        from dask.distributed import as_completed
+        from dask.distributed import KilledWorker, as_completed
 
         # Workers may have joined since the client connected; those that join later
         # are refused by each task (run_checked_task).
@@ -411,7 +411,7 @@ class DaskExecutor(Executor):
                     refused[error.worker] = error.found
                     future.release()
                     continue
-                if future.status == "error" and type(error).__name__ == "KilledWorker":
+                if future.status == "error" and isinstance(error, KilledWorker):
                     # Dask gives up on a task after its workers died running it a few times (out of
                     # memory, killed by the batch system, or unable to unpickle it): one line, and
                     # the runs that finished before are kept (yielded above).
