@@ -47,6 +47,10 @@ def validate_toml(text: str, name: str, memory_limit: str | None = None, allow_l
     """Check scenario TOML text without running it; returns the resolved scenario as JSON.
     With ``allow_long=False`` also refuses a run above the run-time limit, as a run does."""
 
+def parse_toml(text: str, name: str) -> str:
+    """Scenario TOML text parsed and resolved as JSON, as ``validate_toml`` returns it, but
+    without building it: for a scenario that has just run (errors only a build finds pass)."""
+
 def estimate_run_time(text: str, name: str, allow_long: bool = False) -> str:
     """The CPU a run needs as JSON (packet_hops, flow_instances, transfers, cpu_s,
     limit_s); ScenarioError above the limit unless ``allow_long``."""

@@ -152,7 +152,11 @@ class Scenario:
         return copy.deepcopy(self._data)
 
     def to_toml(self) -> str:
-        return tomli_w.dumps(self._data)
+        """The TOML text, or a ScenarioError if a value cannot be written as TOML."""
+        try:
+            return tomli_w.dumps(self._data)
+        except (TypeError, ValueError) as e:
+            raise ScenarioError(f"cannot be written as TOML: {e}", "") from None
 
     def get(self, key: str) -> Any:
         """The value at a key path (a list for ``[*]`` paths); KeyError if absent."""
@@ -187,7 +191,7 @@ class Scenario:
 
         limit = limit_text(self.memory_limit if memory_limit is None else memory_limit)
         try:
-            resolved: dict[str, Any] = json.loads(_core.validate_toml(self._toml_text(), self.name, limit))
+            resolved: dict[str, Any] = json.loads(_core.validate_toml(self.to_toml(), self.name, limit))
         except ScenarioError as e:
             raise ScenarioError(*e.args) from None
         return resolved
@@ -196,18 +200,11 @@ class Scenario:
         """The memory a run needs, estimated without building it: ``bytes``, ``parts``
         (each ``key``, ``what``, ``bytes``) and ``largest`` (the key of the biggest part)."""
         try:
-            estimate: dict[str, Any] = json.loads(_core.estimate_memory(self._toml_text(), self.name))
+            estimate: dict[str, Any] = json.loads(_core.estimate_memory(self.to_toml(), self.name))
         except ScenarioError as e:
             raise ScenarioError(*e.args) from None
         estimate["largest"] = max(estimate["parts"], key=lambda p: p["bytes"])["key"]
         return estimate
-
-    def _toml_text(self) -> str:
-        """The TOML text, or a ScenarioError if a value cannot be written as TOML."""
-        try:
-            return tomli_w.dumps(self._data)
-        except (TypeError, ValueError) as e:
-            raise ScenarioError(f"cannot be written as TOML: {e}", "") from None
 
     def __repr__(self) -> str:
         return f"Scenario({self.name!r})"

@@ -48,9 +48,11 @@ pub struct LinkSpec {
     pub buffer: BufferLimit,
     /// How transmitted packets are lost (corrupted) on this link.
     pub loss: LossModel,
-    /// How the rate and delay change over time, if they do.
+    /// How the rate and delay change over time; `None` if they do not.
+    /// Boxed: 72 bytes inline on every link, read only when it is built,
+    /// and at 20 000 flows there are 80 000 links of constant rate and delay.
     #[serde(skip)]
-    pub variation: Variation,
+    pub variation: Option<Box<Variation>>,
 }
 
 /// A link's rate and delay over time: constant unless given here.
@@ -67,6 +69,11 @@ pub struct Variation {
 impl Variation {
     pub fn is_constant(&self) -> bool {
         self.rate.is_none() && self.trace.is_none() && self.delay.is_none()
+    }
+
+    /// What [`LinkSpec::variation`] holds: nothing for a constant link.
+    pub fn boxed(self) -> Option<Box<Variation>> {
+        (!self.is_constant()).then(|| Box::new(self))
     }
 }
 
@@ -196,7 +203,7 @@ impl Link {
     /// path; anything else gets a transmitter that pulls from it.
     fn set_discipline(&mut self, discipline: Discipline) {
         let queue = match discipline {
-            Discipline::Fifo(rule) if self.spec.variation.is_constant() => {
+            Discipline::Fifo(rule) if self.spec.variation.is_none() => {
                 self.rule = Rule::new(rule);
                 self.transmitter = None;
                 return;
@@ -204,7 +211,8 @@ impl Link {
             Discipline::Fifo(rule) => Box::new(FifoQueue::new(rule)) as Box<_>,
             Discipline::Dequeue(queue) => queue,
         };
-        let v = &self.spec.variation;
+        let constant = Variation::default();
+        let v = self.spec.variation.as_deref().unwrap_or(&constant);
         let service = match (&v.trace, &v.rate) {
             (Some(trace), _) => Service::Trace(trace.clone()),
             (None, Some(rate)) => Service::Rate(rate.clone()),
@@ -700,7 +708,7 @@ impl Link {
             return 0.0;
         }
         match &self.transmitter {
-            Some(p) if !self.spec.variation.is_constant() => {
+            Some(p) if self.spec.variation.is_some() => {
                 let capacity = p.transmitter.service().capacity_bytes(window.start, window.end);
                 if capacity > 0.0 {
                     self.stats.window_bytes as f64 / capacity
@@ -731,7 +739,7 @@ mod tests {
             delay: millis(1),
             buffer,
             loss: LossModel::NONE,
-            variation: Variation::default(),
+            variation: None,
         };
         Link::new(spec, Discipline::Fifo(Box::new(DropTail::new(buffer))), None)
     }
@@ -856,7 +864,7 @@ mod tests {
             delay: 0,
             buffer: BufferLimit::Unlimited,
             loss: LossModel::Bernoulli { p: 1.0 },
-            variation: Variation::default(),
+            variation: None,
         };
         let loss = LossProcess::new(spec.loss, RngStream::new(1, "x"));
         let mut l =

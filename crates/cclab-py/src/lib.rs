@@ -149,6 +149,16 @@ fn validate_toml(
     to_json(&scenario.map_err(to_py)?)
 }
 
+/// Scenario text parsed, checked key by key and with its defaults resolved,
+/// as JSON: what [`validate_toml`] returns, without building the scenario
+/// (which that does to find what only a build can, such as an unknown node).
+/// For a scenario that has just run, whose build has already said so: at
+/// 20 000 flows a second build cost a fifth of the run.
+#[pyfunction]
+fn parse_toml(text: String, name: String) -> PyResult<String> {
+    to_json(&cclab_sim::parse(&text, &name).map_err(to_py)?)
+}
+
 /// The memory a run of scenario text needs, as JSON: `bytes` and `parts`
 /// (`key`, `what`, `bytes`), estimated without building it.
 #[pyfunction]
@@ -599,6 +609,7 @@ fn joined() -> PyErr {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(validate_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_toml, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_run_time, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_memory, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit_bytes, m)?)?;

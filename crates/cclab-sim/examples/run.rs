@@ -1,4 +1,5 @@
 //! Runs a scenario file from Rust alone (for profilers): `cargo run --release -p cclab-sim --example run -- FILE [REPEAT]`.
+//! `CCLAB_JSON=1` prints the summary; `CCLAB_TABLES=1` builds the header and tables the Python binding hands over.
 /// Large buffers on huge pages, as in the Python extension (see `cclab_core::huge_pages`).
 #[global_allocator]
 static ALLOCATOR: cclab_sim::HugePageAlloc = cclab_sim::HugePageAlloc;
@@ -29,6 +30,14 @@ fn main() {
         match cclab_sim::run_cancellable(&scenario, None, cclab_sim::MemoryLimit::Unlimited, true, &token) {
             Ok(r) if std::env::var_os("CCLAB_JSON").is_some() => {
                 println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default());
+            }
+            Ok(r) if std::env::var_os("CCLAB_TABLES").is_some() => {
+                // What the Python binding hands over, for profiling that path from Rust.
+                let header = serde_json::to_string(&r.header()).unwrap_or_default();
+                let tables = r.tables();
+                drop(r);
+                let columns: usize = tables.iter().map(|(_, t)| t.columns.len()).sum();
+                println!("header {} bytes, {} tables, {columns} columns", header.len(), tables.len());
             }
             Ok(r) => {
                 // CCLAB_PCAP_DIR=DIR: also write the run's pcap files there (`[[trace]]`).

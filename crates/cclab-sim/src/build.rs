@@ -217,7 +217,7 @@ impl Wiring {
                 Capacity::Schedule(s) => (params.rate_bps, Some(s.clone()), None),
                 Capacity::Trace(t) => (params.rate_bps, None, Some(t.trace.clone())),
             };
-            let variation = Variation { rate, trace, delay: params.delay_schedule.clone() };
+            let variation = Variation { rate, trace, delay: params.delay_schedule.clone() }.boxed();
             let spec = LinkSpec {
                 name,
                 from,

@@ -150,7 +150,8 @@ class StudyContext:
         build = keyed_build()
         specs, configs = [], []
         for index, (data, seed) in enumerate(jobs):
-            scenario = Scenario.from_dict(data, str(data.get("name", "scenario")))
+            # Validated (built) once, here: from_dict would build it a second time.
+            scenario = Scenario.from_dict(data, str(data.get("name", "scenario")), validate=False)
             configs.append(scenario.validate())
             key = run_key(configs[-1], seed, build, seed)
             specs.append(RunSpec(index, (), 0, seed, scenario, key, build, base_seed=seed))

@@ -170,14 +170,15 @@ def traced_runs(ctx: StudyContext, scenario: Scenario, speeds: list[str]) -> pl.
     from cclab.result import Result, summary_frame
     from cclab.sweep import RunSpec, RunStore, check_replayable, keyed_build, run_key
 
-    base = scenario.validate()["run"]["seed"]
-    duration = float(scenario.validate()["run"]["duration"])
+    resolved = scenario.validate()
+    base, duration = resolved["run"]["seed"], float(resolved["run"]["duration"])
     build = keyed_build()
     specs, labels = [], []
     for variant in VARIANTS:
         for speed in speeds:
-            traced = scenario.with_(**{VARIANT_KEY: variant, BOTTLENECK_KEY: speed,
-                                       "trace": [{"links": TRACE_LINKS, "pcap": False}]})  # fmt: skip
+            # Validated (built) once: with_ would build it a second time.
+            traced = scenario._overridden({VARIANT_KEY: variant, BOTTLENECK_KEY: speed,
+                                           "trace": [{"links": TRACE_LINKS, "pcap": False}]})  # fmt: skip
             config = traced.validate()
             for r in range(ctx.replications):
                 seed = derive_seed(base, r)

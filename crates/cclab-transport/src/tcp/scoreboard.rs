@@ -64,13 +64,36 @@ pub struct SegmentRecord {
 /// A segment as the ring stores it: `SegmentRecord` less the SACKed flag,
 /// which only the bitmap holds, and the delivery-rate snapshot, which a ring
 /// of its own holds for the senders that track delivery rate.
+/// The send time with the retransmitted flag in its top bit: 8 bytes where
+/// the two fields took 16, which halves the ring every sender allocates (64
+/// slots at least: at 20 000 flows 10 MB instead of 20). Simulated time in
+/// nanoseconds stays below 2^63 (292 years).
 #[derive(Clone, Copy, Debug)]
-struct Slot {
-    sent_at: Time,
-    retransmitted: bool,
-}
+struct Slot(u64);
 
-const FREE: Slot = Slot { sent_at: 0, retransmitted: false };
+const FREE: Slot = Slot(0);
+
+impl Slot {
+    const RETRANSMITTED: u64 = 1 << 63;
+
+    fn new(sent_at: Time, retransmitted: bool) -> Self {
+        debug_assert!(sent_at < Self::RETRANSMITTED);
+        Slot(sent_at | (retransmitted as u64) << 63)
+    }
+
+    fn sent_at(self) -> Time {
+        self.0 & !Self::RETRANSMITTED
+    }
+
+    fn retransmitted(self) -> bool {
+        self.0 & Self::RETRANSMITTED != 0
+    }
+
+    /// Sent again at `now`: once retransmitted, always retransmitted (Karn).
+    fn resend(&mut self, now: Time, retransmission: bool) {
+        *self = Slot::new(now, self.retransmitted() | retransmission);
+    }
+}
 
 /// What a slot without a stored snapshot hands to delivery while its pending bit is set.
 const PENDING: TxSnapshot = TxSnapshot { pending: true, ..TxSnapshot::NONE };
@@ -128,10 +151,10 @@ impl Scoreboard {
     pub fn get(&self, seg: u64) -> Option<SegmentRecord> {
         self.contains(seg).then(|| {
             let slot = self.slot(seg);
-            let r = &self.records[slot];
+            let r = self.records[slot];
             SegmentRecord {
-                sent_at: r.sent_at,
-                retransmitted: r.retransmitted,
+                sent_at: r.sent_at(),
+                retransmitted: r.retransmitted(),
                 sacked: self.bit(slot),
                 tx: self.snapshot(slot),
             }
@@ -168,7 +191,7 @@ impl Scoreboard {
         if seg == self.end() {
             let slot = self.slot(seg);
             // A free slot's bits are already clear.
-            self.records[slot] = Slot { sent_at: now, retransmitted: retransmission };
+            self.records[slot] = Slot::new(now, retransmission);
             if let Some(snapshot) = self.snapshots.get_mut(slot) {
                 *snapshot = tx;
             }
@@ -185,9 +208,7 @@ impl Scoreboard {
             // delivers nothing new when acknowledged: counting it again would
             // inflate the delivery rate (BBR's BtlBw) after every such timeout.
             let pending = tx.pending && self.pending[w] & bit != 0;
-            let r = &mut self.records[slot];
-            r.sent_at = now;
-            r.retransmitted |= retransmission;
+            self.records[slot].resend(now, retransmission);
             if let Some(snapshot) = self.snapshots.get_mut(slot) {
                 *snapshot = TxSnapshot { pending, ..tx };
             }
@@ -219,15 +240,15 @@ impl Scoreboard {
             // segment: one slot and one bit of each bitmap, without the ranges.
             let slot = self.slot(self.base);
             let (w, bit) = (slot / WORD, 1u64 << (slot % WORD));
-            let r = &self.records[slot];
+            let r = self.records[slot];
             // A pending bit is set only by a transmission that carried a snapshot.
             if self.pending[w] & bit != 0 {
                 let mut only_pending = PENDING;
                 delivered(self.base, self.snapshots.get_mut(slot).unwrap_or(&mut only_pending));
                 self.pending[w] &= !bit;
             }
-            acked.any_retransmitted = r.retransmitted;
-            acked.last_sent_at = r.sent_at;
+            acked.any_retransmitted = r.retransmitted();
+            acked.last_sent_at = r.sent_at();
             acked.segments = 1;
             if self.bits[w] & bit != 0 {
                 self.bits[w] &= !bit;
@@ -241,7 +262,7 @@ impl Scoreboard {
             let mut seg_of_slot = self.base;
             for (a, b) in [first, second] {
                 for slot in a..b {
-                    acked.any_retransmitted |= self.records[slot].retransmitted;
+                    acked.any_retransmitted |= self.records[slot].retransmitted();
                     if self.pending[slot / WORD] >> (slot % WORD) & 1 == 1 {
                         let mut only_pending = PENDING;
                         delivered(seg_of_slot, self.snapshots.get_mut(slot).unwrap_or(&mut only_pending));
@@ -251,7 +272,7 @@ impl Scoreboard {
                 acked.previously_sacked += self.clear_slots(a, b);
             }
             acked.segments = n;
-            acked.last_sent_at = self.records[self.slot(self.base + n - 1)].sent_at;
+            acked.last_sent_at = self.records[self.slot(self.base + n - 1)].sent_at();
             self.sacked -= acked.previously_sacked;
         }
         self.len -= n;
@@ -784,6 +805,23 @@ mod tests {
             b.on_transmit(s, s * 10, false);
         }
         b
+    }
+
+    #[test]
+    fn a_slot_keeps_its_send_time_and_once_retransmitted_stays_so() {
+        let late = (1 << 62) + 12_345;
+        for (at, retransmitted) in [(0, false), (7, true), (late, false), (late, true)] {
+            let slot = Slot::new(at, retransmitted);
+            assert_eq!((slot.sent_at(), slot.retransmitted()), (at, retransmitted));
+        }
+        let mut slot = Slot::new(5, true);
+        slot.resend(9, false);
+        assert_eq!((slot.sent_at(), slot.retransmitted()), (9, true));
+        let mut slot = Slot::new(5, false);
+        slot.resend(late, false);
+        assert_eq!((slot.sent_at(), slot.retransmitted()), (late, false));
+        slot.resend(late + 1, true);
+        assert_eq!((slot.sent_at(), slot.retransmitted()), (late + 1, true));
     }
 
     #[test]
