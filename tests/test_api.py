@@ -99,6 +99,30 @@ def test_run_accepts_toml_text_and_says_what_it_expects() -> None:
     assert err.value.args == ("scenario: expected a path, TOML text, a dict or a Scenario, not int", "scenario")
 
 
+def test_a_run_builds_its_scenario_once_and_still_refuses_what_only_a_build_finds() -> None:
+    """cclab.run no longer validates (builds) the scenario before and after the run:
+    the resolved scenario it keeps is parse_toml's, equal to validate_toml's, and an
+    error only a build finds (a flow between unknown nodes) comes from the run itself."""
+    from cclab import _core
+
+    text = DUMBBELL.read_text()
+    assert _core.parse_toml(text, "d") == _core.validate_toml(text, "d", "unlimited")
+    assert cclab.run(text, seed=1).config == cclab.load(DUMBBELL).validate()
+    data = cclab.load(DUMBBELL).to_dict()
+    link = {"from": "a", "to": "b", "rate": "10Mbps", "delay": "5ms", "buffer": "unlimited"}
+    data["topology"] = {"kind": "graph", "nodes": ["a", "b", "island"], "links": [link]}
+    data["flows"] = [{"name": "f", "from": "a", "to": "island"}]
+    cclab.estimate_memory(data)  # parsed and checked without a build: no error yet
+    with pytest.raises(cclab.ScenarioError) as before:
+        cclab.Scenario.from_dict(data)
+    with pytest.raises(cclab.ScenarioError) as run:
+        cclab.run(data)
+    assert run.value.args == before.value.args == ('flows[0].to: no route from "a" to "island"', "flows[0].to")
+    with pytest.raises(cclab.ScenarioError) as err:
+        cclab.run({**data, "run": {"duration": object()}})
+    assert err.value.args[0].startswith("cannot be written as TOML")
+
+
 def test_errors_print_as_one_sentence_and_wrong_types_name_the_argument(tmp_path: Path) -> None:
     """`print(e)` shows the message, not the (message, key_path) tuple in `args`;
     a value of the wrong type is a ScenarioError naming the argument, not a raw TypeError."""
