@@ -20,19 +20,21 @@ const MIN_CAPACITY: usize = 4;
 pub(crate) struct Ring<T: Copy> {
     /// Every slot holds a value (freed ones hold stale copies); the length is
     /// zero or a power of two.
-    slots: Vec<T>,
-    head: usize,
-    len: usize,
+    slots: Box<[T]>,
+    /// 32 bits each: a ring is part of every link, 24 bytes where a `Vec`
+    /// and two `usize` took 40, and 2^32 slots would not fit in memory.
+    head: u32,
+    len: u32,
 }
 
 impl<T: Copy> Ring<T> {
     pub fn new() -> Self {
-        Self { slots: Vec::new(), head: 0, len: 0 }
+        Self { slots: Box::default(), head: 0, len: 0 }
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     #[inline]
@@ -47,18 +49,19 @@ impl<T: Copy> Ring<T> {
 
     #[inline]
     pub fn push_back(&mut self, value: T) {
-        if self.len == self.slots.len() {
+        if self.len() == self.slots.len() {
             self.grow(value);
         }
         let mask = self.mask();
-        self.slots[(self.head + self.len) & mask] = value;
+        let (head, len) = (self.head as usize, self.len as usize);
+        self.slots[(head + len) & mask] = value;
         self.len += 1;
-        prefetch(&self.slots[(self.head + self.len + AHEAD) & mask]);
+        prefetch(&self.slots[(head + len + 1 + AHEAD) & mask]);
     }
 
     #[inline]
     pub fn front(&self) -> Option<&T> {
-        (self.len > 0).then(|| &self.slots[self.head])
+        (self.len > 0).then(|| &self.slots[self.head as usize])
     }
 
     #[inline]
@@ -66,11 +69,12 @@ impl<T: Copy> Ring<T> {
         if self.len == 0 {
             return None;
         }
-        let value = self.slots[self.head];
-        self.head = (self.head + 1) & self.mask();
+        let value = self.slots[self.head as usize];
+        let head = (self.head as usize + 1) & self.mask();
+        self.head = head as u32;
         self.len -= 1;
-        if self.len > AHEAD {
-            prefetch(&self.slots[(self.head + AHEAD) & self.mask()]);
+        if self.len() > AHEAD {
+            prefetch(&self.slots[(head + AHEAD) & self.mask()]);
         }
         Some(value)
     }
@@ -79,11 +83,12 @@ impl<T: Copy> Ring<T> {
     #[cold]
     fn grow(&mut self, fill: T) {
         let capacity = (self.slots.len() * 2).max(MIN_CAPACITY);
+        assert!(capacity <= 1 << 31, "a ring of more than 2^31 slots");
         let mut slots = Vec::with_capacity(capacity);
-        let mask = self.mask();
-        slots.extend((0..self.len).map(|i| self.slots[(self.head + i) & mask]));
+        let (mask, head) = (self.mask(), self.head as usize);
+        slots.extend((0..self.len()).map(|i| self.slots[(head + i) & mask]));
         slots.resize(capacity, fill);
-        self.slots = slots;
+        self.slots = slots.into_boxed_slice();
         self.head = 0;
     }
 }

@@ -28,6 +28,7 @@ use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
 use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};
 use cclab_transport::udt::{receiver::UdtReceiver, sender::UdtSender};
 use cclab_wire::{Endpoint, FlowId, NodeId, Params, Time};
+use std::rc::Rc;
 
 pub use crate::instance::FlowInstance;
 
@@ -42,6 +43,16 @@ pub struct Simulation {
     pub series: Vec<SeriesInfo>,
 }
 
+/// What every instance of a flow group with hosts of its own shares.
+struct OwnEnds {
+    /// Where the group is configured (`flows[G]`), for error messages.
+    key: String,
+    setting: Rc<QueueSetting>,
+    /// The nodes its hosts join.
+    sender: NodeId,
+    receiver: NodeId,
+}
+
 struct PlannedFlow {
     group: usize,
     index: u32,
@@ -53,14 +64,38 @@ struct PlannedFlow {
 /// Links are created with unlimited buffers; these are applied once the BDP is known.
 struct PendingBuffer {
     link: u32,
-    spec: BufferSpec,
+    /// Shared by every link one configuration entry makes: a flow group's
+    /// access links are thousands of links of one setting, and a copy of its
+    /// strings for each was most of the allocations of building them.
+    setting: Rc<QueueSetting>,
+}
+
+/// A link's buffer and queue as configured, and where, for error messages.
+struct QueueSetting {
+    buffer: BufferSpec,
     queue: String,
     queue_params: Params,
-    /// Where the buffer was configured, for error messages.
+    /// Where the buffer was configured (`....buffer`).
     key: String,
-    /// Where the rate its BDP is computed from was configured (`rate`, or
-    /// `buffer_rate` on a link whose rate varies), for error messages.
-    rate_key: String,
+    /// The key beside it that sets the rate its BDP is computed from (`rate`,
+    /// or `buffer_rate` on a link whose rate varies).
+    rate_name: &'static str,
+}
+
+impl QueueSetting {
+    fn new(params: &LinkParams, key: String) -> Rc<Self> {
+        Rc::new(Self {
+            buffer: params.buffer,
+            queue: params.queue.clone(),
+            queue_params: params.queue_params.clone(),
+            key,
+            rate_name: if params.buffer_rate.is_some() { "buffer_rate" } else { "rate" },
+        })
+    }
+
+    fn rate_key(&self) -> String {
+        format!("{}{}", self.key.strip_suffix("buffer").unwrap_or(&self.key), self.rate_name)
+    }
 }
 
 impl PlannedFlow {
@@ -120,7 +155,8 @@ impl Wiring {
         let (nodes, links) = (nodes as usize, links as usize);
         let mut net = Network::default();
         net.reserve(nodes, links);
-        Self { net, seed, pending: Vec::with_capacity(links / 2), roles: Vec::with_capacity(links) }
+        // A pending buffer and a role per link direction.
+        Self { net, seed, pending: Vec::with_capacity(links), roles: Vec::with_capacity(links) }
     }
 
     fn node(&mut self, name: &str, kind: NodeKind, key: &str) -> Result<NodeId, ScenarioError> {
@@ -137,7 +173,8 @@ impl Wiring {
             let (Some(a), Some(b)) = (a, b) else {
                 return Err(ScenarioError::at(&l.key, "unknown node"));
             };
-            self.add_duplex(a, b, &l.params, &format!("{}.buffer", l.key), l.role);
+            let setting = QueueSetting::new(&l.params, format!("{}.buffer", l.key));
+            self.add_duplex(a, b, &l.params, l.params.delay, &setting, l.role);
         }
         Ok(())
     }
@@ -166,8 +203,14 @@ impl Wiring {
                     "the topology has no access links for hosts of its own",
                 )
             })?;
+            let ends = OwnEnds {
+                key: format!("flows[{g}]"),
+                setting: QueueSetting::new(&access.params, format!("{}.buffer", access.key)),
+                sender,
+                receiver,
+            };
             for k in 0..group.count {
-                let (snd, rcv) = self.add_own_hosts(g, group, k, access, sender, receiver)?;
+                let (snd, rcv) = self.add_own_hosts(group, k, access, &ends)?;
                 planned.push(PlannedFlow::new(self.seed, g, group, k, snd, rcv));
             }
         }
@@ -179,34 +222,37 @@ impl Wiring {
     /// stream, like a start range.
     fn add_own_hosts(
         &mut self,
-        g: usize,
         group: &FlowGroup,
         k: u32,
         access: &AccessLinks,
-        sender: NodeId,
-        receiver: NodeId,
+        ends: &OwnEnds,
     ) -> Result<(NodeId, NodeId), ScenarioError> {
         let seed = self.seed;
         let rtt = group.rtt.map_or(2 * access.core_delay, |r| {
             r.draw(|| RngStream::new(seed, &format!("flow:{}:{k}:rtt", group.name)))
         });
         let (near, far) = access.delays(rtt);
-        let key = format!("flows[{g}]");
         let (snd_name, rcv_name) = FlowEnds::host_names(&group.name, k);
-        let snd = self.node(&snd_name, NodeKind::Host, &key)?;
-        let rcv = self.node(&rcv_name, NodeKind::Host, &key)?;
-        let buffer_key = format!("{}.buffer", access.key);
-        let with_delay = |delay| LinkParams { delay, ..access.params.clone() };
-        self.add_duplex(snd, sender, &with_delay(near), &buffer_key, LinkRole::Access);
-        self.add_duplex(receiver, rcv, &with_delay(far), &buffer_key, LinkRole::Access);
+        let snd = self.node(&snd_name, NodeKind::Host, &ends.key)?;
+        let rcv = self.node(&rcv_name, NodeKind::Host, &ends.key)?;
+        let params = &access.params;
+        self.add_duplex(snd, ends.sender, params, near, &ends.setting, LinkRole::Access);
+        self.add_duplex(ends.receiver, rcv, params, far, &ends.setting, LinkRole::Access);
         Ok((snd, rcv))
     }
 
     /// Both directions of a link, `a -> b` first, with unlimited buffers
     /// until [`resolve_buffers`] sizes them.
-    fn add_duplex(&mut self, a: NodeId, b: NodeId, params: &LinkParams, buffer_key: &str, role: LinkRole) {
-        let rate_name = if params.buffer_rate.is_some() { "buffer_rate" } else { "rate" };
-        let rate_key = format!("{}{rate_name}", buffer_key.strip_suffix("buffer").unwrap_or(buffer_key));
+    /// `delay` is the link's own: an access link's comes from its flow's RTT.
+    fn add_duplex(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        params: &LinkParams,
+        delay: Time,
+        setting: &Rc<QueueSetting>,
+        role: LinkRole,
+    ) {
         let directions =
             [(a, b, params.loss, &params.capacity), (b, a, params.reverse_loss, params.reverse())];
         for (from, to, loss, capacity) in directions {
@@ -218,26 +264,11 @@ impl Wiring {
                 Capacity::Trace(t) => (params.rate_bps, None, Some(t.trace.clone())),
             };
             let variation = Variation { rate, trace, delay: params.delay_schedule.clone() }.boxed();
-            let spec = LinkSpec {
-                name,
-                from,
-                to,
-                rate_bps,
-                delay: params.delay,
-                buffer: BufferLimit::Unlimited,
-                loss,
-                variation,
-            };
+            let spec =
+                LinkSpec { name, from, to, rate_bps, delay, buffer: BufferLimit::Unlimited, loss, variation };
             let unlimited = Discipline::Fifo(Box::new(queue::DropTail::new(BufferLimit::Unlimited)));
             let link = self.net.add_link(spec, unlimited, self.seed);
-            self.pending.push(PendingBuffer {
-                link,
-                spec: params.buffer,
-                queue: params.queue.clone(),
-                queue_params: params.queue_params.clone(),
-                key: buffer_key.into(),
-                rate_key: rate_key.clone(),
-            });
+            self.pending.push(PendingBuffer { link, setting: setting.clone() });
         }
         self.roles.extend(role.directions());
     }
@@ -527,9 +558,9 @@ fn resolve_buffers(
     let wire: Vec<u64> = planned.iter().map(|p| scenario.flows[p.group].wire_segment_bytes()).collect();
     let mean_wire = wire.iter().sum::<u64>() as f64 / n;
     let largest_wire = wire.iter().copied().max().unwrap_or(1);
-    for b in pending {
-        let link = &mut net.links[b.link as usize];
-        let limit = match b.spec {
+    for pending in pending {
+        let (link, b) = (&mut net.links[pending.link as usize], &*pending.setting);
+        let limit = match b.buffer {
             BufferSpec::Packets(p) => BufferLimit::Packets(p),
             BufferSpec::Unlimited => BufferLimit::Unlimited,
             BufferSpec::Bytes(bytes) => {
@@ -557,7 +588,7 @@ fn resolve_buffers(
                     // One BDP is under a packet: the rate (or an RTT that short) is the cause.
                     let rate = crate::resolved::rate(link.spec.rate_bps);
                     return Err(ScenarioError::at(
-                        &b.rate_key,
+                        b.rate_key(),
                         format!(
                             "{rate} is too slow for the buffer {} = \"{multiple}bdp\": {multiple} x {rate} x the flows' mean RTT of {} is {:.2} packets of {mean_wire:.0} bytes, under one packet; raise the rate, or give the buffer in packets (\"10pkts\")",
                             b.key,
