@@ -1347,8 +1347,11 @@ impl Engine {
         pairs.dedup();
         let mut feeder = vec![NO_FEEDER; n];
         let mut shared = vec![false; n];
+        let mut path = Vec::new();
         for &(src, dst) in &pairs {
-            let Some(path) = self.net.path(src, dst) else { return vec![NO_FEEDER; n] };
+            if !self.net.path_into(src, dst, &mut path) {
+                return vec![NO_FEEDER; n];
+            }
             let mut previous = None;
             for &l in &path {
                 let (f, sh) = (&mut feeder[l as usize], &mut shared[l as usize]);
@@ -1430,8 +1433,11 @@ impl Engine {
         // a node, and nodes packets pass through.
         let mut fed_by_others = vec![false; n];
         let mut passed = vec![false; self.net.nodes.len()];
+        let (mut path, mut back) = (Vec::new(), Vec::new());
         for &(src, dst) in &pairs {
-            let Some(path) = self.net.path(src, dst) else { return ends_in };
+            if !self.net.path_into(src, dst, &mut path) {
+                return ends_in;
+            }
             for (i, &l) in path.iter().enumerate() {
                 if i > 0 || at_node[src as usize] != 1 {
                     fed_by_others[l as usize] = true;
@@ -1446,12 +1452,12 @@ impl Engine {
             if slot.endpoint.is_none() || slot.reclaimable || at_node[node] != 1 || passed[node] {
                 continue;
             }
-            let (Some(out), Some(into)) =
-                (self.net.path(slot.node, slot.peer_node), self.net.path(slot.peer_node, slot.node))
-            else {
+            if !self.net.path_into(slot.node, slot.peer_node, &mut path)
+                || !self.net.path_into(slot.peer_node, slot.node, &mut back)
+            {
                 continue;
-            };
-            let (Some(&first), Some(&last)) = (out.first(), into.last()) else { continue };
+            }
+            let (Some(&first), Some(&last)) = (path.first(), back.last()) else { continue };
             // A sample would see the endpoint, or a packet it sent, ahead of time.
             let watched = watched_endpoint[id] || watched_link[first as usize] || watched_link[last as usize];
             // A link that dequeues takes packets only at the engine's time,

@@ -193,17 +193,25 @@ impl Network {
 
     /// The links from `src` to `dst`, or `None` if unreachable.
     pub fn path(&self, src: NodeId, dst: NodeId) -> Option<Vec<LinkId>> {
-        let mut at = src;
         let mut path = Vec::new();
+        self.path_into(src, dst, &mut path).then_some(path)
+    }
+
+    /// [`Network::path`] into `path` (cleared first), false if unreachable:
+    /// the engine asks for the paths of every connection at the start, and a
+    /// vector for each was most of that work.
+    pub fn path_into(&self, src: NodeId, dst: NodeId, path: &mut Vec<LinkId>) -> bool {
+        path.clear();
+        let mut at = src;
         while at != dst {
-            let l = self.next_link(at, dst)?;
+            let Some(l) = self.next_link(at, dst) else { return false };
             path.push(l);
             at = self.links[l as usize].spec.to;
             if path.len() > self.links.len() {
-                return None;
+                return false;
             }
         }
-        Some(path)
+        true
     }
 
     /// Sum of propagation delays along the route from `src` to `dst`.

@@ -61,12 +61,32 @@ impl Default for Extras {
     }
 }
 
+/// Whether two extras' names are the same. Names are `&'static str`
+/// constants, nearly always the same pointer wherever they are used, so the
+/// pointers are compared before the text.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
 impl Extras {
+    /// Where `name` is, looked for first at `hint`: two endpoints of one
+    /// protocol list their names in one order, so merging and subtracting
+    /// counters (for every connection, at 20 000 flows) finds each at once.
+    #[inline]
+    fn index_of(&self, name: &str, hint: usize) -> Option<usize> {
+        let items = &self.items[..self.len as usize];
+        if items.get(hint).is_some_and(|(n, _)| same_name(n, name)) {
+            return Some(hint);
+        }
+        items.iter().position(|(n, _)| same_name(n, name))
+    }
+
     /// Sets `name` (adding it if new). Names beyond [`MAX_EXTRAS`] are a
     /// protocol bug, caught by its tests.
     pub fn set(&mut self, name: &'static str, value: Measure) {
-        if let Some(item) = self.items[..self.len as usize].iter_mut().find(|(n, _)| *n == name) {
-            item.1 = value;
+        if let Some(i) = self.index_of(name, self.len as usize) {
+            self.items[i].1 = value;
         } else {
             debug_assert!((self.len as usize) < MAX_EXTRAS, "more than {MAX_EXTRAS} extra counters");
             if (self.len as usize) < MAX_EXTRAS {
@@ -77,7 +97,7 @@ impl Extras {
     }
 
     pub fn get(&self, name: &str) -> Option<Measure> {
-        self.iter().find(|(n, _)| *n == name).map(|(_, m)| m)
+        self.index_of(name, 0).map(|i| self.items[i].1)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, Measure)> + '_ {
@@ -119,12 +139,9 @@ impl Counters {
         self.packets_sent += other.packets_sent;
         self.bytes_sent += other.bytes_sent;
         self.packets_received += other.packets_received;
-        for (name, value) in other.extra.iter() {
-            match self.extra.get(name) {
-                Some(mut mine) => {
-                    mine.merge(value);
-                    self.extra.set(name, mine);
-                }
+        for (i, (name, value)) in other.extra.iter().enumerate() {
+            match self.extra.index_of(name, i) {
+                Some(mine) => self.extra.items[mine].1.merge(value),
                 None => self.extra.set(name, value),
             }
         }
@@ -146,10 +163,13 @@ impl Counters {
 
     /// What happened between `start` and these counters.
     pub fn since(&self, start: &Counters) -> Counters {
-        let mut extra = Extras::default();
-        for (name, value) in self.extra.iter() {
-            extra.set(name, value.since(start.extra.get(name)));
+        // The names stay in this order, each once, as `set` would keep them.
+        let mut extra = *self;
+        for (i, (name, value)) in self.extra.iter().enumerate() {
+            let at_start = start.extra.index_of(name, i).map(|j| start.extra.items[j].1);
+            extra.extra.items[i].1 = value.since(at_start);
         }
+        let extra = extra.extra;
         Counters {
             bytes_delivered: self.bytes_delivered.saturating_sub(start.bytes_delivered),
             packets_sent: self.packets_sent.saturating_sub(start.packets_sent),
@@ -170,6 +190,27 @@ mod tests {
         c.extra.set("rtt_mean_s", Measure::MeanSeconds { sum: rtt_sum, samples: n });
         c.extra.set("rtt_min_s", Measure::MinSeconds(min));
         c
+    }
+
+    #[test]
+    fn names_match_by_text_whatever_their_order_or_address() {
+        // The same names at other addresses (as another crate's constants may be), in another order.
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+        let mut other = Counters { bytes_delivered: 10, ..Counters::default() };
+        other.extra.set(leak("rtt_min_s"), Measure::MinSeconds(Some(70)));
+        other.extra.set(leak("retransmits"), Measure::Count(4));
+        other.extra.set(leak("rtt_mean_s"), Measure::MeanSeconds { sum: 100, samples: 2 });
+        let mut total = tcp_like(1000, 2, 300, 3, Some(90));
+        total.merge(&other);
+        assert_eq!(total, tcp_like(1010, 6, 400, 5, Some(70)));
+        assert_eq!(total.extra.get(leak("retransmits")), Some(Measure::Count(6)));
+        let reordered_start = Counters { bytes_delivered: 10, ..other };
+        let diff = total.since(&reordered_start);
+        assert_eq!(diff, tcp_like(1000, 2, 300, 3, Some(70)));
+        assert_eq!(
+            diff.extra.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            ["retransmits", "rtt_mean_s", "rtt_min_s"]
+        );
     }
 
     #[test]
