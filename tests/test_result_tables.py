@@ -5,6 +5,7 @@ import json
 
 import cclab
 import polars as pl
+import pytest
 from cclab.result import Result, metrics_schema
 from conftest import EXAMPLES
 
@@ -90,6 +91,22 @@ def test_the_json_text_is_the_summary() -> None:
     assert without == {k: v for k, v in result.summary.items() if k != "trace"}
 
 
+def test_the_json_text_written_a_few_rows_at_a_time_is_the_summary_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cclab run --json` writes flows and links a chunk of rows at a time, never the
+    whole summary as Python objects: the text is json.dumps of the summary, byte for byte."""
+    import io
+
+    import cclab.result
+
+    monkeypatch.setattr(cclab.result, "ROW_CHUNK", 3)
+    result = cclab.run(MIXED + '\n[[trace]]\nlinks = ["left->right"]\npcap = false\n')
+    assert result.links.height > 3 * 2 and "trace" in result.header
+    with_trace, without = result.to_json(), io.StringIO()
+    result.write_json(without, trace=False)
+    assert with_trace == json.dumps(result.summary)
+    assert without.getvalue() == json.dumps({k: v for k, v in result.summary.items() if k != "trace"})
+
+
 def test_a_run_without_series_or_transfers_has_empty_tables_with_their_columns() -> None:
     result = cclab.run(EXAMPLES / "dumbbell.toml")
     assert result.transfers.is_empty() and "completion_s" in result.transfers.columns
@@ -98,13 +115,18 @@ def test_a_run_without_series_or_transfers_has_empty_tables_with_their_columns()
     assert "timeseries" not in result.summary and "series" not in result.header
 
 
-def test_rows_and_columns_read_from_the_buffers_equal_the_frames() -> None:
+def test_rows_and_columns_read_from_the_buffers_equal_the_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows are read a chunk at a time (here 3, so that chunks split the validity
+    bitmaps' bytes and the string offsets): they equal the frames either way."""
+    import cclab.result
+
+    monkeypatch.setattr(cclab.result, "ROW_CHUNK", 3)
     result = cclab.run(MIXED)
     for name, frame in (("flows", result.flows), ("links", result.links), ("transfers", result.transfers)):
         assert result.columns(name) == frame.to_dict(as_series=False), name
-        assert result.rows(name) == frame.to_dicts(), name
+        assert list(result.rows(name)) == frame.to_dicts(), name
     again = Result(result.summary, {}, result.seed)
-    assert again.rows("flows") == result.rows("flows")
+    assert list(again.rows("flows")) == list(result.rows("flows"))
 
 
 def test_cclab_run_prints_its_tables_without_importing_polars_or_pyarrow() -> None:

@@ -182,20 +182,24 @@ def link_cells(link: dict[str, Any]) -> list[str]:
 
 
 def format_summary(result: Result, all_links: bool = False) -> str:
-    """The human-readable table `cclab run` prints (from the result's rows:
-    without polars, whose import would cost more than a small run)."""
-    flows = result.rows("flows")
+    """The human-readable table `cclab run` prints (from the result's rows,
+    read a few thousand at a time: without polars, whose import would cost
+    more than a small run, and without holding 100 000 flows as Python rows)."""
     lines = [run_header(result), "", " ".join(FLOW_TITLES)]
-    lost = []
-    for f in flows:
+    lost: list[str] = []
+    goodputs: dict[str, list[float]] = {}
+    sources = False
+    for f in result.rows("flows"):
         lines.append(" ".join(flow_cells(f)))
         if f.get("packets_lost") is not None:
             lost.append(f"{f['name']}[{f['index']}] {f['packets_lost']} of {f['packets_sent']} lost")
+        add_goodput(goodputs, f)
+        sources = sources or f.get("app") in ("arrivals", "web")
     if lost:
         lines.append("UDP packets: " + "; ".join(lost))
-    lines += _fairness(flows)
+    lines += fairness_lines(goodputs)
     completions = result.columns("transfers").get("completion_s", [])
-    if any(f.get("app") in ("arrivals", "web") for f in flows):
+    if sources:
         done = sorted(c for c in completions if c is not None)
         if done:
             median, p99 = done[len(done) // 2], done[min(len(done) - 1, int(0.99 * len(done)))]
@@ -204,32 +208,35 @@ def format_summary(result: Result, all_links: bool = False) -> str:
             timing = "none completed"
         lines.append(f"transfers: {len(done):,} of {len(completions):,} completed; {timing}")
     lines += ["", " ".join(LINK_TITLES)]
-    links = result.rows("links")
-    shown = [link for link in links if all_links or link["role"] != "access"]
-    hidden = len(links) - len(shown)
-    for link in shown:
-        lines.append(" ".join(link_cells(link)))
+    hidden = 0
+    for link in result.rows("links"):
+        if all_links or link["role"] != "access":
+            lines.append(" ".join(link_cells(link)))
+        else:
+            hidden += 1
     if hidden:
         lines.append(f"({hidden} access links not shown; --all-links or --json lists them)")
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _fairness(flows: list[dict[str, Any]]) -> list[str]:
-    """A line per flow group of several long-lived flows: how equally they shared,
-    as Jain's index of their goodputs (1 when equal), so that two identical
-    flows at unequal rates read as what they are."""
-    groups: dict[str, list[float]] = {}
-    for f in flows:
-        if f.get("app") in (None, "bulk") and f.get("goodput_bps") is not None:
-            groups.setdefault(f["name"], []).append(f["goodput_bps"])
+def add_goodput(goodputs: dict[str, list[float]], flow: dict[str, Any]) -> None:
+    """Adds a long-lived flow's goodput to its group's, for :func:`fairness_lines`."""
+    if flow.get("app") in (None, "bulk") and flow.get("goodput_bps") is not None:
+        goodputs.setdefault(flow["name"], []).append(flow["goodput_bps"])
+
+
+def fairness_lines(goodputs: dict[str, list[float]]) -> list[str]:
+    """A line per flow group of several long-lived flows (their goodputs by
+    group name): how equally they shared, as Jain's index of their goodputs
+    (1 when equal), so that two identical flows at unequal rates read as what they are."""
     lines = []
-    for name, goodputs in groups.items():
-        total, squares = sum(goodputs), sum(g * g for g in goodputs)
-        if len(goodputs) < 2 or squares == 0:
+    for name, group in goodputs.items():
+        total, squares = sum(group), sum(g * g for g in group)
+        if len(group) < 2 or squares == 0:
             continue
-        jain = total * total / (len(goodputs) * squares)
+        jain = total * total / (len(group) * squares)
         lines.append(
-            f"{name}: {len(goodputs)} flows, Jain's fairness index {jain:.2f} (1 = equal shares; "
+            f"{name}: {len(group)} flows, Jain's fairness index {jain:.2f} (1 = equal shares; "
             "flows that start apart take many round trips to converge)"
         )
     return lines
@@ -239,7 +246,8 @@ def _write_run(out: Path, result: Result, text: str, name: str) -> None:
     """`cclab run --out DIR`: the summary, the resolved scenario and Parquet tables."""
     _ensure_writable(out, "--out")
     # The trace goes to its own table and pcap files, not into summary.json.
-    (out / "summary.json").write_text(result.to_json(trace=False))
+    with (out / "summary.json").open("w") as summary:
+        result.write_json(summary, trace=False)
     # Resolved without a second build: the run has just built it.
     (out / "config.json").write_text(_core.parse_toml(text, name))
     result.flows.write_parquet(out / "flows.parquet")
@@ -278,7 +286,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out is not None:
         _write_run(Path(args.out), result, text, name)
     if args.json:
-        print(result.to_json())
+        result.write_json(sys.stdout)
+        print()
     else:
         print(format_summary(result, all_links=args.all_links))
         if args.out is not None and result.header.get("trace"):

@@ -102,14 +102,17 @@ def run_figure(result: Result) -> Figure | None:
 def run_html(result: Result) -> str:
     """``Result._repr_html_``: the header, flows and links as ``cclab run`` prints
     them (access links left out, as it does), and the cwnd figure if sampled."""
-    from cclab.cli import FLOW_TITLES, LINK_TITLES, _fairness, flow_cells, link_cells, run_header
+    from cclab.cli import FLOW_TITLES, LINK_TITLES, add_goodput, fairness_lines, flow_cells, link_cells, run_header
 
     flows, links = result.flows, result.links
     parts = [f'<div class="cclab-result"><p style="{_STYLE}"><b>{escape(run_header(result))}</b></p>']
     shown = flows.head(ROWS).to_dicts()
     parts.append(_table(_stripped(FLOW_TITLES), [_stripped(flow_cells(f)) for f in shown], FLOW_NUMERIC))
     parts.append(_more(flows.height - len(shown), "flows", ".flows"))
-    parts.append(_paragraphs(_fairness(flows.to_dicts())))
+    goodputs: dict[str, list[float]] = {}
+    for flow in flows.to_dicts():
+        add_goodput(goodputs, flow)
+    parts.append(_paragraphs(fairness_lines(goodputs)))
     others = [link for link in links.to_dicts() if link["role"] != "access"]
     parts.append(_table(_stripped(LINK_TITLES), [_stripped(link_cells(link)) for link in others[:ROWS]], LINK_NUMERIC))
     parts.append(_more(len(others) - ROWS, "links", ".links"))

@@ -11,9 +11,9 @@ stays light.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 if TYPE_CHECKING:
     import polars as pl
@@ -84,24 +84,43 @@ def core_frame(columns: list[ColumnBuffers]) -> pl.DataFrame:
     return cast("pl.DataFrame", pl.from_arrow(table))
 
 
-def column_values(column: ColumnBuffers) -> list[Any]:
-    """A column from the core as a Python list, read from its buffers without
-    polars or pyarrow: what the command line prints needs neither, and
-    importing them costs more (0.4 s) than a small run."""
+def column_values(column: ColumnBuffers, start: int = 0, stop: int | None = None) -> list[Any]:
+    """Rows ``start`` to ``stop`` (default: all) of a column from the core as a
+    Python list, read from its buffers without polars or pyarrow: what the
+    command line prints needs neither, and importing them costs more (0.4 s)
+    than a small run."""
     _, kind, rows, validity, offsets, data = column
+    stop = rows if stop is None else min(stop, rows)
     values: list[Any]
     if kind == "f64":
-        values = memoryview(data).cast("d").tolist()
+        values = memoryview(data).cast("d")[start:stop].tolist()
     elif kind == "i64":
-        values = memoryview(data).cast("q").tolist()
+        values = memoryview(data).cast("q")[start:stop].tolist()
     elif kind == "bool":
-        values = [data[i >> 3] >> (i & 7) & 1 == 1 for i in range(rows)]
+        values = [data[i >> 3] >> (i & 7) & 1 == 1 for i in range(start, stop)]
     else:
-        ends = memoryview(offsets or bytes(8)).cast("q").tolist()
+        ends = memoryview(offsets or bytes(8)).cast("q")[start : stop + 1].tolist()
         values = [data[a:b].decode() for a, b in zip(ends[:-1], ends[1:], strict=True)]
     if validity is not None:
-        values = [v if validity[i >> 3] >> (i & 7) & 1 else None for i, v in enumerate(values)]
+        values = [
+            v if validity[i >> 3] >> (i & 7) & 1 else None for i, v in zip(range(start, stop), values, strict=True)
+        ]
     return values
+
+
+#: Rows read into Python at a time when a table is written out row by row.
+ROW_CHUNK = 4096
+
+
+def row_chunks(columns: list[ColumnBuffers]) -> Iterator[list[dict[str, Any]]]:
+    """A table from the core as rows (dicts), :data:`ROW_CHUNK` at a time: at
+    100 000 flows its 400 000 link rows as Python objects all at once were
+    most of the memory of ``cclab run --json``."""
+    names = [c[0] for c in columns]
+    rows = columns[0][2] if columns else 0
+    for start in range(0, rows, ROW_CHUNK):
+        values = [column_values(c, start, start + ROW_CHUNK) for c in columns]
+        yield [dict(zip(names, row, strict=True)) for row in zip(*values, strict=True)]
 
 
 def summary_frame(summary: dict[str, Any], table: str) -> pl.DataFrame:
@@ -300,27 +319,41 @@ def link_shares(flows: pl.DataFrame, links: pl.DataFrame, link: str | None = Non
     return pl.DataFrame(rows, schema={"kind": pl.String, "share": pl.Float64, "goodput_bps": pl.Float64}, orient="row")
 
 
-def summary_of(header: dict[str, Any], columns: Callable[[str], dict[str, list[Any]]]) -> dict[str, Any]:
-    """The ``--json`` summary of a run from its header and its tables' columns
-    (``columns(name)``), keys in the order the core declares them (flows and
-    links as lists of rows, the other tables as columns)."""
-    scalars = ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops")
-    summary = {k: header[k] for k in scalars}
+def summary_items(
+    header: dict[str, Any], columns: Callable[[str], dict[str, list[Any]]], rows: Callable[[str], Any]
+) -> Iterator[tuple[str, Any]]:
+    """The ``--json`` summary of a run, item by item, from its header and its
+    tables (``columns(name)``; flows and links as ``rows(name)``), keys in the
+    order the core declares them (flows and links as lists of rows, the other
+    tables as columns)."""
+    for key in ("scenario", "seed", "sim_time_s", "warmup_s", "wall_s", "events", "packet_hops"):
+        yield key, header[key]
     for table in ("flows", "links"):
-        named = columns(table)
-        summary[table] = [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
-    summary["transfers"] = columns("transfers")
-    summary["connections"] = header["connections"]
+        yield table, rows(table)
+    yield "transfers", columns("transfers")
+    yield "connections", header["connections"]
     if "series" in header:
-        summary["timeseries"] = {
-            "flows": columns("flow_series"),
-            "links": columns("link_series"),
-            "series": header["series"],
-            "metrics": columns("metrics"),
-        }
+        yield (
+            "timeseries",
+            {
+                "flows": columns("flow_series"),
+                "links": columns("link_series"),
+                "series": header["series"],
+                "metrics": columns("metrics"),
+            },
+        )
     if "trace" in header:
-        summary["trace"] = header["trace"]
-    return summary
+        yield "trace", header["trace"]
+
+
+def summary_of(header: dict[str, Any], columns: Callable[[str], dict[str, list[Any]]]) -> dict[str, Any]:
+    """The ``--json`` summary of a run as one dict (see :func:`summary_items`)."""
+
+    def rows(table: str) -> list[dict[str, Any]]:
+        named = columns(table)
+        return [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
+
+    return dict(summary_items(header, columns, rows))
 
 
 class Result:
@@ -367,7 +400,7 @@ class Result:
         return cls(None, config, header["seed"], header=header, tables=dict(tables))
 
     def __repr__(self) -> str:
-        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={len(self.rows('flows'))})"
+        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={sum(1 for _ in self.rows('flows'))})"
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -380,9 +413,38 @@ class Result:
 
     def to_json(self, trace: bool = True) -> str:
         """The ``--json`` summary as text, without the trace table if not ``trace``."""
+        import io
+
+        text = io.StringIO()
+        self.write_json(text, trace)
+        return text.getvalue()
+
+    def write_json(self, out: TextIO, trace: bool = True) -> None:
+        """Writes :meth:`to_json`'s text to ``out``. A run from the simulator is
+        written a few thousand rows at a time, never whole as Python objects:
+        at 100 000 flows the summary as dicts and then as one string took twice
+        the memory of the run itself."""
         import json
 
-        return json.dumps({k: v for k, v in self.summary.items() if trace or k != "trace"})
+        if self._summary is not None or not self._buffers:
+            out.write(json.dumps({k: v for k, v in self.summary.items() if trace or k != "trace"}))
+            return
+        items = summary_items(self._header, self.columns, lambda table: row_chunks(self._buffers[table]))
+        out.write("{")
+        for i, (key, value) in enumerate(items):
+            if key == "trace" and not trace:
+                continue
+            out.write(f"{', ' if i else ''}{json.dumps(key)}: ")
+            if key not in ("flows", "links"):
+                out.write(json.dumps(value))
+                continue
+            out.write("[")
+            separator = ""
+            for chunk in value:
+                out.write(separator + json.dumps(chunk)[1:-1])
+                separator = ", "
+            out.write("]")
+        out.write("}")
 
     def columns(self, table: str) -> dict[str, list[Any]]:
         """One of :data:`CORE_TABLES` as Python lists by column, without polars."""
@@ -394,11 +456,16 @@ class Result:
             return {name: [row.get(name) for row in rows] for name in names}
         return self._core_table(table).to_dict(as_series=False)
 
-    def rows(self, table: str) -> list[dict[str, Any]]:
-        """One of :data:`CORE_TABLES` as a list of rows, without polars: what the
-        command line prints from."""
+    def rows(self, table: str) -> Iterator[dict[str, Any]]:
+        """One of :data:`CORE_TABLES` row by row (dicts), without polars: what the
+        command line prints from. A run from the simulator is read from its
+        buffers a few thousand rows at a time (:func:`row_chunks`)."""
+        if table in self._buffers:
+            for chunk in row_chunks(self._buffers[table]):
+                yield from chunk
+            return
         named = self.columns(table)
-        return [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
+        yield from (dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True))
 
     @property
     def header(self) -> dict[str, Any]:
