@@ -90,8 +90,10 @@ def test_nothing_is_drawn_before_the_delay() -> None:
     slow, seen = bar(delay_s=0)
     slow.update(1.5, 20)
     slow.close()
+    slow.close()
     assert seen.getvalue().startswith("\r[##....") and "1.5 of 20 simulated s, ETA " in seen.getvalue()
     assert seen.getvalue().endswith("\n"), "an unfinished line is ended"
+    assert seen.getvalue().count("\n") == 1, "and only once"
 
 
 def test_the_token_reports_progress_to_the_library(tmp_path: Path) -> None:

@@ -180,6 +180,27 @@ def test_progress_shows_on_a_terminal_and_is_silent_when_piped() -> None:
     assert pipe.getvalue() == ""
 
 
+def test_a_sweep_that_fails_ends_its_progress_line_before_the_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run's error leaves the sweep with its progress line ended, and only once,
+    so the error starts a line of its own (it used to continue the bar's line)."""
+    sweeps = importlib.import_module("cclab.sweep")
+    real, calls = sweeps.Result.from_core, []
+
+    def second_fails(output: object, config: dict) -> cclab.Result:
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the second run's result cannot be read")
+        return real(output, config)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sweeps.Result, "from_core", second_fails)
+    with pytest.raises(RuntimeError):
+        cclab.sweep(SHORT, {"flows[0].recovery": ["newreno", "sack"]}, jobs=1, progress=True)
+    err = capsys.readouterr().err
+    assert "1/2 runs" in err and err.endswith("\n") and not err.endswith("\n\n"), repr(err)
+
+
 def test_sweeping_run_seed_gives_each_value_its_own_replications(tmp_path: Path) -> None:
     out = tmp_path / "sw"
     res = cclab.sweep(SHORT, grid={"run.seed": [1, 2, 3]}, replications=2, out=out, progress=False)

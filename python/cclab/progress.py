@@ -108,6 +108,8 @@ class Progress:
         self.stream.flush()
 
     def close(self) -> None:
+        """Ends the line (once: a second call does nothing), so that what is
+        printed next, such as an error, starts a line of its own."""
         if not (self.enabled and self._drawn):
             return
         if self.notebook:
@@ -116,3 +118,4 @@ class Progress:
         elif self.done < self.total:
             self.stream.write("\n")
             self.stream.flush()
+        self._drawn = False

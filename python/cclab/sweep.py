@@ -621,7 +621,6 @@ def _sweep(
         if todo:
             _run_todo(todo, summaries, jobs, executor, store, bar)
         if len(summaries) < len(specs):
-            bar.close()
             raise SweepInterrupted(len(summaries), len(specs), store.out if store else None)
         result = _finish(specs, summaries, replications, store)
         if store is not None:
@@ -630,6 +629,8 @@ def _sweep(
         complete = True
         return result
     finally:
+        # On any way out, a run's error included: the error then starts a line of its own.
+        bar.close()
         if store is not None and not complete:
             _record_progress(store, meta, len(summaries))
 
