@@ -1,6 +1,7 @@
 import fcntl
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -116,3 +117,60 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     the other workers idle, and at the end these are short ones. The sort is stable: the rest keep
     their order, and a module's tests stay together with its module-scoped fixtures."""
     items.sort(key=lambda item: 0 if item.get_closest_marker("long") else 2 if item.get_closest_marker("alone") else 1)
+
+
+# --- One quick run of each study per session -----------------------------------------------------
+#
+# Several tests run the same `cclab reproduce STUDY --quick` (tests/test_docs.py states each
+# committed report's command in its quick form, tests/test_plots_and_studies.py checks each study's
+# quick report, and the README's and docs/python.md's examples run the recovery study's): the same
+# runs, each 10-60 s of simulation. The session runs each study's quick reproduction once, on
+# whichever worker asks first (the others wait on a lock in the session's directory), and the other
+# tests start from a copy of its run cache: their commands then run as written, and render their
+# tables, figures and report from the cached runs (run keys name the scenario, seed and simulator
+# build, so these are the runs the command would make). A test that needs its own simulations (the
+# cluster's, the real studies') does not use it.
+
+QUICK_REPLICATIONS = 2
+
+
+def quick_study_command(study: str, out: Path) -> list[str]:
+    """`cclab reproduce STUDY --quick --replications 2 --out OUT`, as tests/test_docs.py derives it
+    from a committed report's command; two replications cover a study's default quick ones (1 or 2)."""
+    return ["cclab", "reproduce", study, "--quick", "--replications", str(QUICK_REPLICATIONS), "--out", str(out)]
+
+
+#: The studies whose quick reproduction is simulation only (the real ones time real transfers, which
+#: their own tests run).
+SIMULATED_STUDIES = ("buffers", "pacing", "recovery", "udt", "wireless")
+
+
+def quick_study_dir(config: pytest.Config, study: str) -> Path:
+    """Where this session's quick run of ``study`` writes."""
+    return _session_dir(config) / "quick-studies" / study
+
+
+def shared_quick_study(config: pytest.Config, study: str) -> Path:
+    """The output directory of this session's one run of :func:`quick_study_command` (run from the
+    repository, as a reader would, by the first test that asks)."""
+    assert study in SIMULATED_STUDIES, study
+    out = quick_study_dir(config, study)
+    folder = out.parent
+    folder.mkdir(exist_ok=True)
+    done = folder / f"{study}.done"
+    with open(folder / f"{study}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)  # what a failed attempt left
+            env = dict(os.environ, MPLBACKEND="Agg")
+            args = quick_study_command(study, out)[1:]
+            proc = subprocess.run([sys.executable, "-m", "cclab", *args], cwd=ROOT, env=env,
+                                  capture_output=True, text=True, timeout=900)  # fmt: skip
+            assert proc.returncode == 0, f"cclab {shlex.join(args)}:\n{proc.stderr}"
+            done.touch()
+    return out
+
+
+def seed_study_cache(config: pytest.Config, study: str, out: Path) -> None:
+    """Copies the session's quick run cache of ``study`` to OUT/cache, where a reproduction into OUT reads it."""
+    shutil.copytree(shared_quick_study(config, study) / "cache", out / "cache", dirs_exist_ok=True)

@@ -45,6 +45,7 @@ import pytest
 import tomli_w
 from cclab import _core
 from cclab.scenario import tomllib
+from conftest import SIMULATED_STUDIES, quick_study_command, quick_study_dir, seed_study_cache, shared_quick_study
 
 ROOT = Path(__file__).resolve().parent.parent
 REPORTS = "docs/studies/*/report.md"
@@ -109,6 +110,17 @@ SUBSTITUTIONS: list[tuple[str, str, str, str]] = [
     ("docs/cluster.md", "replications=20, executor=client)", "replications=2, quick=True, executor=client)",
      "the full study takes minutes; quick runs the same code on fewer points"),
     ("docs/cluster.md", "replications=20,", "replications=2,", "two replications exercise the same code as twenty"),
+]  # fmt: skip
+
+#: Examples that run a simulated study's quick reproduction (once SUBSTITUTIONS are applied), as
+#: (file, text in a block, study, the directory the block writes it to): the block starts with the
+#: session's quick run cache of that study in place (tests/conftest.py), so it renders its report
+#: from those runs rather than simulating them once more.
+SEEDED: list[tuple[str, str, str, str]] = [
+    ("README.md", "cclab reproduce recovery --quick --replications 2 --out docs/studies/recovery",
+     "recovery", "docs/studies/recovery"),
+    ("docs/python.md", 'StudyOptions(out=Path("out/recovery"), replications=2, quick=True)',
+     "recovery", "out/recovery"),
 ]  # fmt: skip
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
@@ -187,6 +199,13 @@ def runnable(block: Block) -> str:
     return text
 
 
+def seed_caches(block: Block, workdir: Path, config: pytest.Config) -> None:
+    """Puts the session's quick run cache in place for a block that reproduces a study (SEEDED)."""
+    for file, text, study, out in SEEDED:
+        if file == block.file and text in runnable(block):
+            seed_study_cache(config, study, workdir / out)
+
+
 def blocks_of(*languages: str) -> list[Any]:
     return [pytest.param(b, id=b.id) for b in BLOCKS if b.language in languages and not_run_reason(b) is None]
 
@@ -217,6 +236,9 @@ def test_the_tables_have_no_stale_entries() -> None:
     for file, old, _new, why in SUBSTITUTIONS:
         assert any(b.file == file and old in b.text for b in BLOCKS), f"SUBSTITUTIONS entry matches nothing: {old!r}"
         assert why
+    for file, text, study, _out in SEEDED:
+        assert any(b.file == file and text in runnable(b) for b in BLOCKS), f"SEEDED entry matches nothing: {text!r}"
+        assert study in SIMULATED_STUDIES
 
 
 def test_every_block_is_run_or_explained() -> None:
@@ -320,8 +342,9 @@ SYSTEM_PROGRAMS = {"tshark": "apt-get install tshark"}
 
 
 @pytest.mark.parametrize("block", blocks_of("sh", "bash"))
-def test_shell_block_runs(block: Block, workdir: Path) -> None:
+def test_shell_block_runs(block: Block, workdir: Path, request: pytest.FixtureRequest) -> None:
     script = runnable(block)
+    seed_caches(block, workdir, request.config)
     for program, install in SYSTEM_PROGRAMS.items():
         if re.search(rf"(^|[|;&]\s*){program}\b", script, re.M) and shutil.which(program) is None:
             assert not os.environ.get("CI"), f"{block.id} needs {program}, which CI installs ({install})"
@@ -340,7 +363,9 @@ def _python_files() -> list[Any]:
 
 
 @pytest.mark.parametrize("file", _python_files())
-def test_python_blocks_run_in_order(file: str, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_python_blocks_run_in_order(
+    file: str, workdir: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -350,6 +375,7 @@ def test_python_blocks_run_in_order(file: str, workdir: Path, monkeypatch: pytes
         if not_run_reason(block) is not None:
             continue
         code = runnable(block)
+        seed_caches(block, workdir, request.config)
         try:
             exec(compile(code, block.id, "exec"), namespace)  # running the docs is the point
         except Exception as e:
@@ -411,14 +437,21 @@ def test_study_report_regenerates_byte_for_byte(report: Path, tmp_path: Path) ->
 
 @pytest.mark.long
 @pytest.mark.parametrize("report", _reports())
-def test_study_report_command_runs_quick(report: Path, tmp_path: Path) -> None:
+def test_study_report_command_runs_quick(report: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
     args = _report_command(report)
+    study = args[2]
     # The --quick variant, into a temporary directory: it states its own command.
     quick = [*args[:3], "--quick", *args[3:]]
-    quick[quick.index("--out") + 1] = str(tmp_path / "report")
     quick[quick.index("--replications") + 1] = "2"
-    _reproduce(quick, ROOT)
-    written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    quick[quick.index("--out") + 1] = str(quick_study_dir(request.config, study))
+    if study in SIMULATED_STUDIES and quick == quick_study_command(study, quick_study_dir(request.config, study)):
+        # This very command is the session's one quick run of the study (tests/conftest.py), which other tests share.
+        out = shared_quick_study(request.config, study)
+    else:
+        out = tmp_path / "report"
+        quick[quick.index("--out") + 1] = str(out)
+        _reproduce(quick, ROOT)
+    written = (out / "report.md").read_text(encoding="utf-8")
     assert f"Generated by `{shlex.join(quick)}`" in written
 
 

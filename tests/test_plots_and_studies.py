@@ -9,7 +9,7 @@ import matplotlib
 import polars as pl
 import pytest
 from cclab import plot
-from conftest import EXAMPLES, ctrl_c_as_on_a_terminal
+from conftest import EXAMPLES, ctrl_c_as_on_a_terminal, seed_study_cache
 from conftest import cclab as cli
 
 matplotlib.use("Agg")
@@ -122,9 +122,14 @@ def test_reproduce_errors() -> None:
     assert proc.returncode == 2 and "not writable" in proc.stderr
 
 
-def reproduce_quick(tmp_path: Path, study: str, headings: tuple[str, ...]) -> tuple[Path, str]:
-    """Runs `cclab reproduce STUDY --quick`; checks the report's headings and that every figure it links exists."""
+def reproduce_quick(
+    tmp_path: Path, study: str, headings: tuple[str, ...], seed_from: pytest.Config | None = None
+) -> tuple[Path, str]:
+    """Runs `cclab reproduce STUDY --quick`; checks the report's headings and that every figure it links exists.
+    With ``seed_from`` (a simulated study), it starts from the session's quick run cache (tests/conftest.py)."""
     out = tmp_path / study
+    if seed_from is not None:
+        seed_study_cache(seed_from, study, out)
     proc = cli("reproduce", study, "--quick", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     report = (out / "report.md").read_text()
@@ -136,9 +141,12 @@ def reproduce_quick(tmp_path: Path, study: str, headings: tuple[str, ...]) -> tu
 
 
 @pytest.mark.long
-def test_reproduce_recovery_quick(tmp_path: Path) -> None:
+def test_reproduce_recovery_quick(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     out, report = reproduce_quick(
-        tmp_path, "recovery", ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ")
+        tmp_path,
+        "recovery",
+        ("Setup and reconstruction", "Fig. 6", "Fig. 7", "Fig. 8", "Table 3", "differ"),
+        seed_from=request.config,
     )
     for table in ("summary", "runs", "per_flow"):
         assert (out / "tables" / f"{table}.csv").is_file()
@@ -173,9 +181,12 @@ def test_reproduce_recovery_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.long
-def test_reproduce_pacing_quick(tmp_path: Path) -> None:
+def test_reproduce_pacing_quick(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     out, report = reproduce_quick(
-        tmp_path, "pacing", ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects")
+        tmp_path,
+        "pacing",
+        ("Setup and reconstruction", "Table 2", "Fig. 4", "Fig. 5", "Phase effects"),
+        seed_from=request.config,
     )
     table2 = pl.read_csv(out / "tables" / "table2.csv")
     assert table2.height == 8 * 2  # eight variants at the quick plan's two speeds
@@ -192,9 +203,12 @@ def test_reproduce_pacing_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.long
-def test_reproduce_wireless_quick(tmp_path: Path) -> None:
+def test_reproduce_wireless_quick(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     out, report = reproduce_quick(
-        tmp_path, "wireless", ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims")
+        tmp_path,
+        "wireless",
+        ("Setup and reconstruction", "Fig. 1", "Fig. 4", "Fig. 5", "Fig. 6", "Fig. 7", "claims"),
+        seed_from=request.config,
     )
     fig6 = pl.read_csv(out / "tables" / "fig6.csv")
     assert fig6.height == 9 * 3  # nine variants at the quick plan's three loss rates
@@ -215,8 +229,9 @@ def test_reproduce_wireless_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.long
-def test_reproduce_buffers_quick(tmp_path: Path) -> None:
-    out, report = reproduce_quick(tmp_path, "buffers", ("Setup and reconstruction", "Fig. 3", "Fig. 4", "Extension"))
+def test_reproduce_buffers_quick(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    headings = ("Setup and reconstruction", "Fig. 3", "Fig. 4", "Extension")
+    out, report = reproduce_quick(tmp_path, "buffers", headings, seed_from=request.config)
     fig3 = {r["policy"] + "/" + r["receive_window"]: r for r in pl.read_csv(out / "tables" / "fig3.csv").to_dicts()}
     rtba, small = fig3["RTBA/64 KB"], fig3["fixed 2920B/64 KB"]
     # Two 1460-byte segments per round trip of about 1.27 ms (1 ms of propagation, transmission and queueing).
@@ -274,9 +289,12 @@ def test_reproduce_buffers_real_quick(tmp_path: Path) -> None:
 
 
 @pytest.mark.long
-def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
+def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path, request: pytest.FixtureRequest) -> None:
     out, report = reproduce_quick(
-        tmp_path, "udt", ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion")
+        tmp_path,
+        "udt",
+        ("Setup and reconstruction", "Fig. 4", "Fig. 5", "Figs. 9-13", "Fig. 10", "Discussion"),
+        seed_from=request.config,
     )
     factors = pl.read_csv(out / "tables" / "factors.csv")
     assert factors.height == 2 * 2 * 2  # two loss rates, the quick plan's two RTTs and two factors
@@ -311,7 +329,9 @@ def test_reproduce_udt_quick_and_again_from_its_cache(tmp_path: Path) -> None:
     for table in ("factors", "testbed", "prediction_decisions", "forced_branches", "competing", "banded_resolve"):
         assert pl.read_csv(again / "tables" / f"{table}.csv").equals(pl.read_csv(out / "tables" / f"{table}.csv"))
     # A run missing from the cache is an error naming the sweep, not a run of this simulator.
-    shutil.rmtree(next((again / "cache" / "fig5" / "runs").iterdir()))
+    # (One of this plan's runs: the cache the test started from also holds the second replication's.)
+    planned = json.loads((again / "cache" / "fig5" / "sweep.json").read_text())["runs"]
+    shutil.rmtree(again / "cache" / "fig5" / "runs" / planned[0])
     proc = cli("reproduce", "udt", "--quick", "--out", str(again), "--from-cache")
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [

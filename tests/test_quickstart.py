@@ -95,3 +95,16 @@ def test_ci_runs_the_readme_commands_verbatim() -> None:
     lines = [line.strip() for line in (ROOT / ".ci/run").read_text(encoding="utf-8").splitlines()]
     assert install in lines, "CI must run the README's quick start as written"
     assert test in lines, "CI must run the README's test command as written"
+
+
+def test_every_rust_test_file_is_in_its_crates_test_binary() -> None:
+    # cclab-sim's and cclab-net's tests/*.rs are modules of one test binary each (tests/main.rs,
+    # `autotests = false`: one link instead of one per file), so a file not declared there never runs.
+    for crate in ("cclab-sim", "cclab-net"):
+        tests = ROOT / "crates" / crate / "tests"
+        manifest = tomllib.loads((ROOT / "crates" / crate / "Cargo.toml").read_text(encoding="utf-8"))
+        assert manifest["package"]["autotests"] is False
+        assert manifest["test"] == [{"name": "integration", "path": "tests/main.rs"}]
+        declared = re.findall(r"^mod (\w+);$", (tests / "main.rs").read_text(encoding="utf-8"), re.M)
+        files = sorted(p.stem for p in tests.glob("*.rs") if p.name != "main.rs")
+        assert sorted(declared) == sorted([*files, "common"]), crate

@@ -4,7 +4,7 @@
 //! a time: each emulator spins before its deliveries, and several spinning at
 //! once on two cores starve each other (a rate of 15.7 Mbit/s against 20 in CI).
 
-mod common;
+use crate::common;
 
 use cclab_net::emulator::{parse_addr, QueueLimit, IPV4_UDP_HEADER_BYTES};
 use cclab_net::{DirectionArgs, Emulator, EmulatorError, EmulatorSpec, PathSpec};

@@ -22,7 +22,7 @@
 //! [`STALL`], when one end outlives the other by [`GRACE`], or after
 //! [`TIMEOUT`]. The cases run one at a time.
 
-mod common;
+use crate::common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};
@@ -354,8 +354,10 @@ impl Case<'_> {
 /// The reference sender (caller) sends the file to our receiver (listener): `udt4_send` with
 /// cclab's framing, or with [`Framing::Raw`] `udt4_plain_send`, which sends the file alone.
 fn reference_to_ours(tag: &str, emulated: bool, framing: Framing) {
+    // One at a time with every real-network test of the binary: both ends, the emulator and the
+    // background load share two cores, and so does g++ compiling the reference programs at first use.
+    let _one = common::serial();
     let programs = programs();
-    let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
     let input_path = input.clone();
     let receiver = recv::start(RecvSpec {
@@ -394,8 +396,10 @@ fn reference_to_ours(tag: &str, emulated: bool, framing: Framing) {
 /// Our sender (caller) sends the file to the reference receiver (listener): `udt4_recv`, which
 /// reads cclab's framing, or with [`Framing::Raw`] `udt4_plain_recv`, which writes what arrives.
 fn ours_to_reference(tag: &str, emulated: bool, framing: Framing) {
+    // One at a time with every real-network test of the binary: both ends, the emulator and the
+    // background load share two cores, and so does g++ compiling the reference programs at first use.
+    let _one = common::serial();
     let programs = programs();
-    let _one = common::serial(); // both ends, the emulator and the background load share two cores
     let (input, output, data) = files(tag);
     let input_path = input.clone();
     let args = ["0".into(), output.display().to_string()];
@@ -488,8 +492,8 @@ fn our_raw_sender_to_plain_udt4_recv_through_the_emulator() {
 #[test]
 #[cfg_attr(udt4_missing, ignore = "needs g++ and UDT 4.11: apt-get install -y g++ libudt-dev")]
 fn plain_udt4_sendfile_to_our_framed_receiver_is_refused_with_a_hint_and_no_file() {
-    let programs = programs();
     let _one = common::serial();
+    let programs = programs();
     let (input, output, _) = files("plain-udt4-to-framed");
     let receiver = recv::start(RecvSpec {
         listen: "127.0.0.1:0".parse().unwrap(),

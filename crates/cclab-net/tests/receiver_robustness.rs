@@ -3,7 +3,7 @@
 //! then sends random UDT packets. The receiver must not panic, must keep its
 //! memory bounded by its receive buffer, and must still serve a real sender.
 
-mod common;
+use crate::common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};

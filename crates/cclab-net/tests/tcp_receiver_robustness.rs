@@ -4,7 +4,7 @@
 //! not panic, must keep its memory bounded by its window, and must still serve
 //! a real sender.
 
-mod common;
+use crate::common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};

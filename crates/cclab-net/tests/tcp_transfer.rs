@@ -3,7 +3,7 @@
 //! from one host under a send-buffer memory cap, and the simulator's
 //! prediction for the same path as the yardstick of the real transfer.
 
-mod common;
+use crate::common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};

@@ -2,7 +2,7 @@
 //! emulator: the content arrives intact, and through an emulated path at a
 //! rate the transfer reaches most of it.
 
-mod common;
+use crate::common;
 
 use cclab_net::content::Source;
 use cclab_net::driver::{Handle, Summary};

@@ -2,7 +2,7 @@
 //! delay its source says it keeps, FQ-CoDel isolates a sparse flow, ECN
 //! marks replace drops, and packets are conserved and delivered exactly once.
 
-mod common;
+use crate::common;
 
 use cclab_sim::results::LinkResult;
 use cclab_sim::{build, parse, run_toml, RunResult};

@@ -2,7 +2,7 @@
 //! how many start, their sizes, their completion times, and the connections
 //! the engine opens and reclaims for them.
 
-mod common;
+use crate::common;
 
 use cclab_core::{Engine, MeasurementWindow};
 use cclab_sim::build::tcp_endpoints;

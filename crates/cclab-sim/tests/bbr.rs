@@ -8,7 +8,7 @@ use cclab_sim::results::TimeSeries;
 use cclab_sim::{run_toml, validate_toml, RunResult};
 use common::{lossy_transfers, series, summary};
 
-mod common;
+use crate::common;
 
 /// Payload bit/s of a 20 Mbit/s link carrying 1000-byte segments in 1040-byte packets.
 const PAYLOAD_RATE: f64 = 20e6 * 1000.0 / 1040.0;

@@ -8,7 +8,7 @@
 use cclab_sim::run_toml;
 use common::{lossy_transfers, series};
 
-mod common;
+use crate::common;
 
 /// Wire bytes per packet (MSS 1000 + 40 bytes of headers).
 const PACKET: f64 = 1040.0;

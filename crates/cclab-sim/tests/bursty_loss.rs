@@ -1,7 +1,7 @@
 //! Two-state (Gilbert-Elliott) loss on a chosen link direction, as a scenario
 //! declares it: the loss it produces, and why it matters to TCP.
 
-mod common;
+use crate::common;
 
 use common::summary;
 

@@ -1,7 +1,7 @@
 //! Delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation, taken on
 //! every ACK by `tcp/rate.rs`) measured against the bottleneck they should see.
 
-mod common;
+use crate::common;
 
 use cclab_sim::Simulation;
 use cclab_transport::tcp::rate::RateSample;

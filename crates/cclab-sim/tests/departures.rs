@@ -1,7 +1,7 @@
 //! Link departures by traffic kind (issue 8, item 2): the counters a study
 //! needs to compute the available bandwidth a flow could have used.
 
-mod common;
+use crate::common;
 
 use cclab_sim::results::TimeSeries;
 use cclab_sim::run_toml;

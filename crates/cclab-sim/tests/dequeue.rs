@@ -3,7 +3,7 @@
 //! schedules, on/off cycles, delay schedules and Mahimahi traces do what
 //! they say; packets are conserved and delivered exactly once.
 
-mod common;
+use crate::common;
 
 use cclab_sim::results::LinkResult;
 use cclab_sim::{parse, run_toml, RunResult};

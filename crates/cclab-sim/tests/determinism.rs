@@ -1,7 +1,7 @@
 //! Same scenario and seed: identical results. Different seeds: different
 //! results whenever anything is random.
 
-mod common;
+use crate::common;
 
 use common::summary;
 

@@ -6,7 +6,7 @@
 //! so this test is the proof that the rework changed no result. A result may
 //! gain new fields; every field the golden file has must keep its value.
 //! Regenerate deliberately, explaining why in the commit, with
-//! `CCLAB_BLESS=1 cargo test --release -p cclab-sim --test golden`.
+//! `CCLAB_BLESS=1 cargo test --release -p cclab-sim --test integration golden::`.
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};

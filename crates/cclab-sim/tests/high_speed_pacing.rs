@@ -3,7 +3,7 @@
 //! smooths the traffic that reaches the bottleneck when ACK compression makes
 //! an unpaced sender bursty.
 
-mod common;
+use crate::common;
 
 use cclab_sim::results::TimeSeries;
 use cclab_sim::run_toml;

@@ -1,7 +1,7 @@
 //! Simulation invariants over many seeds: every byte delivered exactly once and
 //! in order, packets conserved at every queue, finite transfers complete.
 
-mod common;
+use crate::common;
 
 use cclab_sim::{build, parse};
 use common::tiles;

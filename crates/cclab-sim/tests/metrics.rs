@@ -2,7 +2,7 @@
 //! the long table and its wide views, and the proof that a new algorithm's
 //! own metric reaches the time series without a change anywhere else.
 
-mod common;
+use crate::common;
 
 use cclab_core::{Engine, Observation, Open, Source, Watch};
 use cclab_sim::observe::{Observe, SeriesInfo};

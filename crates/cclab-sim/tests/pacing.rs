@@ -2,7 +2,7 @@
 //! pacer's gap, an unpaced flow sends bursts, and pacing keeps every loss
 //! recovery delivering each byte exactly once.
 
-mod common;
+use crate::common;
 
 use cclab_sim::Simulation;
 use cclab_transport::tcp::sender::TransmitRecord;

@@ -5,7 +5,7 @@
 //! Jacobson, "On Traffic Phase Effects in Packet-Switched Gateways", 1992;
 //! Floyd and Kohler, CCR 2003). A random send delay below 1 ms breaks the lock.
 
-mod common;
+use crate::common;
 
 use common::{finish, simulation};
 

@@ -3,7 +3,7 @@
 //! in place of drops with every byte still delivered once and in order, and
 //! CW marking exactly while the average queue is above its threshold.
 
-mod common;
+use crate::common;
 
 use cclab_sim::results::LinkResult;
 use cclab_sim::RunResult;

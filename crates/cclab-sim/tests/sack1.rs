@@ -3,7 +3,7 @@
 //! window repaired in about an RTT, as RFC 6675 `sack` does, where NewReno
 //! needs about one RTT per lost segment.
 
-mod common;
+use crate::common;
 
 use cclab_sim::Simulation;
 use cclab_wire::time::to_secs_f64;

@@ -3,7 +3,7 @@
 //! above its cap, and no byte is lost or duplicated when a buffer shrinks
 //! under data already sent.
 
-mod common;
+use crate::common;
 
 use cclab_sim::validate_toml;
 use cclab_wire::random::SplitMix64;

@@ -3,7 +3,7 @@
 //! table's sequence numbers, ACKs and SACK blocks (read back with pcap-file
 //! and etherparse; tests/test_trace.py checks the same against tshark).
 
-mod common;
+use crate::common;
 
 use cclab_sim::trace::TraceTable;
 use cclab_sim::MemoryLimit;

@@ -2,7 +2,7 @@
 //! every packet accounted for, the share an unresponsive flow takes from TCP,
 //! and on/off periods.
 
-mod common;
+use crate::common;
 
 use cclab_sim::run_toml;
 use common::{finish, simulation};

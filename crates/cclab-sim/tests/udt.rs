@@ -5,7 +5,7 @@
 use cclab_sim::{parse, run_toml};
 use common::{finish, simulation};
 
-mod common;
+use crate::common;
 
 /// A 1 Gbit/s dumbbell with 100 ms RTT and a one-BDP buffer; one UDT flow.
 fn long_fat_path(flow_keys: &str, seconds: u32, warmup: u32) -> String {

@@ -5,7 +5,7 @@
 use cclab_sim::run_toml;
 use common::lossy_transfers;
 
-mod common;
+use crate::common;
 
 /// Bottleneck 10 Mbit/s, 60 ms RTT, buffer 2 BDP; `count` Vegas flows `f`
 /// with `params` as their `cc_params`, starting `start` apart; BaseRTT

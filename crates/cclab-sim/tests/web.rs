@@ -2,7 +2,7 @@
 //! load it is asked for, every object transferred once, and the RTT ranges the
 //! seed paper's background flows draw.
 
-mod common;
+use crate::common;
 
 use cclab_sim::sources::AppSpec;
 use cclab_sim::RunResult;

@@ -5,7 +5,7 @@
 use cclab_sim::run_toml;
 use common::{lossy_transfers, series, summary};
 
-mod common;
+use crate::common;
 
 /// Bottleneck 10 Mbit/s, 60 ms RTT, a buffer of one BDP; `loss` on the
 /// bottleneck; one bulk flow `f`.

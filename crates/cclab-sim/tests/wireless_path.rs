@@ -4,7 +4,7 @@
 //! TCP-Jersey with the congestion-warning (CW) router, which marks every
 //! ECN-capable packet while its average queue exceeds 10 packets.
 
-mod common;
+use crate::common;
 
 use common::summary;
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! What the real-network integration tests share: one test at a time, the
 //! process's memory, an emulated path, and the simulator's prediction for it.
-#![allow(dead_code)] // each test file uses what it needs
+#![allow(dead_code)]
 
 use cclab_net::driver::{Handle, Summary};
 use cclab_net::emulator::{QueueLimit, IPV4_UDP_HEADER_BYTES};

@@ -1,5 +1,4 @@
-//! Helpers shared by the scenario tests. Each test file is its own crate and
-//! uses only some of them, hence the `dead_code` allowance.
+//! Helpers shared by the scenario tests (the modules of tests/main.rs).
 #![allow(dead_code)]
 
 use cclab_sim::results::TimeSeries;
