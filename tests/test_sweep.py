@@ -256,10 +256,10 @@ def test_the_command_line_refuses_the_same_seeds(dumbbell: Path) -> None:
 
 
 def test_parallel_runs_must_fit_in_the_memory_limit_together() -> None:
-    thousand = SHORT.with_(**{"flows[0].count": 1000})  # about 15.5 MB a run
+    thousand = SHORT.with_(**{"flows[0].count": 1000})  # about 9.5 MB a run
     with pytest.raises(cclab.SweepError) as err:
-        cclab.sweep(thousand, replications=2, jobs=2, memory_limit="20MB", progress=False)
-    assert str(err.value).startswith("jobs: 2 runs at once of up to 15.5 MB each need about 31 MB, above the 20 MB")
+        cclab.sweep(thousand, replications=2, jobs=2, memory_limit="15MB", progress=False)
+    assert str(err.value).startswith("jobs: 2 runs at once of up to 9.5 MB each need about 19 MB, above the 15 MB")
     with pytest.raises(cclab.ScenarioError) as scenario_err:
-        cclab.sweep(thousand, grid={"flows[0].count": [10, 2000]}, memory_limit="20MB", progress=False)
-    assert "grid point flows[0].count=2000: flows: 2,000 flow instances need about 31 MB" in scenario_err.value.args[0]
+        cclab.sweep(thousand, grid={"flows[0].count": [10, 2000]}, memory_limit="15MB", progress=False)
+    assert "grid point flows[0].count=2000: flows: 2,000 flow instances need about 19 MB" in scenario_err.value.args[0]
