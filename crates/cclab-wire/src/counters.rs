@@ -164,12 +164,11 @@ impl Counters {
     /// What happened between `start` and these counters.
     pub fn since(&self, start: &Counters) -> Counters {
         // The names stay in this order, each once, as `set` would keep them.
-        let mut extra = *self;
+        let mut extra = self.extra;
         for (i, (name, value)) in self.extra.iter().enumerate() {
             let at_start = start.extra.index_of(name, i).map(|j| start.extra.items[j].1);
-            extra.extra.items[i].1 = value.since(at_start);
+            extra.items[i].1 = value.since(at_start);
         }
-        let extra = extra.extra;
         Counters {
             bytes_delivered: self.bytes_delivered.saturating_sub(start.bytes_delivered),
             packets_sent: self.packets_sent.saturating_sub(start.packets_sent),
