@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +14,9 @@ import cclab
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Where `cargo test --release` put the examples: CARGO_TARGET_DIR when set (the
+#: memory-probe tests used to look only in ROOT/target and skipped there).
+EXAMPLES_BUILT = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target") / "release" / "examples"
 
 
 def table2_speed() -> ModuleType:
@@ -108,7 +112,7 @@ def test_the_machine_line_says_what_it_cannot_read(tmp_path: Path) -> None:
 def test_the_memory_probe_times_a_load_from_each_buffer_size_or_says_it_is_not_built(tmp_path: Path) -> None:
     bench = table2_speed()
     assert bench.memory_line(tmp_path / "run").startswith(f"(no {tmp_path / 'memory_probe'}: cargo build")
-    built = ROOT / "target" / "release" / "examples" / "run"
+    built = EXAMPLES_BUILT / "run"
     if not (built.parent / "memory_probe").is_file():
         pytest.skip("the memory_probe example is not built (cargo build --release --examples)")
     line = bench.memory_line(built)
@@ -119,7 +123,7 @@ def test_the_memory_probe_times_a_load_from_each_buffer_size_or_says_it_is_not_b
 
 @pytest.mark.parametrize("millis", ["0", "x", "-5"])
 def test_the_memory_probe_refuses_a_bad_duration_in_one_line(millis: str) -> None:
-    probe = ROOT / "target" / "release" / "examples" / "memory_probe"
+    probe = EXAMPLES_BUILT / "memory_probe"
     if not probe.is_file():
         pytest.skip("the memory_probe example is not built (cargo build --release --examples)")
     done = subprocess.run([str(probe), millis], capture_output=True, text=True)
