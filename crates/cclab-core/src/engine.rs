@@ -703,6 +703,20 @@ impl Engine {
         self.net.links.iter().map(|l| l.in_flight()).sum()
     }
 
+    /// Frees what only the run needed: the packets still inside links (the
+    /// pool and the links' delay lines) and the events not yet handled. A
+    /// finished run's results are collected while the engine is still there,
+    /// and without these the peak memory of collecting them is lower (at
+    /// 20 000 flows, 8 MB of pool and a few hundred bytes of rings a flow).
+    /// Conservation can no longer be checked afterwards: the packets are gone.
+    pub fn release_packets(&mut self) {
+        self.heap = EventQueue::new();
+        self.pool = PacketPool::default();
+        for link in &mut self.net.links {
+            link.release_packets();
+        }
+    }
+
     /// Packets the pool holds: between events, exactly those inside links
     /// (a slot not freed when its packet was dropped, lost or delivered leaks).
     pub fn packets_stored(&self) -> u64 {

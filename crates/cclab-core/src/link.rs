@@ -683,6 +683,14 @@ impl Link {
 
     /// The share of the window the transmitter was busy; on a link whose
     /// rate varies, the bytes sent over those it could have sent.
+    /// Forgets the packets inside the link (see [`crate::Engine::release_packets`]);
+    /// its counters stay.
+    pub fn release_packets(&mut self) {
+        self.delay_line = Ring::new();
+        self.waiting = Ring::new();
+        self.waiting_bytes = 0;
+    }
+
     /// The mean time a packet waited in the queue inside the window, in
     /// nanoseconds: the window's queue integral over the packets that left
     /// the queue in it (Little's law; packets an AQM dropped at the head

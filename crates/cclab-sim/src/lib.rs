@@ -43,6 +43,7 @@ pub fn run(scenario: &Scenario, seed: Option<u64>) -> Result<RunResult, Scenario
     let mut sim = build(scenario, seed.unwrap_or(scenario.run.seed))?;
     sim.engine.run();
     sim.check_agents()?;
+    sim.engine.release_packets();
     Ok(RunResult::collect(&sim, wall.elapsed().as_secs_f64()))
 }
 
@@ -69,6 +70,7 @@ pub fn run_cancellable(
     let mut sim = build_within(scenario, seed.unwrap_or(scenario.run.seed), limit)?;
     sim.engine.run_cancellable(cancel)?;
     sim.check_agents()?;
+    sim.engine.release_packets();
     Ok(RunResult::collect(&sim, wall.elapsed().as_secs_f64()))
 }
 
