@@ -125,8 +125,11 @@ def test_rows_and_columns_read_from_the_buffers_equal_the_frames(monkeypatch: py
     for name, frame in (("flows", result.flows), ("links", result.links), ("transfers", result.transfers)):
         assert result.columns(name) == frame.to_dict(as_series=False), name
         assert list(result.rows(name)) == frame.to_dicts(), name
+        assert result.height(name) == frame.height, name
     again = Result(result.summary, {}, result.seed)
     assert list(again.rows("flows")) == list(result.rows("flows"))
+    assert again.height("links") == result.height("links") == result.links.height
+    assert repr(again) == repr(result) == f"Result(scenario='mixed', seed={result.seed}, flows={result.flows.height})"
 
 
 def test_cclab_run_prints_its_tables_without_importing_polars_or_pyarrow() -> None:

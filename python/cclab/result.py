@@ -400,7 +400,14 @@ class Result:
         return cls(None, config, header["seed"], header=header, tables=dict(tables))
 
     def __repr__(self) -> str:
-        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={sum(1 for _ in self.rows('flows'))})"
+        return f"Result(scenario={self.scenario!r}, seed={self.seed}, flows={self.height('flows')})"
+
+    def height(self, table: str) -> int:
+        """Rows of one of :data:`CORE_TABLES`, without reading them."""
+        if table in self._buffers:
+            columns = self._buffers[table]
+            return columns[0][2] if columns else 0
+        return len(next(iter(self.columns(table).values()), []))
 
     @property
     def summary(self) -> dict[str, Any]:
