@@ -113,6 +113,29 @@ impl Extras {
     }
 }
 
+/// The counts every endpoint keeps: [`Counters`] without the extras, for an
+/// endpoint that has none to report. 32 bytes where `Counters` is 360: a TCP
+/// receiver kept a whole `Counters`, a tenth of the memory of a flow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BaseCounts {
+    pub bytes_delivered: u64,
+    pub packets_sent: u64,
+    pub bytes_sent: u64,
+    pub packets_received: u64,
+}
+
+impl BaseCounts {
+    pub fn counters(&self) -> Counters {
+        Counters {
+            bytes_delivered: self.bytes_delivered,
+            packets_sent: self.packets_sent,
+            bytes_sent: self.bytes_sent,
+            packets_received: self.packets_received,
+            extra: Extras::default(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Counters {
     /// In-order payload bytes handed to the receiving application.

@@ -21,7 +21,7 @@ pub mod time;
 pub mod udt_codec;
 pub mod units;
 
-pub use counters::{Counters, Extras, Measure};
+pub use counters::{BaseCounts, Counters, Extras, Measure};
 pub use descriptor::{
     Descriptor, Info, ParamDefault, ParamError, ParamType, ParamValue, Parameter, Params, Role,
 };

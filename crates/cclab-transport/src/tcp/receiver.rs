@@ -16,7 +16,9 @@
 
 use super::timers::{Timer, Timers};
 use super::TcpConfig;
-use cclab_wire::{Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS};
+use cclab_wire::{
+    BaseCounts, Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS,
+};
 use std::collections::VecDeque;
 
 pub struct TcpReceiver {
@@ -44,7 +46,7 @@ pub struct TcpReceiver {
     /// Where the stream ends, once a segment carrying FIN arrived: when all
     /// of it is in and acknowledged, the receiver has nothing left to do.
     fin_at: Option<u64>,
-    counters: Counters,
+    counters: BaseCounts,
     /// When enabled (tests), every delivery to the application as `[start, end)`.
     delivery_log: Option<Vec<(u64, u64)>>,
 }
@@ -68,7 +70,7 @@ impl TcpReceiver {
             timers: Timers::default(),
             ce_pending: false,
             fin_at: None,
-            counters: Counters::default(),
+            counters: BaseCounts::default(),
             delivery_log: None,
         }
     }
@@ -222,7 +224,7 @@ impl Endpoint for TcpReceiver {
     }
 
     fn counters(&self) -> Counters {
-        self.counters
+        self.counters.counters()
     }
 
     /// Everything expected arrived and was acknowledged.

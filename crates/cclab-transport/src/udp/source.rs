@@ -10,7 +10,9 @@
 
 use super::UDP_IP_HEADER_BYTES;
 use cclab_wire::time::NANOS_PER_SEC;
-use cclab_wire::{Counters, Endpoint, Header, MetricDesc, Metrics, Outbox, Packet, Time, UdpHeader, NEVER};
+use cclab_wire::{
+    BaseCounts, Counters, Endpoint, Header, MetricDesc, Metrics, Outbox, Packet, Time, UdpHeader, NEVER,
+};
 
 /// What a UDP source publishes: its offered load so far (a rate is the
 /// difference between two samples over their interval).
@@ -46,7 +48,7 @@ pub struct CbrSource {
     index: u64,
     next_send: Time,
     seq: u64,
-    counters: Counters,
+    counters: BaseCounts,
 }
 
 impl CbrSource {
@@ -57,7 +59,7 @@ impl CbrSource {
             index: 0,
             next_send: cfg.start,
             seq: 0,
-            counters: Counters::default(),
+            counters: BaseCounts::default(),
         };
         source.next_send = source.schedule();
         source
@@ -107,7 +109,7 @@ impl Endpoint for CbrSource {
     }
 
     fn counters(&self) -> Counters {
-        self.counters
+        self.counters.counters()
     }
 
     fn is_closed(&self) -> bool {
