@@ -346,16 +346,6 @@ def summary_items(
         yield "trace", header["trace"]
 
 
-def summary_of(header: dict[str, Any], columns: Callable[[str], dict[str, list[Any]]]) -> dict[str, Any]:
-    """The ``--json`` summary of a run as one dict (see :func:`summary_items`)."""
-
-    def rows(table: str) -> list[dict[str, Any]]:
-        named = columns(table)
-        return [dict(zip(named, row, strict=True)) for row in zip(*named.values(), strict=True)]
-
-    return dict(summary_items(header, columns, rows))
-
-
 class Result:
     """One run: its tables, the resolved scenario it ran, and its seed.
 
@@ -415,7 +405,7 @@ class Result:
         from the tables when first asked for (at 20 000 flows that costs more
         than the tables themselves: prefer the tables)."""
         if self._summary is None:
-            self._summary = summary_of(self._header, self.columns)
+            self._summary = dict(summary_items(self._header, self.columns, lambda table: list(self.rows(table))))
         return self._summary
 
     def to_json(self, trace: bool = True) -> str:
