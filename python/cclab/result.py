@@ -196,8 +196,8 @@ def metrics_frame(values: pl.DataFrame, series: pl.DataFrame) -> pl.DataFrame:
 TRACE_COLUMNS = (
     "trace", "time_ns", "time_s", "event", "cause", "link", "node", "flow_id",
     "src", "dst", "ip_src", "ip_dst", "sport", "dport", "protocol", "kind",
-    "wire_bytes", "seq", "len", "ack", "window", "ts_val_ns", "ts_ecr_ns",
-    "sack_left", "sack_right", "fin", "ece", "ect", "ce",
+    "wire_bytes", "seq", "len", "ack", "window", "ce_bytes", "ts_val_ns",
+    "ts_ecr_ns", "sack_left", "sack_right", "fin", "ece", "ect", "ect1", "ce",
 )  # fmt: skip
 
 
@@ -206,7 +206,7 @@ def trace_schema() -> dict[str, Any]:
     import polars as pl
 
     integer = {"trace", "flow_id", "sport", "dport", "wire_bytes", "len"}
-    unsigned = {"time_ns", "seq", "ack", "window", "ts_val_ns", "ts_ecr_ns"}
+    unsigned = {"time_ns", "seq", "ack", "window", "ce_bytes", "ts_val_ns", "ts_ecr_ns"}
     strings = {"event", "cause", "link", "node", "src", "dst", "ip_src", "ip_dst", "protocol", "kind"}
     schema: dict[str, Any] = {}
     for c in TRACE_COLUMNS:

@@ -954,7 +954,7 @@ mod tests {
         };
         l.set_queue(BufferLimit::Packets(10), (d.build)(&params, q).expect("builds"));
         let mut ect = pkt(1000);
-        ect.ect = true;
+        ect.ect = cclab_wire::Ect::Ect0;
         let marked = |e: Enqueued| matches!(e, Enqueued::Admitted { marked: true, .. });
         assert!(!marked(l.enqueue(0, PacketRef::new(0, 0, &ect), 1, &ALL)));
         assert!(!marked(l.enqueue(0, PacketRef::new(1, 0, &ect), 2, &ALL)));

@@ -2,7 +2,7 @@
 //! few bytes instead of the packet; freed slots are reused, so after warm-up
 //! nothing is allocated per packet.
 
-use cclab_wire::{NodeId, Packet};
+use cclab_wire::{Ect, NodeId, Packet};
 
 /// Index of a packet in a [`PacketPool`].
 pub type PacketId = u32;
@@ -16,9 +16,10 @@ pub struct PacketRef {
     pub id: PacketId,
     pub dst: NodeId,
     pub wire_bytes: u32,
-    /// ECN-capable: a marking discipline marks it instead of dropping it.
-    /// Fits the padding of the delay line's entries, which stay 32 bytes.
-    pub ect: bool,
+    /// The ECN codepoint: a marking discipline marks an ECN-capable packet
+    /// instead of dropping it, and DualPI2 classifies on ECT(1). Fits the
+    /// padding of the delay line's entries, which stay 32 bytes.
+    pub ect: Ect,
 }
 
 impl PacketRef {
@@ -124,9 +125,9 @@ mod tests {
     fn a_reference_carries_the_ect_bit_and_a_mark_sets_ce_in_the_pool() {
         let mut pool = PacketPool::default();
         let mut p = packet(TcpKind::Data);
-        p.ect = true;
+        p.ect = Ect::Ect0;
         let r = pool.insert(&p, 1);
-        assert!(r.ect && PacketRef::new(r.id, 1, &p).ect);
+        assert!(r.ect.capable() && PacketRef::new(r.id, 1, &p).ect == Ect::Ect0);
         assert!(!pool.get(r.id).ce);
         pool.mark_ce(r.id);
         assert!(pool.get(r.id).ce);

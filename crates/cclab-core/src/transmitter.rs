@@ -356,7 +356,7 @@ mod tests {
     use cclab_wire::time::{micros, millis};
 
     fn queued(id: u32, bytes: u32, at: Time) -> Queued {
-        let packet = PacketRef { id, dst: 0, wire_bytes: bytes, ect: false };
+        let packet = PacketRef { id, dst: 0, wire_bytes: bytes, ect: cclab_wire::Ect::NotEct };
         Queued { packet, enqueued_at: at, flow: 0, seq: Seq::default() }
     }
 

@@ -14,7 +14,7 @@ use cclab_net::tcp::recv::{self, TcpRecvSpec};
 use cclab_net::tcp::send::{self, TcpSendSpec, DEFAULT_MSS};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::secs;
-use cclab_wire::{TcpHeader, TcpKind};
+use cclab_wire::{Ect, TcpHeader, TcpKind};
 use common::*;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -46,13 +46,17 @@ fn hostile_datagram(rng: &mut SplitMix64, connection: u32, cookie: u32) -> Vec<u
                 1 => rng.next_u64() % 20_000_000,
                 _ => (rng.next_u64() % 20_000) * u64::from(DEFAULT_MSS),
             };
-            (h.ack, h.window, h.ts_val, h.ts_ecr) =
-                (rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64());
+            (h.ack, h.ts_val, h.ts_ecr) = (rng.next_u64(), rng.next_u64(), rng.next_u64());
+            (h.window, h.ce_bytes) = (rng.next_u64() as u32, rng.next_u64() as u32);
             h.fin = r & 16 != 0;
             for _ in 0..(rng.next_u64() % 5) {
                 h.push_sack((rng.next_u64(), rng.next_u64()));
             }
-            Message::Segment { header: h, ect: r & 32 != 0, ce: r & 64 != 0 }
+            Message::Segment {
+                header: h,
+                ect: if r & 32 != 0 { Ect::Ect0 } else { Ect::NotEct },
+                ce: r & 64 != 0,
+            }
         }
         3 => Message::Syn {
             mss: rng.next_u64() as u32,
@@ -148,7 +152,7 @@ fn a_connected_hostile_peer_cannot_crash_the_receiver_or_grow_its_memory() {
         h.seq = (rng.next_u64() % u64::from(recv::DEFAULT_WINDOW)) * u64::from(DEFAULT_MSS);
         let payload = vec![0xAB; 1 + (rng.next_u64() % u64::from(DEFAULT_MSS)) as usize];
         h.len = payload.len() as u32;
-        let message = Message::Segment { header: h, ect: false, ce: false };
+        let message = Message::Segment { header: h, ect: Ect::NotEct, ce: false };
         encode(&Datagram { connection, cookie, message }, &payload)
     });
     // The hostile peer stops; the receiver gives up on it after its idle timeout, with an error, not a panic.

@@ -30,6 +30,7 @@
 
 pub use crate::trace::UDT_OVERHEAD;
 use crate::trace::{mac, Capture, TraceTable};
+use cclab_wire::Ect;
 use etherparse::{IpNumber, Ipv4Header, PacketBuilder, TcpOptionElement};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, TsResolution};
@@ -81,13 +82,14 @@ fn node_of(dotted: &str) -> [u8; 4] {
     out
 }
 
-/// The ECN field of the IPv4 header (RFC 3168 §5): CE, ECT(0) or not-ECT.
-fn ecn(ect: bool, ce: bool) -> u8 {
-    match (ce, ect) {
-        (true, _) => 3,
-        (false, true) => 2,
-        (false, false) => 0,
-    }
+/// The ECN field of the IPv4 header (RFC 3168 §5) of a trace row.
+fn ecn(table: &TraceTable, row: usize) -> u8 {
+    let codepoint = match (table.ect[row], table.ect1[row]) {
+        (_, true) => Ect::Ect1,
+        (true, false) => Ect::Ect0,
+        (false, false) => Ect::NotEct,
+    };
+    codepoint.ip_bits(table.ce[row])
 }
 
 /// Writes `capture`'s rows of `table` as a nanosecond pcap to `out`.
@@ -114,8 +116,7 @@ pub fn write_capture<W: Write>(table: &TraceTable, capture: &Capture, out: W) ->
         let (sport, dport) = (table.sport[r], table.dport[r]);
         let mut ip =
             Ipv4Header::new(0, 64, IpNumber::TCP, src, dst).map_err(|e| PcapError::Pcap(e.to_string()))?;
-        ip.ecn = etherparse::IpEcn::try_new(ecn(table.ect[r], table.ce[r]))
-            .map_err(|e| PcapError::Pcap(e.to_string()))?;
+        ip.ecn = etherparse::IpEcn::try_new(ecn(table, r)).map_err(|e| PcapError::Pcap(e.to_string()))?;
         let eth = PacketBuilder::ethernet2(mac(id(src)), mac(id(dst)));
         if table.protocol[r] == "tcp" {
             let seq = table.seq[r].unwrap_or(0) as u32;

@@ -60,11 +60,15 @@ mod tests {
     }
 
     #[test]
-    fn only_traffic_sources_have_required_parameters() {
+    fn only_traffic_sources_and_step_marking_have_required_parameters() {
+        // A source's rate or size, and the step queue's K, which must follow
+        // the link's bandwidth-delay product (RFC 8257 §3.1): no default fits.
         for info in all() {
             for p in info.parameters {
                 if p.default == ParamDefault::Required {
-                    assert_eq!(info.role, Role::TrafficSource, "{}.{} is required", info.name, p.name);
+                    let allowed =
+                        info.role == Role::TrafficSource || (info.name, p.name) == ("step", "threshold");
+                    assert!(allowed, "{}.{} is required", info.name, p.name);
                 }
             }
         }

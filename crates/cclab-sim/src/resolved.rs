@@ -20,6 +20,7 @@ use crate::sources::AppSpec;
 use crate::units::BufferSpec;
 use cclab_core::loss::LossModel;
 use cclab_core::schedule::Schedule;
+use cclab_transport::tcp::EcnFeedback;
 use cclab_wire::{Law, ParamValue, Params, SizeDistribution, Time};
 use toml::Value;
 
@@ -421,7 +422,12 @@ fn tcp_options(w: &mut Writer, t: &TcpOptions) {
     w.value("dupthresh", Value::Integer(i64::from(*dupthresh)));
     w.value("limited_transmit", Value::Boolean(*limited_transmit));
     w.value("timestamps", Value::Boolean(*timestamps));
-    w.value("ecn", Value::Boolean(*ecn));
+    // Off and classic keep their written form from before AccECN.
+    match ecn {
+        EcnFeedback::Off => w.value("ecn", Value::Boolean(false)),
+        EcnFeedback::Classic => w.value("ecn", Value::Boolean(true)),
+        EcnFeedback::Accurate => w.string("ecn", ecn.name()),
+    }
     w.string("ssthresh_basis", ssthresh_basis.name());
     w.string("cwnd_growth", cwnd_growth.name());
     w.string("send_overhead", duration(*send_overhead));

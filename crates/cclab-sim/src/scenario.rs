@@ -23,14 +23,15 @@ use crate::units::{self, as_secs, fmt_time, BufferSpec};
 use cclab_core::loss::LossModel;
 use cclab_core::queue;
 use cclab_transport::buffer::Sharing;
-use cclab_transport::cc::{CwndGrowth, SsthreshBasis};
+use cclab_transport::cc::{CwndGrowth, EcnUse, SsthreshBasis};
 use cclab_transport::registry::{self, CcDescriptor, PacingDescriptor};
-use cclab_transport::tcp::{App, TcpConfig};
+use cclab_transport::tcp::{App, EcnFeedback, TcpConfig};
 use cclab_transport::udt::UdtConfig;
 use cclab_wire::time::millis;
-use cclab_wire::{Info, ParamError, ParamType, ParamValue, Params, Role, Time};
+use cclab_wire::{Ect, Info, ParamError, ParamType, ParamValue, Params, Role, Time};
 use serde::{Serialize, Serializer};
 use std::path::Path;
+use toml::Value;
 
 fn as_opt_secs<S: Serializer>(t: &Option<Time>, s: S) -> Result<S::Ok, S::Error> {
     match t {
@@ -169,7 +170,10 @@ pub struct TcpOptions {
     pub dupthresh: u32,
     pub limited_transmit: bool,
     pub timestamps: bool,
-    pub ecn: bool,
+    /// Written as before AccECN existed (false or true for off and classic),
+    /// so that the keys of earlier scenarios are unchanged.
+    #[serde(serialize_with = "as_ecn")]
+    pub ecn: EcnFeedback,
     #[serde(serialize_with = "as_basis_name")]
     pub ssthresh_basis: SsthreshBasis,
     /// Absent from the run key at its default, so the keys of scenarios
@@ -182,6 +186,14 @@ pub struct TcpOptions {
 
 fn as_basis_name<S: Serializer>(b: &SsthreshBasis, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(b.name())
+}
+
+fn as_ecn<S: Serializer>(e: &EcnFeedback, s: S) -> Result<S::Ok, S::Error> {
+    match e {
+        EcnFeedback::Off => s.serialize_bool(false),
+        EcnFeedback::Classic => s.serialize_bool(true),
+        EcnFeedback::Accurate => s.serialize_str(e.name()),
+    }
 }
 
 fn as_growth_name<S: Serializer>(g: &CwndGrowth, s: S) -> Result<S::Ok, S::Error> {
@@ -294,6 +306,12 @@ impl FlowGroup {
             .as_ref()
             .and_then(|a| registry::loss_recovery(&a.recovery))
             .is_some_and(|d| d.build.uses_sack);
+        // An L4S congestion control identifies its packets with ECT(1).
+        let l4s = self
+            .algorithms
+            .as_ref()
+            .and_then(|a| registry::congestion_control(&a.cc))
+            .is_some_and(|d| d.build.ecn == EcnUse::L4s);
         Some(TcpConfig {
             mss: t.mss,
             header_bytes: t.header,
@@ -311,6 +329,7 @@ impl FlowGroup {
             delayed_ack: t.delayed_ack,
             delack_timeout: t.delack_timeout,
             ecn: t.ecn,
+            ect: if l4s { Ect::Ect1 } else { Ect::Ect0 },
             ssthresh_basis: t.ssthresh_basis,
             cwnd_growth: t.cwnd_growth,
             send_overhead: t.send_overhead,
@@ -790,7 +809,31 @@ fn parse_app(s: &mut Section, protocol: &str, bottleneck_bps: Option<u64>) -> Re
     (descriptor.build.build)(&params).map_err(|e| at.error(&e.name, e.problem))
 }
 
-fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
+/// `ecn = true | false | "classic" | "accecn"`: how the flow reports
+/// congestion marks; absent, what its congestion control needs.
+fn parse_ecn(s: &mut Section, cc: &CcDescriptor) -> Result<EcnFeedback, ScenarioError> {
+    let ecn = match s.get("ecn") {
+        None => None,
+        Some(Value::Boolean(on)) => Some(if *on { EcnFeedback::Classic } else { EcnFeedback::Off }),
+        Some(Value::String(_)) => {
+            named_choice(s, "ecn", "ECN feedback", &EcnFeedback::NAMES, EcnFeedback::from_name)?
+        }
+        Some(_) => return Err(s.error("ecn", "expected true, false, \"classic\" or \"accecn\"")),
+    };
+    match (cc.build.ecn, ecn) {
+        (EcnUse::Optional, ecn) => Ok(ecn.unwrap_or(EcnFeedback::Off)),
+        (EcnUse::Required | EcnUse::L4s, Some(EcnFeedback::Off)) => Err(s.error(
+            "ecn",
+            format!(
+                "cc = \"{}\" responds to the fraction of marked packets, so it needs ECN: write ecn = \"accecn\" (or true for RFC 3168 feedback)",
+                cc.name
+            ),
+        )),
+        (EcnUse::Required | EcnUse::L4s, ecn) => Ok(ecn.unwrap_or(EcnFeedback::Accurate)),
+    }
+}
+
+fn parse_tcp_options(s: &mut Section, cc: &CcDescriptor) -> Result<TcpOptions, ScenarioError> {
     let mss = s.integer("mss", 1, 65_535)?.unwrap_or(1000) as u32;
     let defaults = TcpConfig::default();
     Ok(TcpOptions {
@@ -810,7 +853,7 @@ fn parse_tcp_options(s: &mut Section) -> Result<TcpOptions, ScenarioError> {
         dupthresh: s.integer("dupthresh", 1, 1000)?.unwrap_or(3) as u32,
         limited_transmit: s.bool("limited_transmit")?.unwrap_or(false),
         timestamps: s.bool("timestamps")?.unwrap_or(true),
-        ecn: s.bool("ecn")?.unwrap_or(false),
+        ecn: parse_ecn(s, cc)?,
         ssthresh_basis: named_choice(
             s,
             "ssthresh_basis",
@@ -981,7 +1024,7 @@ fn parse_tcp(s: &mut Section) -> Result<(TcpAlgorithms, TcpOptions), ScenarioErr
     (cc.build.build)(&cc_params).map_err(|e| at("cc_params", e))?;
     (recovery.build.build)(&recovery_params).map_err(|e| at("recovery_params", e))?;
     (pacing.build)(&pacing_params).map_err(|e| at("pacing_params", e))?;
-    let options = parse_tcp_options(s)?;
+    let options = parse_tcp_options(s, cc)?;
     check_timers(s, &options)?;
     if options.delack_timeout >= millis(500) {
         return Err(s.error(

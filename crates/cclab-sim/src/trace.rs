@@ -23,7 +23,7 @@ use crate::scenario::{FlowGroup, RunConfig, Scenario};
 use crate::units::fmt_time;
 use cclab_core::{DropCause, Engine, TraceEvent, TraceFilter, TraceRecord, Tracer};
 use cclab_wire::time::to_secs_f64;
-use cclab_wire::{FlowId, Header, LinkId, NodeId, TcpKind, UdtHeader};
+use cclab_wire::{Ect, FlowId, Header, LinkId, NodeId, TcpKind, UdtHeader};
 use serde::{Deserialize, Serialize};
 
 /// Bytes a UDT data packet adds to its payload: IPv4, UDP and the UDT header.
@@ -206,6 +206,9 @@ pub struct TraceTable {
     pub len: Vec<u32>,
     pub ack: Vec<Option<u64>>,
     pub window: Vec<Option<u64>>,
+    /// AccECN's count of CE-marked payload bytes the receiver saw (ACKs; 0
+    /// unless the connection uses AccECN).
+    pub ce_bytes: Vec<Option<u64>>,
     pub ts_val_ns: Vec<Option<u64>>,
     pub ts_ecr_ns: Vec<Option<u64>>,
     /// SACK blocks `[left, right)`, most recent first.
@@ -213,7 +216,10 @@ pub struct TraceTable {
     pub sack_right: Vec<Vec<u64>>,
     pub fin: Vec<bool>,
     pub ece: Vec<bool>,
+    /// ECN-capable: ECT(0) or ECT(1).
     pub ect: Vec<bool>,
+    /// ECT(1), the L4S identifier (RFC 9331).
+    pub ect1: Vec<bool>,
     pub ce: Vec<bool>,
     /// The pcap files made of these rows.
     pub captures: Vec<Capture>,
@@ -236,8 +242,8 @@ impl TraceTable {
         }
         reserve!(
             trace, time_ns, time_s, event, cause, link, node, flow_id, src, dst, ip_src, ip_dst, sport,
-            dport, protocol, kind, wire_bytes, seq, len, ack, window, ts_val_ns, ts_ecr_ns, sack_left,
-            sack_right, fin, ece, ect, ce
+            dport, protocol, kind, wire_bytes, seq, len, ack, window, ce_bytes, ts_val_ns, ts_ecr_ns,
+            sack_left, sack_right, fin, ece, ect, ect1, ce
         );
     }
 
@@ -263,7 +269,8 @@ impl TraceTable {
         self.sport.push(port(p.flow, r.src, r.dst));
         self.dport.push(port(p.flow, r.dst, r.src));
         self.wire_bytes.push(p.wire_bytes);
-        self.ect.push(p.ect);
+        self.ect.push(p.ect.capable());
+        self.ect1.push(p.ect == Ect::Ect1);
         self.ce.push(p.ce);
         let (protocol, kind, seq, len) = match &p.header {
             Header::Tcp(h) => {
@@ -285,7 +292,8 @@ impl TraceTable {
         self.len.push(len);
         let tcp = p.tcp();
         self.ack.push(tcp.filter(|h| h.kind == TcpKind::Ack).map(|h| h.ack));
-        self.window.push(tcp.filter(|h| h.kind == TcpKind::Ack).map(|h| h.window));
+        self.window.push(tcp.filter(|h| h.kind == TcpKind::Ack).map(|h| u64::from(h.window)));
+        self.ce_bytes.push(tcp.filter(|h| h.kind == TcpKind::Ack).map(|h| u64::from(h.ce_bytes)));
         self.ts_val_ns.push(tcp.map(|h| h.ts_val));
         self.ts_ecr_ns.push(tcp.map(|h| h.ts_ecr));
         let sack = tcp.map(|h| h.sack()).unwrap_or(&[]);

@@ -29,7 +29,7 @@ pub use distribution::{Law, SizeDistribution};
 pub use endpoint::{AsAny, BufferInputs, Control, ControlRefused, Endpoint, Outbox, SendState};
 pub use metrics::{MetricDesc, MetricLog, MetricSink, Metrics};
 pub use packet::{
-    EndpointId, FlowId, Header, LinkId, NodeId, Packet, TcpHeader, TcpKind, TrafficKind, UdpHeader,
+    Ect, EndpointId, FlowId, Header, LinkId, NodeId, Packet, TcpHeader, TcpKind, TrafficKind, UdpHeader,
     UdtControl, UdtHeader, UdtLossList, UdtRates, MAX_SACK_BLOCKS,
 };
 pub use time::{Time, NEVER};

@@ -31,8 +31,10 @@ pub struct Packet {
     // Stamped by the driver.
     pub to_endpoint: EndpointId,
     pub flow: FlowId,
-    /// The sender can react to congestion marks (ECN-capable transport, RFC 3168).
-    pub ect: bool,
+    /// The ECN-capable transport codepoint the sender set (RFC 3168 §5):
+    /// not ECN-capable, ECT(0), or ECT(1), which identifies L4S traffic
+    /// (RFC 9331 §4).
+    pub ect: Ect,
     /// A queue marked this packet: Congestion Experienced (RFC 3168), or a
     /// congestion warning (TCP-Jersey); what the mark means is the queue's business.
     pub ce: bool,
@@ -45,7 +47,7 @@ impl Packet {
     /// A packet carrying `header`, `wire_bytes` long, with the driver's fields unset.
     #[inline]
     pub fn new(header: Header, wire_bytes: u32) -> Self {
-        Self { to_endpoint: 0, flow: 0, wire_bytes, ect: false, ce: false, header }
+        Self { to_endpoint: 0, flow: 0, wire_bytes, ect: Ect::NotEct, ce: false, header }
     }
 
     pub fn tcp(&self) -> Option<&TcpHeader> {
@@ -74,6 +76,40 @@ impl Packet {
             },
             Header::Udp(_) => TrafficKind::Udp,
             Header::Udt(_) => TrafficKind::Udt,
+        }
+    }
+}
+
+/// The ECN-capable transport codepoint of a packet's IP header (RFC 3168
+/// §5). Congestion Experienced is kept apart, in [`Packet::ce`], so that a
+/// queue's mark does not erase which codepoint the sender chose: a DualPI2
+/// classifier (RFC 9332 §2.3) and a trace still see it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ect {
+    /// Not-ECT: a queue drops where it would mark.
+    #[default]
+    NotEct,
+    /// ECT(0): classic ECN (RFC 3168).
+    Ect0,
+    /// ECT(1): the L4S identifier (RFC 9331 §4).
+    Ect1,
+}
+
+impl Ect {
+    /// A queue may mark this packet instead of dropping it.
+    #[inline]
+    pub fn capable(self) -> bool {
+        self != Ect::NotEct
+    }
+
+    /// The codepoint's two bits in an IP header (RFC 3168 §5), with CE (11)
+    /// when the packet was marked.
+    pub fn ip_bits(self, ce: bool) -> u8 {
+        match (self, ce) {
+            (_, true) => 0b11,
+            (Ect::NotEct, false) => 0b00,
+            (Ect::Ect1, false) => 0b01,
+            (Ect::Ect0, false) => 0b10,
         }
     }
 }
@@ -183,8 +219,14 @@ pub struct TcpHeader {
     pub seq: u64,
     /// Cumulative acknowledgment: next byte expected (ACKs).
     pub ack: u64,
-    /// Advertised receive window in bytes (ACKs).
-    pub window: u64,
+    /// Advertised receive window in bytes (ACKs), at most 4 GiB (RFC 7323's
+    /// scaled window reaches 1 GiB); u32 leaves room for the AccECN count.
+    pub window: u32,
+    /// AccECN's ECEB counter (draft-ietf-tcpm-accurate-ecn §3.2.3): the
+    /// payload bytes of CE-marked data the receiver has seen, wrapping; sent
+    /// on every ACK of a connection that negotiated AccECN, 0 otherwise. The
+    /// draft's field is 24 bits; 32 wrap later and change nothing else.
+    pub ce_bytes: u32,
     /// Timestamp value (sender clock) and echo reply (RFC 7323).
     pub ts_val: Time,
     pub ts_ecr: Time,
@@ -206,6 +248,7 @@ impl TcpHeader {
             seq: 0,
             ack: 0,
             window: 0,
+            ce_bytes: 0,
             ts_val: 0,
             ts_ecr: 0,
             sack_blocks: [(0, 0); MAX_SACK_BLOCKS],
@@ -370,6 +413,7 @@ mod tests {
             t.seq,
             t.ack,
             t.window,
+            t.ce_bytes,
             t.ts_val,
             t.ts_ecr
         );

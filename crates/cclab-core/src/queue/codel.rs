@@ -234,7 +234,7 @@ impl CodelState {
             while self.dropping && now >= self.drop_next {
                 let Some(packet) = head else { break };
                 self.count = self.count.saturating_add(1);
-                if params.ecn && packet.packet.ect {
+                if params.ecn && packet.packet.ect.capable() {
                     // Linux marks one packet per dequeue and schedules the
                     // next signal as for a drop.
                     self.drop_next = params.control_law(self.drop_next, self.count);
@@ -252,7 +252,7 @@ impl CodelState {
             }
         } else if ok_to_drop {
             if let Some(packet) = head {
-                if params.ecn && packet.packet.ect {
+                if params.ecn && packet.packet.ect.capable() {
                     marked = true;
                 } else {
                     dropped.push(Dropped { packet, cause: DropCause::EarlyDrop });
@@ -377,7 +377,7 @@ pub(super) mod tests {
     use cclab_wire::MetricLog;
 
     pub(in crate::queue) fn queued(id: u32, flow: u64, bytes: u32, at: Time, ect: bool) -> Queued {
-        let packet = PacketRef { id, dst: 0, wire_bytes: bytes, ect };
+        let packet = PacketRef { id, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
         Queued { packet, enqueued_at: at, flow, seq: Seq { made_at: at, id: id as u64 } }
     }
 

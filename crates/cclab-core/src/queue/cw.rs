@@ -76,7 +76,7 @@ impl QueueDiscipline for CongestionWarning {
         let avg = self.average.on_arrival(now, waiting.packets, idle_since);
         if !droptail::fits(self.buffer, waiting, packet.wire_bytes) {
             Admission::Drop
-        } else if avg > self.threshold && packet.ect {
+        } else if avg > self.threshold && packet.ect.capable() {
             Admission::EnqueueMarked
         } else {
             Admission::Enqueue

@@ -80,7 +80,7 @@ mod tests {
     use crate::queue::DropTail;
 
     fn queued(id: u32, at: Time) -> Queued {
-        let packet = PacketRef { id, dst: 0, wire_bytes: 1000, ect: false };
+        let packet = PacketRef { id, dst: 0, wire_bytes: 1000, ect: cclab_wire::Ect::NotEct };
         Queued { packet, enqueued_at: at, flow: 0, seq: Seq::default() }
     }
 

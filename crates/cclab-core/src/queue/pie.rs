@@ -582,7 +582,7 @@ impl DequeueDiscipline for Pie {
             // arrival is marked or dropped (after a mark too: a certain
             // choice at 8.5 would otherwise mark every later arrival).
             self.accu_prob = 0.0;
-            if self.config.ecn && packet.packet.ect && self.state.drop_prob <= MARK_ECN_THRESHOLD {
+            if self.config.ecn && packet.packet.ect.capable() && self.state.drop_prob <= MARK_ECN_THRESHOLD {
                 Admission::EnqueueMarked
             } else {
                 self.drops += 1;
@@ -656,7 +656,7 @@ mod tests {
     }
 
     fn queued(bytes: u32, ect: bool, at: Time) -> Queued {
-        let packet = PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect };
+        let packet = PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
         Queued { packet, enqueued_at: at, flow: 0, seq: Seq::default() }
     }
 

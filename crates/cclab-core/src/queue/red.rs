@@ -298,7 +298,7 @@ impl QueueDiscipline for Red {
     ) -> Admission {
         let avg = self.average.on_arrival(now, waiting.packets, idle_since);
         self.count += 1;
-        let mut admission = self.early(avg, waiting.packets, packet.ect);
+        let mut admission = self.early(avg, waiting.packets, packet.ect.capable());
         if !droptail::fits(self.buffer, waiting, packet.wire_bytes) {
             admission = Admission::Drop;
         }

@@ -15,9 +15,10 @@
 //! - **ACCEPT** (6): the listener's answer to a SYN with a good cookie: the agreed
 //!   payload bytes per segment (u32) and the receive window it advertises (u32, segments).
 //! - **SEGMENT** (3): a [`TcpHeader`]: kind (u8: 0 data, 1 ACK), flags (u8:
-//!   FIN, ECE, ECT, CE), the number of SACK blocks (u8, at most
+//!   FIN, ECE, ECT(0), CE, ECT(1)), the number of SACK blocks (u8, at most
 //!   [`MAX_SACK_BLOCKS`]), one zero byte, seq (u64), length (u32), ack (u64),
-//!   window (u64), TSval and TSecr (u64 ns each), the blocks (two u64 each),
+//!   window (u32), AccECN's CE byte count (u32), TSval and TSecr (u64 ns
+//!   each), the blocks (two u64 each),
 //!   then exactly `length` bytes of payload.
 //! - **CLOSE** (4): the sender is done (everything acknowledged) or gives up.
 //! - **RESET** (5): the listener will not take, or no longer has, this connection.
@@ -26,7 +27,7 @@
 //! an unknown type or kind, more SACK blocks than allowed, or a payload whose
 //! size differs from the header's length is an error, never a panic.
 
-use cclab_wire::packet::{TcpHeader, TcpKind, MAX_SACK_BLOCKS};
+use cclab_wire::packet::{Ect, TcpHeader, TcpKind, MAX_SACK_BLOCKS};
 
 const MAGIC: [u8; 2] = *b"CT";
 pub const VERSION: u8 = 1;
@@ -59,7 +60,7 @@ pub enum Message {
     /// A TCP segment with the ECN bits of the packet that carries it.
     Segment {
         header: TcpHeader,
-        ect: bool,
+        ect: Ect,
         ce: bool,
     },
     Close,
@@ -99,8 +100,9 @@ const RESET: u8 = 5;
 
 const FIN: u8 = 1;
 const ECE: u8 = 2;
-const ECT: u8 = 4;
+const ECT0: u8 = 4;
 const CE: u8 = 8;
+const ECT1: u8 = 16;
 
 /// Appends `datagram` to `out`, and `payload` after a segment's header.
 pub fn encode(datagram: &Datagram, payload: &[u8], out: &mut Vec<u8>) {
@@ -131,8 +133,9 @@ pub fn encode(datagram: &Datagram, payload: &[u8], out: &mut Vec<u8>) {
         Message::Segment { header: h, ect, ce } => {
             let flags = (u8::from(h.fin) * FIN)
                 | (u8::from(h.ece) * ECE)
-                | (u8::from(ect) * ECT)
-                | (u8::from(ce) * CE);
+                | (u8::from(ect == Ect::Ect0) * ECT0)
+                | (u8::from(ce) * CE)
+                | (u8::from(ect == Ect::Ect1) * ECT1);
             let kind = match h.kind {
                 TcpKind::Data => 0,
                 TcpKind::Ack => 1,
@@ -141,9 +144,11 @@ pub fn encode(datagram: &Datagram, payload: &[u8], out: &mut Vec<u8>) {
             out.extend_from_slice(&h.seq.to_be_bytes());
             // The endpoints send at most one segment of payload; the driver sends exactly `len` bytes.
             out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-            for word in [h.ack, h.window, h.ts_val, h.ts_ecr] {
-                out.extend_from_slice(&word.to_be_bytes());
-            }
+            out.extend_from_slice(&h.ack.to_be_bytes());
+            out.extend_from_slice(&h.window.to_be_bytes());
+            out.extend_from_slice(&h.ce_bytes.to_be_bytes());
+            out.extend_from_slice(&h.ts_val.to_be_bytes());
+            out.extend_from_slice(&h.ts_ecr.to_be_bytes());
             for &(left, right) in h.sack() {
                 out.extend_from_slice(&left.to_be_bytes());
                 out.extend_from_slice(&right.to_be_bytes());
@@ -216,7 +221,8 @@ pub fn decode(bytes: &[u8]) -> Result<(Datagram, &[u8]), DecodeError> {
             let mut h = TcpHeader::new(kind);
             h.seq = r.u64()?;
             h.len = r.u32()?;
-            (h.ack, h.window, h.ts_val, h.ts_ecr) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+            (h.ack, h.window, h.ce_bytes) = (r.u64()?, r.u32()?, r.u32()?);
+            (h.ts_val, h.ts_ecr) = (r.u64()?, r.u64()?);
             for _ in 0..blocks {
                 h.push_sack((r.u64()?, r.u64()?));
             }
@@ -229,7 +235,7 @@ pub fn decode(bytes: &[u8]) -> Result<(Datagram, &[u8]), DecodeError> {
             let datagram = Datagram {
                 connection,
                 cookie,
-                message: Message::Segment { header: h, ect: flags & ECT != 0, ce: flags & CE != 0 },
+                message: Message::Segment { header: h, ect: codepoint(flags), ce: flags & CE != 0 },
             };
             return Ok((datagram, payload));
         }
@@ -238,6 +244,18 @@ pub fn decode(bytes: &[u8]) -> Result<(Datagram, &[u8]), DecodeError> {
         other => return Err(DecodeError::UnknownType(other)),
     };
     Ok((Datagram { connection, cookie, message }, &[]))
+}
+
+/// The ECT codepoint a segment's flags carry (both ECT bits: ECT(0), as a
+/// router would not set both).
+fn codepoint(flags: u8) -> Ect {
+    if flags & ECT0 != 0 {
+        Ect::Ect0
+    } else if flags & ECT1 != 0 {
+        Ect::Ect1
+    } else {
+        Ect::NotEct
+    }
 }
 
 /// Bytes of a segment's header in a datagram, SACK blocks included.
@@ -255,6 +273,7 @@ mod tests {
         h.seq = 1 << 40;
         h.ack = (1 << 33) + 7;
         h.window = 123_456_789;
+        h.ce_bytes = 4_000_000_001;
         h.ts_val = 987_654_321_000;
         h.ts_ecr = 5;
         h.ece = true;
@@ -269,7 +288,7 @@ mod tests {
             Message::Syn { mss: 1412, options: SynOptions { sack: true, timestamps: true, ecn: false } },
             Message::Cookie,
             Message::Accept { mss: 1400, window_segments: 8192 },
-            Message::Segment { header: segment(), ect: true, ce: true },
+            Message::Segment { header: segment(), ect: Ect::Ect1, ce: true },
             Message::Close,
             Message::Reset,
         ];
@@ -290,7 +309,7 @@ mod tests {
         let d = Datagram {
             connection: 1,
             cookie: 2,
-            message: Message::Segment { header: h, ect: false, ce: false },
+            message: Message::Segment { header: h, ect: Ect::NotEct, ce: false },
         };
         let mut buf = Vec::new();
         encode(&d, b"hello", &mut buf);
@@ -309,7 +328,7 @@ mod tests {
             &Datagram {
                 connection: 1,
                 cookie: 2,
-                message: Message::Segment { header: segment(), ect: false, ce: false },
+                message: Message::Segment { header: segment(), ect: Ect::NotEct, ce: false },
             },
             &[],
             &mut buf,

@@ -28,8 +28,8 @@ use crate::emulator::IPV4_UDP_HEADER_BYTES as IP_UDP_HEADER_BYTES;
 use crate::error::{invalid, TransferError};
 use crate::stream::{Accepted, Framing, StreamReceiver};
 use cclab_transport::app::App;
-use cclab_transport::tcp::TcpReceiver;
-use cclab_wire::{Endpoint, Header, Outbox, Packet, TcpKind, Time};
+use cclab_transport::tcp::{EcnFeedback, TcpReceiver};
+use cclab_wire::{Ect, Endpoint, Header, Outbox, Packet, TcpKind, Time};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 
@@ -318,7 +318,10 @@ impl Receiving<'_> {
         origin: Time,
     ) -> Connection {
         let mut cfg = config(agreed.mss, agreed.window_segments, options.sack, App::Bulk, now - origin);
-        (cfg.timestamps, cfg.ecn, cfg.delayed_ack) = (options.timestamps, options.ecn, self.spec.delayed_ack);
+        (cfg.timestamps, cfg.delayed_ack) = (options.timestamps, self.spec.delayed_ack);
+        if options.ecn {
+            cfg.ecn = EcnFeedback::Classic;
+        }
         Connection {
             index,
             peer,
@@ -350,7 +353,7 @@ impl Receiving<'_> {
         for packet in out.packets.drain(..) {
             let Header::Tcp(header) = packet.header else { continue };
             self.progress.acks += 1;
-            let message = Message::Segment { header, ect: false, ce: false };
+            let message = Message::Segment { header, ect: Ect::NotEct, ce: false };
             codec::encode(&Datagram { connection: c.number, cookie: c.agreed.cookie, message }, &[], buf);
             driver::send_datagram(&self.socket, c.peer, buf, &mut self.progress.lost_in_host)?;
         }

@@ -97,7 +97,7 @@
 //!   as the loss recoveries that keep that point (`tahoe`, `newreno`, `sack`,
 //!   `sack1`) tell; with `reno` recovery, cwnd only regrows toward the target.
 
-use super::{
+use super::{EcnUse, 
     AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response,
     Window,
 };
@@ -203,7 +203,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         MetricDesc { name: "mode", unit: "", meaning: "0 STARTUP, 1 DRAIN, 2 PROBE_BW, 3 PROBE_RTT" },
         MetricDesc { name: "pacing_gain", unit: "", meaning: "the current pacing gain" },
     ],
-    build: CcBuilder { build, paces_itself: true },
+    build: CcBuilder { build, paces_itself: true, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

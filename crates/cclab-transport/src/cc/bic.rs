@@ -43,7 +43,7 @@
 //! `fast_convergence` do.
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use cclab_wire::{
@@ -125,7 +125,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
             meaning: "the increment per RTT in force at the last ACK (1/cwnd per ACK times cwnd for Reno)",
         },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

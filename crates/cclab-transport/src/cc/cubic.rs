@@ -33,7 +33,7 @@
 //!   §4.9's undo of spurious congestion events is not implemented.
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use cclab_wire::time::to_secs_f64;
@@ -94,7 +94,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         },
         MetricDesc { name: "w_est", unit: "segments", meaning: "W_est, the Reno-friendly estimate" },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

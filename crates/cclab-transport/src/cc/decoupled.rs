@@ -28,7 +28,7 @@
 //!   ssthresh = ABE x RTT and cwnd = 1.
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use crate::estimate::wabe::{Wabe, GAIN, IA_GAIN};
@@ -73,7 +73,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         },
         MetricDesc { name: "ack_gap", unit: "s", meaning: "WABE's mean ACK inter-arrival time, 1 / IA" },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

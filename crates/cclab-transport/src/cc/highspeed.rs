@@ -77,7 +77,7 @@
 //!   mark does not grow the window, as Reno (RFC 3168 §6.1.2).
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use cclab_wire::{Descriptor, MetricDesc, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
@@ -142,7 +142,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         MetricDesc { name: "a", unit: "segments", meaning: "a(w): the increase per RTT at the current cwnd" },
         MetricDesc { name: "b", unit: "", meaning: "b(w): the fraction a congestion event would remove" },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

@@ -25,7 +25,7 @@
 //! formula and rate control were read in two ns-3 implementations.
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response,
     Window,
 };
@@ -44,7 +44,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         MetricDesc { name: "bwe", unit: "bit/s", meaning: "the time-sliding-window ABE (0 before the first sample)" },
         MetricDesc { name: "ownd", unit: "segments", meaning: "max(2, ABE x SRTT / MSS), the window rate control sets" },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(_: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

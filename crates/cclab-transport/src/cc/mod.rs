@@ -35,7 +35,7 @@ cclab_wire::algorithms! {
     /// The congestion controls a TCP flow can name (`cc = NAME`), in the
     /// order `cclab algorithms` lists them.
     pub const CONGESTION_CONTROLS: CcDescriptor =
-        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas];
+        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas, dctcp];
 }
 #[cfg(test)]
 mod test_support;
@@ -50,6 +50,22 @@ pub struct CcBuilder {
     /// The algorithm computes its own sending rate (BBR), so a flow's `pacing`
     /// cannot be set: it would be overridden.
     pub paces_itself: bool,
+    /// What the algorithm needs of ECN; it decides a flow's default `ecn`.
+    pub ecn: EcnUse,
+}
+
+/// What a congestion control needs of ECN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EcnUse {
+    /// It works without ECN and responds to marks as to a loss (RFC 3168
+    /// §6.1.2) when the flow turns ECN on.
+    Optional,
+    /// Its response is to the extent of marking (DCTCP): a flow must have
+    /// ECN, AccECN unless it asks for classic feedback; data is ECT(0).
+    Required,
+    /// An L4S congestion control (RFC 9331 §4): as `Required`, and its data
+    /// carries the L4S identifier ECT(1).
+    L4s,
 }
 
 pub type CcDescriptor = Descriptor<CcBuilder>;
@@ -114,8 +130,18 @@ pub struct AckSample {
     /// recovery (BBR), since it costs a scoreboard walk; `None` otherwise.
     pub pipe: Option<u64>,
     pub phase: AckPhase,
-    /// The receiver echoed a congestion mark.
+    /// The ACK reports a new congestion mark: RFC 3168's ECN-Echo, or with
+    /// AccECN a rise of the receiver's CE byte count.
     pub ece: bool,
+    /// With AccECN, the payload bytes the receiver newly reports as having
+    /// arrived CE-marked (the rise of its ECEB count); `None` without AccECN,
+    /// when a sender knows only whether a window saw a mark.
+    pub ce_bytes: Option<u64>,
+    /// The oldest unacknowledged segment after this ACK, and the next new
+    /// segment (SND.UNA and SND.NXT in segments): an algorithm that
+    /// measures per window of data (DCTCP's observation window) compares them.
+    pub snd_una: u64,
+    pub snd_max: u64,
     /// The ACK repeats the cumulative acknowledgment (a duplicate ACK).
     pub duplicate: bool,
     pub mss: u32,
@@ -150,6 +176,9 @@ impl AckSample {
             pipe: None,
             phase: AckPhase::Open,
             ece: false,
+            ce_bytes: None,
+            snd_una: 0,
+            snd_max: 0,
             duplicate: false,
             mss,
             rate: None,

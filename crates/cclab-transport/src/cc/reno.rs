@@ -12,7 +12,7 @@
 //! - A congestion mark (ECN-Echo) is answered like a loss, without a
 //!   retransmission, and an ACK echoing a mark does not grow cwnd (RFC 3168 §6.1.2).
 
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use cclab_wire::{Descriptor, ParamError, Params, Role};
@@ -24,7 +24,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
     source: "RFC 5681 §3.1, eq. (3) and (4); RFC 3168 §6.1.2 for congestion marks",
     parameters: &[],
     metrics: &[],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(_: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

@@ -38,7 +38,7 @@
 //!   not grow the window, as Reno (RFC 3168 §6.1.2).
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
@@ -96,7 +96,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         },
     ],
     metrics: &[],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(params: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

@@ -84,7 +84,7 @@
 //!   incremented by 1 us (`vrtt = rtt_us + 1` only guards against zero).
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, Response, Window,
 };
 use cclab_wire::time::to_secs_f64;
@@ -157,7 +157,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         },
         MetricDesc { name: "round_rtt", unit: "s", meaning: "the RTT of the round at the latest decision" },
     ],
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

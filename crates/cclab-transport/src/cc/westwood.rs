@@ -30,7 +30,7 @@
 //!   bw_rttmin is the floor of 2 segments.
 
 use super::reno::Reno;
-use super::{
+use super::{EcnUse, 
     AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
 };
 use crate::estimate::{self, BandwidthEstimator};
@@ -52,7 +52,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
         RESPONSE,
     ],
     metrics: METRICS,
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 /// The response rule, shared with `westwood_plus`.

@@ -7,7 +7,7 @@
 //! cwnd = ssthresh = BWE x RTTmin when recovery ends).
 
 use super::westwood::{BweResponse, METRICS, RESPONSE};
-use super::{CcBuilder, CcDescriptor, CongestionControl};
+use super::{EcnUse, CcBuilder, CcDescriptor, CongestionControl};
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
 pub const DESCRIPTOR: CcDescriptor = Descriptor {
@@ -17,7 +17,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
     source: "Grieco and Mascolo, ACM CCR 34(2) 2004; Linux net/ipv4/tcp_westwood.c (commit e5451c8f8330)",
     parameters: &[RESPONSE],
     metrics: METRICS,
-    build: CcBuilder { build, paces_itself: false },
+    build: CcBuilder { build, paces_itself: false, ecn: EcnUse::Optional },
 };
 
 fn build(p: &Params) -> Result<Box<dyn CongestionControl>, ParamError> {

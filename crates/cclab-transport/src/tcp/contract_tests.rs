@@ -23,7 +23,7 @@ fn sender_with(cc: Box<dyn CongestionControl>, recovery: &str, cfg: &TcpConfig) 
 }
 
 fn ecn(initial_window: u32, sack: bool) -> TcpConfig {
-    TcpConfig { ecn: true, ..config(initial_window, sack) }
+    TcpConfig { ecn: super::EcnFeedback::Classic, ..config(initial_window, sack) }
 }
 
 // ---------------------------------------------------------------- 1. mark status (TCP-Jersey's rule)
@@ -350,6 +350,55 @@ fn ecn_echo_reduces_once_per_window_of_data() {
     // snd_una 21 has passed the window: a new reduction, FlightSize 29 - 21 = 8 -> 4.
     feed(&mut s, 103, &echoing_mark(ack_packet(21, 0, &[])));
     assert_eq!((ssthresh(&s), cwnd(&s)), (4.0, 4.0));
+}
+
+/// An ACK of `ack_seg` segments carrying AccECN's CE byte count `ce_bytes`.
+fn accecn_ack(ack_seg: u64, ce_bytes: u32) -> cclab_wire::Packet {
+    let mut a = ack_packet(ack_seg, 0, &[]);
+    if let cclab_wire::Header::Tcp(h) = &mut a.header {
+        h.ce_bytes = ce_bytes;
+    }
+    a
+}
+
+/// With AccECN a mark is a rise of the receiver's CE byte count: the ECE
+/// flag means nothing, a repeated count is no new mark, and a count below
+/// the last one (an ACK overtaken by a later one) is ignored. The reaction
+/// is still once per window of data.
+#[test]
+fn accecn_marks_are_rises_of_the_ce_byte_count() {
+    let cfg = TcpConfig { ecn: super::EcnFeedback::Accurate, ..config(20, false) };
+    let mut s = sender("newreno", &cfg);
+    let mut out = Outbox::default();
+    s.on_timer(0, &mut out);
+    assert!(out.packets.iter().all(|p| p.ect == cclab_wire::Ect::Ect0), "data is ECT(0)");
+    feed(&mut s, 100, &echoing_mark(accecn_ack(1, 0)));
+    assert_eq!((ssthresh(&s), cwnd(&s)), (1e9, 21.0), "ECE is not AccECN's signal");
+    feed(&mut s, 101, &accecn_ack(2, 1000));
+    // The first ACK let segments 20 and 21 out: FlightSize 22 - 2 = 20, halved.
+    assert_eq!((ssthresh(&s), cwnd(&s)), (10.0, 10.0));
+    // The window of data ends at snd_max 22: later rises within it do not cut again.
+    feed(&mut s, 102, &accecn_ack(21, 2000));
+    assert_eq!(ssthresh(&s), 10.0);
+    let before = cwnd(&s);
+    feed(&mut s, 103, &accecn_ack(22, 2000));
+    assert!(cwnd(&s) > before, "an unchanged count is no mark: the window grows");
+    feed(&mut s, 104, &accecn_ack(23, 1000));
+    assert_eq!(ssthresh(&s), 10.0, "a count below the last is an old ACK's");
+    feed(&mut s, 105, &accecn_ack(24, 3000));
+    assert!(ssthresh(&s) < 10.0, "a rise past the window cuts again");
+}
+
+#[test]
+fn an_l4s_sender_marks_its_data_ect1_and_without_ecn_data_is_not_ect() {
+    let cfg = TcpConfig { ecn: super::EcnFeedback::Accurate, ect: cclab_wire::Ect::Ect1, ..config(4, false) };
+    let mut out = Outbox::default();
+    sender("newreno", &cfg).on_timer(0, &mut out);
+    assert!(out.packets.iter().all(|p| p.ect == cclab_wire::Ect::Ect1));
+    let cfg = TcpConfig { ect: cclab_wire::Ect::Ect1, ..config(4, false) };
+    let mut out = Outbox::default();
+    sender("newreno", &cfg).on_timer(0, &mut out);
+    assert!(out.packets.iter().all(|p| p.ect == cclab_wire::Ect::NotEct));
 }
 
 #[test]

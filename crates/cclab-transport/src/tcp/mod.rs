@@ -21,10 +21,7 @@ pub use sender::TcpSender;
 
 use crate::cc::{CwndGrowth, SsthreshBasis};
 use cclab_wire::time::{millis, secs};
-use cclab_wire::Time;
-
-/// Advertised when no `max_window` is set: far beyond any window a run reaches.
-pub const UNLIMITED_WINDOW_BYTES: u64 = 1 << 50;
+use cclab_wire::{Ect, Time};
 
 pub use crate::app::App;
 
@@ -55,9 +52,13 @@ pub struct TcpConfig {
     pub sack: bool,
     pub delayed_ack: bool,
     pub delack_timeout: Time,
-    /// The connection reports congestion marks (RFC 3168): the sender marks its
-    /// packets ECN-capable and reacts to echoed marks.
-    pub ecn: bool,
+    /// How the connection reports congestion marks: not at all, RFC 3168's
+    /// ECN-Echo, or AccECN's count of CE-marked bytes. With either, the
+    /// sender sets `ect` on its data segments and reacts to echoed marks.
+    pub ecn: EcnFeedback,
+    /// The ECN codepoint data segments carry when `ecn` is on: ECT(0), or
+    /// ECT(1) for an L4S congestion control (RFC 9331 §4).
+    pub ect: Ect,
     /// The window a congestion event's multiplicative decrease applies to.
     pub ssthresh_basis: SsthreshBasis,
     /// Whether an ACK grows the window whether or not it was in use.
@@ -74,13 +75,56 @@ pub struct TcpConfig {
     pub start: Time,
 }
 
-impl TcpConfig {
-    /// RFC 5681 §3.1 (from RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380 bytes)).
-    /// The window the receiver advertises, in bytes.
-    pub fn receive_window_bytes(&self) -> u64 {
-        self.max_window.map_or(UNLIMITED_WINDOW_BYTES, |w| w.saturating_mul(self.mss as u64))
+/// How a receiver reports the congestion marks it sees (a flow's `ecn`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EcnFeedback {
+    /// No ECN: data is Not-ECT and queues drop instead of marking.
+    #[default]
+    Off,
+    /// RFC 3168 §6.1.3: ECN-Echo on the ACK that follows a CE mark, so the
+    /// sender learns that a window saw congestion, not how much.
+    Classic,
+    /// AccECN (draft-ietf-tcpm-accurate-ecn §3.2): every ACK carries the
+    /// receiver's running count of CE-marked payload bytes (the ECEB
+    /// field), so the sender sees the fraction of its bytes marked.
+    Accurate,
+}
+
+impl EcnFeedback {
+    pub const NAMES: [&'static str; 3] = ["off", "classic", "accecn"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "off" => Some(Self::Off),
+            "classic" => Some(Self::Classic),
+            "accecn" => Some(Self::Accurate),
+            _ => None,
+        }
     }
 
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Off => "off",
+            Self::Classic => "classic",
+            Self::Accurate => "accecn",
+        }
+    }
+
+    pub fn is_on(self) -> bool {
+        self != Self::Off
+    }
+}
+
+impl TcpConfig {
+    /// The window the receiver advertises, in bytes: `max_window` segments,
+    /// at most the 4 GiB the header holds (unlimited: 4 GiB, beyond any
+    /// window a run reaches; RFC 7323's scaled window stops at 1 GiB).
+    pub fn advertised_window_bytes(&self) -> u32 {
+        let bytes = self.max_window.map_or(u64::MAX, |w| w.saturating_mul(self.mss as u64));
+        u32::try_from(bytes).unwrap_or(u32::MAX)
+    }
+
+    /// RFC 5681 §3.1 (from RFC 3390): IW = min(4*SMSS, max(2*SMSS, 4380 bytes)).
     pub fn rfc3390_initial_window(mss: u32) -> u32 {
         let bytes = (4 * mss).min((2 * mss).max(4380));
         bytes / mss
@@ -106,7 +150,8 @@ impl Default for TcpConfig {
             sack: false,
             delayed_ack: false,
             delack_timeout: millis(200),
-            ecn: false,
+            ecn: EcnFeedback::Off,
+            ect: Ect::Ect0,
             ssthresh_basis: SsthreshBasis::FlightSize,
             cwnd_growth: CwndGrowth::Always,
             send_overhead: 0,

@@ -15,7 +15,7 @@
 //! - Congestion marks (CE) are echoed (ECE) on the next ACK.
 
 use super::timers::{Timer, Timers};
-use super::TcpConfig;
+use super::{EcnFeedback, TcpConfig};
 use cclab_wire::{
     BaseCounts, Counters, Endpoint, Header, Outbox, Packet, TcpHeader, TcpKind, Time, MAX_SACK_BLOCKS,
 };
@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 
 pub struct TcpReceiver {
     header_bytes: u32,
-    window_bytes: u64,
+    /// What ACKs advertise: the configured window, at most the 4 GiB the header holds.
+    window_bytes: u32,
     sack: bool,
     max_sack_blocks: usize,
     delayed_ack: bool,
@@ -42,7 +43,13 @@ pub struct TcpReceiver {
     last_ack_sent: u64,
     unacked_segments: u32,
     timers: Timers,
+    /// A CE mark arrived since the last ACK (RFC 3168's echo, `Classic` feedback).
     ce_pending: bool,
+    feedback: EcnFeedback,
+    /// AccECN's r.ceb: payload bytes of every CE-marked data segment received
+    /// (draft-ietf-tcpm-accurate-ecn §3.2.1), wrapping; echoed on every ACK
+    /// with `Accurate` feedback.
+    ce_bytes: u32,
     /// Where the stream ends, once a segment carrying FIN arrived: when all
     /// of it is in and acknowledged, the receiver has nothing left to do.
     fin_at: Option<u64>,
@@ -55,7 +62,7 @@ impl TcpReceiver {
     pub fn new(cfg: &TcpConfig) -> Self {
         Self {
             header_bytes: cfg.header_bytes,
-            window_bytes: cfg.receive_window_bytes(),
+            window_bytes: cfg.advertised_window_bytes(),
             sack: cfg.sack,
             max_sack_blocks: if cfg.timestamps { 3 } else { MAX_SACK_BLOCKS },
             delayed_ack: cfg.delayed_ack,
@@ -69,6 +76,8 @@ impl TcpReceiver {
             unacked_segments: 0,
             timers: Timers::default(),
             ce_pending: false,
+            feedback: cfg.ecn,
+            ce_bytes: 0,
             fin_at: None,
             counters: BaseCounts::default(),
             delivery_log: None,
@@ -127,7 +136,11 @@ impl TcpReceiver {
         p.ack = self.rcv_nxt;
         p.window = self.window_bytes;
         p.ts_ecr = self.ts_recent;
-        p.ece = self.ce_pending;
+        match self.feedback {
+            EcnFeedback::Classic => p.ece = self.ce_pending,
+            EcnFeedback::Accurate => p.ce_bytes = self.ce_bytes,
+            EcnFeedback::Off => {}
+        }
         if self.sack {
             for &(s, e) in self.sack_history.iter().take(self.max_sack_blocks) {
                 p.push_sack((s, e));
@@ -155,6 +168,9 @@ impl TcpReceiver {
     fn on_data(&mut self, now: Time, p: &TcpHeader, ce: bool, out: &mut Outbox) {
         let (start, end) = (p.seq, p.seq + p.len as u64);
         self.ce_pending |= ce;
+        if ce {
+            self.ce_bytes = self.ce_bytes.wrapping_add(p.len);
+        }
         if p.fin {
             self.fin_at = Some(end);
         }
@@ -381,12 +397,52 @@ mod tests {
         assert_eq!(acks[0].window, 64_000);
     }
 
-    #[test]
-    fn congestion_mark_is_echoed_once() {
-        let mut r = receiver(false, false);
-        let mut p = data(0, 1000, 0);
+    fn with_feedback(ecn: EcnFeedback, delayed_ack: bool) -> TcpReceiver {
+        TcpReceiver::new(&TcpConfig { ecn, delayed_ack, ..TcpConfig::default() })
+    }
+
+    fn marked(mut p: Packet) -> Packet {
         p.ce = true;
-        assert!(feed(&mut r, 0, p)[0].ece);
+        p
+    }
+
+    #[test]
+    fn classic_feedback_echoes_a_mark_on_the_next_ack_only() {
+        let mut r = with_feedback(EcnFeedback::Classic, false);
+        let acks = feed(&mut r, 0, marked(data(0, 1000, 0)));
+        assert!(acks[0].ece);
+        assert_eq!(acks[0].ce_bytes, 0, "no AccECN field without AccECN");
         assert!(!feed(&mut r, 1, data(1000, 1000, 1))[0].ece);
+    }
+
+    #[test]
+    fn without_ecn_nothing_is_echoed() {
+        let mut r = with_feedback(EcnFeedback::Off, false);
+        let acks = feed(&mut r, 0, marked(data(0, 1000, 0)));
+        assert!(!acks[0].ece && acks[0].ce_bytes == 0);
+    }
+
+    /// draft-ietf-tcpm-accurate-ecn §3.2.1: r.ceb counts the payload bytes of
+    /// every CE-marked segment, out of order and duplicate ones included, and
+    /// every ACK carries the running count; ECE is not the classic echo.
+    #[test]
+    fn accurate_feedback_counts_ce_marked_payload_bytes_on_every_ack() {
+        let mut r = with_feedback(EcnFeedback::Accurate, true);
+        assert!(feed(&mut r, 0, marked(data(0, 1000, 0))).is_empty(), "delayed");
+        let acks = feed(&mut r, 1, data(1000, 500, 1));
+        assert_eq!((acks[0].ack, acks[0].ce_bytes, acks[0].ece), (1500, 1000, false));
+        let acks = feed(&mut r, 2, marked(data(3000, 700, 2)));
+        assert_eq!(acks[0].ce_bytes, 1700, "an out-of-order segment counts too");
+        let acks = feed(&mut r, 3, marked(data(0, 1000, 3)));
+        assert_eq!(acks[0].ce_bytes, 2700, "and a duplicate");
+        let acks = feed(&mut r, 4, data(1500, 1500, 4));
+        assert_eq!(acks[0].ce_bytes, 2700, "the count is repeated on unmarked ACKs");
+    }
+
+    #[test]
+    fn the_ce_byte_count_wraps() {
+        let mut r = with_feedback(EcnFeedback::Accurate, false);
+        r.ce_bytes = u32::MAX - 10;
+        assert_eq!(feed(&mut r, 0, marked(data(0, 1000, 0)))[0].ce_bytes, 989);
     }
 }

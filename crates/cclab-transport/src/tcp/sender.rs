@@ -47,7 +47,7 @@ use super::recovery::{AckInfo, LossRecovery, Outcome, Recover, Transmission};
 use super::rtt::RttEstimator;
 use super::scoreboard::Scoreboard;
 use super::timers::{Timer, Timers};
-use super::{App, TcpConfig};
+use super::{App, EcnFeedback, TcpConfig};
 use crate::buffer::{BufferInputs, SendBufferPolicy};
 use crate::cc::{
     AckPhase, AckSample, CongestionControl, CongestionEvent, CwndGrowth, EventKind, MarkStatus, Response,
@@ -57,7 +57,7 @@ use crate::pacing::{gap_at_rate, Departure, Pacer};
 use cclab_wire::random::SplitMix64;
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{
-    Control, ControlRefused, Counters, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet,
+    Control, ControlRefused, Counters, Ect, Endpoint, Header, Measure, MetricDesc, Metrics, Outbox, Packet,
     SendState, TcpHeader, TcpKind, Time, NEVER,
 };
 
@@ -253,6 +253,26 @@ impl SendBuffer {
     }
 }
 
+/// What an ACK reports of congestion marks: whether any new one was seen,
+/// and with AccECN how many payload bytes newly arrived marked (`last` is the
+/// count the previous ACK carried).
+fn echoed_marks(ecn: EcnFeedback, last: &mut u32, h: &TcpHeader) -> (bool, Option<u64>) {
+    match ecn {
+        EcnFeedback::Off => (false, None),
+        EcnFeedback::Classic => (h.ece, None),
+        EcnFeedback::Accurate => {
+            // A count below the last one (an ACK overtaken by a later one)
+            // reads as a wrapped, huge increase: it says nothing new.
+            let increase = h.ce_bytes.wrapping_sub(*last);
+            if increase > u32::MAX / 2 {
+                return (false, Some(0));
+            }
+            *last = h.ce_bytes;
+            (increase > 0, Some(u64::from(increase)))
+        }
+    }
+}
+
 pub struct TcpSender {
     state: SenderState,
     cc: Box<dyn CongestionControl>,
@@ -265,7 +285,11 @@ pub struct TcpSender {
     header_bytes: u32,
     timestamps: bool,
     sack: bool,
-    ecn: bool,
+    ecn: EcnFeedback,
+    /// The codepoint data segments carry: `ect` of the config with ECN, Not-ECT without.
+    ect: Ect,
+    /// The last AccECN CE byte count an ACK carried.
+    ce_bytes_echoed: u32,
     ssthresh_basis: SsthreshBasis,
     /// Whether the window is in use, kept only if it grows only then.
     cwnd_usage: Option<CwndUsage>,
@@ -320,7 +344,7 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             window: Window { cwnd: cfg.initial_window.max(1) as f64, ssthresh: cfg.initial_ssthresh },
-            rwnd: cfg.receive_window_bytes() / mss as u64,
+            rwnd: u64::from(cfg.advertised_window_bytes()) / mss as u64,
             buffer_segments: u64::MAX,
             dupthresh: cfg.dupthresh.max(1),
             limited_transmit: cfg.limited_transmit,
@@ -343,6 +367,8 @@ impl TcpSender {
             timestamps: cfg.timestamps,
             sack: cfg.sack,
             ecn: cfg.ecn,
+            ect: if cfg.ecn.is_on() { cfg.ect } else { Ect::NotEct },
+            ce_bytes_echoed: 0,
             ssthresh_basis: cfg.ssthresh_basis,
             cwnd_usage: (cfg.cwnd_growth == CwndGrowth::CwndLimited).then(CwndUsage::default),
             start: cfg.start,
@@ -473,7 +499,7 @@ impl TcpSender {
     }
 
     fn mark_status(&self, echoed: bool) -> MarkStatus {
-        match (self.ecn, echoed) {
+        match (self.ecn.is_on(), echoed) {
             (false, _) => MarkStatus::Unknown,
             (true, true) => MarkStatus::Marked,
             (true, false) => MarkStatus::Unmarked,
@@ -486,7 +512,8 @@ impl TcpSender {
         if ack_seg < s.snd_una {
             return; // an old ACK overtaken by a newer one: it says nothing new
         }
-        let rwnd = h.window / s.mss as u64;
+        let (marked, ce_bytes) = echoed_marks(self.ecn, &mut self.ce_bytes_echoed, h);
+        let rwnd = u64::from(h.window) / s.mss as u64;
         let window_changed = rwnd != s.rwnd;
         s.rwnd = rwnd;
 
@@ -553,7 +580,10 @@ impl TcpSender {
         sample.in_flight = self.recovery.in_network(s);
         sample.pipe = self.cc_owns_cwnd.then(|| s.pipe_without_retransmissions());
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
-        sample.ece = h.ece;
+        sample.ece = marked;
+        sample.ce_bytes = ce_bytes;
+        sample.snd_una = s.snd_una;
+        sample.snd_max = s.snd_max;
         sample.duplicate = newly_acked == 0;
         sample.cwnd_limited = self.cwnd_usage.is_none_or(|u| u.allows_growth(&s.window));
         if self.after_timeout && !self.recovery.in_loss_episode(s) {
@@ -566,12 +596,8 @@ impl TcpSender {
         let outcome = self.recovery.on_ack(&self.state, &info);
         self.apply(now, outcome);
         if outcome.loss_detected {
-            self.on_loss_detected(now, h.ece);
-        } else if self.ecn
-            && h.ece
-            && !self.recovery.in_recovery()
-            && self.ecn_recover.covered_by(self.state.snd_una)
-        {
+            self.on_loss_detected(now, marked);
+        } else if marked && !self.recovery.in_recovery() && self.ecn_recover.covered_by(self.state.snd_una) {
             let in_network = self.recovery.in_network(&self.state);
             let event = self.state.congestion_event(
                 now,
@@ -603,7 +629,7 @@ impl TcpSender {
     /// congestion control answers, then recovery starts from the new window.
     fn on_loss_detected(&mut self, now: Time, echoed: bool) {
         self.counters.recoveries += 1;
-        let window = if self.ecn && !self.ecn_recover.covered_by(self.state.snd_una) {
+        let window = if self.ecn.is_on() && !self.ecn_recover.covered_by(self.state.snd_una) {
             // This window of data was already reduced for: retransmit only.
             self.state.window.cwnd
         } else {
@@ -765,7 +791,7 @@ impl TcpSender {
         h.fin = !s.app_writing && s.total_segments == Some(seg + 1);
         let wire_bytes = len + self.header_bytes;
         let mut packet = Packet::new(Header::Tcp(h), wire_bytes);
-        packet.ect = self.ecn;
+        packet.ect = self.ect;
         out.send(packet);
 
         let c = &mut self.counters;

@@ -35,7 +35,7 @@ pub(super) fn segs(packets: &[Packet]) -> Vec<u64> {
 pub(super) fn ack_packet(ack_seg: u64, ts_ecr: Time, sack: &[(u64, u64)]) -> Packet {
     let mut h = TcpHeader::new(TcpKind::Ack);
     h.ack = ack_seg * MSS;
-    h.window = super::UNLIMITED_WINDOW_BYTES;
+    h.window = u32::MAX;
     h.ts_ecr = ts_ecr;
     for &(a, b) in sack {
         h.push_sack((a * MSS, b * MSS));

@@ -649,7 +649,7 @@ fn ssthresh_halves_flight_size_pipe_or_cwnd_as_the_flow_chooses() {
         for (i, top) in [2, 3, 4].into_iter().enumerate() {
             let mut a = ack_packet(0, 0, &[(1, top)]);
             if let (Some(w), cclab_wire::Header::Tcp(h)) = (advertised, &mut a.header) {
-                h.window = w * MSS;
+                h.window = (w * MSS) as u32;
             }
             sent = feed(&mut s, 100 + i as Time, &a);
         }
