@@ -103,8 +103,9 @@ fn cycles(samples: &[(f64, f64)]) -> usize {
 /// in about 5 RTTs. Asserted: the link at least 90 % busy; the mean queue
 /// between 0.5/δ (half the target) and 2.5/δ (the swing's peak), for δ = 0.5
 /// and δ = 0.2 (1/δ = 2 and 5 packets); the cwnd cycle between 4 and 6 RTTs.
-/// Measured: δ = 0.5: 0.99999 busy, mean queue 3.05 packets (max 15), cycle
-/// 0.185 s = 4.6 RTTs; δ = 0.2: see the test output.
+/// Measured: δ = 0.5: 0.99999 busy, mean queue 3.06 packets (max 15), a
+/// cycle of 4.90 RTTs; δ = 0.2: 0.99999 busy, mean queue 6.24 (max 12), 4.63
+/// RTTs. No drop.
 #[test]
 fn a_lone_flow_fills_the_link_with_a_queue_of_a_few_over_delta_packets() {
     for delta in [0.5, 0.2] {
@@ -134,6 +135,9 @@ fn a_lone_flow_fills_the_link_with_a_queue_of_a_few_over_delta_packets() {
 /// second half of 40 s: with the same RTT each aims at 1/δ packets of the
 /// same queue, so their rates are equal (§2.2's unique equilibrium). Asserted:
 /// Jain's index above 0.95 and the link at least 90 % busy, seeds 1 to 4.
+/// Measured: Jain 1.0000 at every seed (48.00 / 48.14 Mbit/s at seed 1), the
+/// link 0.9998 to 0.9999 busy, a mean queue of 5.1 to 5.3 packets (2/δ and
+/// the swing).
 #[test]
 fn two_flows_share_the_link_equally() {
     for seed in 1..=4u64 {
@@ -166,7 +170,9 @@ fn two_flows_share_the_link_equally() {
 /// falls back to 2 whenever the queue looks nearly empty, and after 10 s
 /// without an empty queue RTTmin is CUBIC's trough, so each trough resets it.
 /// Asserted, loosely: with the switch above 5 %, without it below 2.5 %, and
-/// at least 5 times more with it, at seeds 1 to 3. Measured: see the output.
+/// at least 5 times more with it, at seeds 1 to 3. Measured: 0.177, 0.180,
+/// 0.189 with the switch (competitive 87 to 97 % of the time), 0.0109,
+/// 0.0109, 0.0107 without; CUBIC keeps 1.6 BDP queued either way.
 #[test]
 fn against_cubic_the_mode_switch_earns_copa_a_share() {
     let share = |params: &str, seed: u64| {
