@@ -12,6 +12,7 @@ mod bbr;
 mod bic_cubic;
 mod bursty_loss;
 mod cancel;
+mod copa;
 mod dctcp;
 mod delivery_rate;
 mod departures;
