@@ -829,6 +829,13 @@ fn parse_ecn(s: &mut Section, cc: &CcDescriptor) -> Result<EcnFeedback, Scenario
                 cc.name
             ),
         )),
+        (EcnUse::L4s, Some(EcnFeedback::Classic)) => Err(s.error(
+            "ecn",
+            format!(
+                "cc = \"{}\" is an L4S congestion control and needs AccECN (RFC 9331 §4.2: it counts every mark): write ecn = \"accecn\"",
+                cc.name
+            ),
+        )),
         (EcnUse::Required | EcnUse::L4s, ecn) => Ok(ecn.unwrap_or(EcnFeedback::Accurate)),
     }
 }

@@ -26,6 +26,7 @@ mod invariants;
 mod metrics;
 mod pacing;
 mod phase;
+mod prague;
 mod red_cw;
 mod resolved;
 mod sack1;
