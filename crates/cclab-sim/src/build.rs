@@ -23,6 +23,7 @@ use cclab_core::{
     Agent, BucketId, BufferLimit, Engine, LinkSpec, MeasurementWindow, Network, Open, RngStream, Variation,
 };
 use cclab_transport::buffer::share::ShareSchedule;
+use cclab_transport::cc::EcnUse;
 use cclab_transport::registry;
 use cclab_transport::tcp::{App, TcpReceiver, TcpSender};
 use cclab_transport::udp::{CbrConfig, CbrSource, UdpSink};
@@ -41,6 +42,9 @@ pub struct Simulation {
     pub link_roles: Vec<&'static str>,
     /// Every time series the run records; a row's `series` indexes this table.
     pub series: Vec<SeriesInfo>,
+    /// What the scenario allows but a researcher should hear about (an L4S
+    /// flow on a path that never marks it); the result repeats them.
+    pub warnings: Vec<String>,
 }
 
 /// What every instance of a flow group with hosts of its own shares.
@@ -292,6 +296,7 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
     net.compute_routes();
     let rtts = base_rtts(&net, &planned)?;
     resolve_buffers(&mut net, &pending, scenario, &planned, &rtts, seed)?;
+    let warnings = l4s_without_marking(&net, scenario, &planned);
 
     let window = MeasurementWindow { start: scenario.run.warmup, end: scenario.run.duration };
     let mut engine = Engine::new(net, window);
@@ -306,7 +311,41 @@ pub fn build_within(scenario: &Scenario, seed: u64, limit: MemoryLimit) -> Resul
     if let Some(tracer) = trace::tracer(scenario, &flows, &engine)? {
         engine.set_tracer(tracer);
     }
-    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series })
+    Ok(Simulation { scenario: scenario.clone(), seed, engine, flows, link_roles: roles, series, warnings })
+}
+
+/// The queue disciplines that mark L4S traffic (ECT(1)) at a shallow,
+/// immediate threshold, as RFC 9331 §5.2 asks of an L4S AQM.
+const L4S_MARKING: [&str; 2] = ["step", "dualpi2"];
+
+/// A warning for each flow group with an L4S congestion control (Prague)
+/// none of whose paths crosses a link that marks L4S traffic: it still runs
+/// (it falls back on losses, as over any path without L4S support), but a
+/// researcher who meant to study L4S should know.
+fn l4s_without_marking(net: &Network, scenario: &Scenario, planned: &[PlannedFlow]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let mut path = Vec::new();
+    for (g, group) in scenario.flows.iter().enumerate() {
+        let Some(cc) = group.algorithms.as_ref().and_then(|a| registry::congestion_control(&a.cc)) else {
+            continue;
+        };
+        if cc.build.ecn != EcnUse::L4s {
+            continue;
+        }
+        let marked = planned.iter().filter(|p| p.group == g).any(|p| {
+            net.path_into(p.sender_node, p.receiver_node, &mut path)
+                && path.iter().any(|&l| L4S_MARKING.contains(&net.links[l as usize].discipline_name()))
+        });
+        if !marked {
+            warnings.push(format!(
+                "flows[{g}] (\"{}\", cc = \"{}\"): no link on its path marks L4S traffic (queue = {}): it will see losses, not marks",
+                group.name,
+                cc.name,
+                L4S_MARKING.map(|q| format!("\"{q}\"")).join(" or ")
+            ));
+        }
+    }
+    warnings
 }
 
 /// Each planned flow's propagation-only round trip: there over its route, and

@@ -390,6 +390,9 @@ pub struct RunResult {
     /// Traced packet events and the pcap files made of them (`[[trace]]`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<crate::trace::TraceTable>,
+    /// The build's warnings ([`crate::build::Simulation::warnings`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// A protocol counter as a report shows it.
@@ -437,6 +440,7 @@ impl RunResult {
             },
             timeseries: time_series(sim),
             trace: crate::trace::collect(&sim.scenario, &sim.flows, &sim.engine),
+            warnings: sim.warnings.clone(),
         }
     }
 }
@@ -574,6 +578,8 @@ pub struct Header<'a> {
     pub series: Option<&'a [SeriesInfo]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace: Option<&'a crate::trace::TraceTable>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    pub warnings: &'a [String],
 }
 
 impl RunResult {
@@ -589,6 +595,7 @@ impl RunResult {
             connections: self.connections,
             series: self.timeseries.as_ref().map(|ts| ts.series.as_slice()),
             trace: self.trace.as_ref(),
+            warnings: &self.warnings,
         }
     }
 

@@ -91,3 +91,23 @@ fn prague_refuses_classic_feedback_and_no_ecn() {
         .expect_err("refused");
     assert!(err.to_string().contains("paces at its own rate"), "{err}");
 }
+
+/// A Prague flow on a path that never marks L4S traffic runs (it meets
+/// losses as any flow does) with a warning in the result naming the group;
+/// over the step marker there is none.
+#[test]
+fn prague_on_a_path_without_l4s_marking_is_warned_about() {
+    let flows = "[[flows]]\nname = \"l4s\"\ncc = \"prague\"\nrtt = \"20ms\"\n";
+    let text = step_path(12, flows).replace("queue = \"step\"\nqueue_params = { threshold = 12 }\n", "");
+    let r = run_toml(&text, "t", Some(1)).expect("runs");
+    assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+    assert!(
+        r.warnings[0].contains("flows[0] (\"l4s\"")
+            && r.warnings[0].contains("no link on its path marks L4S")
+    );
+    assert!(r.flows[0].goodput_bps > 50e6, "it still runs: {}", r.flows[0].goodput_bps);
+    let marked = run_toml(&step_path(12, flows), "t", Some(1)).expect("runs");
+    assert!(marked.warnings.is_empty(), "{:?}", marked.warnings);
+    let reno = run_toml(&text.replace("cc = \"prague\"", "cc = \"reno\""), "t", Some(1)).expect("runs");
+    assert!(reno.warnings.is_empty());
+}
