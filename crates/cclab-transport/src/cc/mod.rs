@@ -114,6 +114,20 @@ pub struct AckSample {
     /// recovery (BBR), since it costs a scoreboard walk; `None` otherwise.
     pub pipe: Option<u64>,
     pub phase: AckPhase,
+    /// Segments the sender newly marked lost (Linux `rs->losses`, the draft's
+    /// `RS.newly_lost`): those RFC 6675 IsLost deems lost on this ACK's
+    /// scoreboard, and the segment retransmitted at a fast retransmit, a
+    /// partial ACK or a timeout (everything outstanding then) since the last
+    /// ACK. Each segment counts once: a lost retransmission is not counted again.
+    /// Counted, as `rate`, only for an algorithm whose `uses_delivery_rate` is
+    /// true; 0 otherwise.
+    pub newly_lost: u64,
+    /// Segments in flight as Linux's `tcp_packets_in_flight` counts them:
+    /// outstanding, neither SACKed nor marked lost (see `newly_lost`; a
+    /// timeout marks everything outstanding), plus retransmissions sent and
+    /// not yet delivered. Counted, as `rate`, only for an algorithm whose
+    /// `uses_delivery_rate` is true; `None` otherwise.
+    pub packets_in_flight: Option<u64>,
     /// The receiver echoed a congestion mark.
     pub ece: bool,
     /// The ACK repeats the cumulative acknowledgment (a duplicate ACK).
@@ -149,6 +163,8 @@ impl AckSample {
             in_flight: 0,
             pipe: None,
             phase: AckPhase::Open,
+            newly_lost: 0,
+            packets_in_flight: None,
             ece: false,
             duplicate: false,
             mss,
