@@ -35,7 +35,7 @@ cclab_wire::algorithms! {
     /// The congestion controls a TCP flow can name (`cc = NAME`), in the
     /// order `cclab algorithms` lists them.
     pub const CONGESTION_CONTROLS: CcDescriptor =
-        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas];
+        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas, bbr3];
 }
 #[cfg(test)]
 mod test_support;
