@@ -9,6 +9,7 @@ mod common;
 mod aqm;
 mod arrivals;
 mod bbr;
+mod bbr3;
 mod bic_cubic;
 mod bursty_loss;
 mod cancel;

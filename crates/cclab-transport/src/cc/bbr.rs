@@ -671,7 +671,7 @@ mod tests {
     /// A delivery-rate sample of `bytes_per_second` over one RTprop.
     fn rate(bytes_per_second: f64) -> RateSample {
         let delivered = (bytes_per_second * 0.04).round() as u64;
-        RateSample { delivered, interval: RTPROP, prior_delivered: 0, app_limited: false }
+        RateSample { delivered, interval: RTPROP, prior_delivered: 0, app_limited: false, lost: 0, tx_in_flight: 0 }
     }
 
     /// PROBE_BW in phase `index` with the model BW x RTPROP, RTprop measured at 0.

@@ -35,7 +35,7 @@ cclab_wire::algorithms! {
     /// The congestion controls a TCP flow can name (`cc = NAME`), in the
     /// order `cclab algorithms` lists them.
     pub const CONGESTION_CONTROLS: CcDescriptor =
-        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas, dctcp, copa, prague];
+        [reno, highspeed, scalable, bic, cubic, westwood, westwood_plus, decoupled, jersey, bbr, vegas, dctcp, copa, prague, bbr3];
 }
 #[cfg(test)]
 mod test_support;
@@ -130,6 +130,20 @@ pub struct AckSample {
     /// recovery (BBR), since it costs a scoreboard walk; `None` otherwise.
     pub pipe: Option<u64>,
     pub phase: AckPhase,
+    /// Segments the sender newly marked lost (Linux `rs->losses`, the draft's
+    /// `RS.newly_lost`): those RFC 6675 IsLost deems lost on this ACK's
+    /// scoreboard, and the segment retransmitted at a fast retransmit, a
+    /// partial ACK or a timeout (everything outstanding then) since the last
+    /// ACK. Each segment counts once: a lost retransmission is not counted again.
+    /// Counted, as `rate`, only for an algorithm whose `uses_delivery_rate` is
+    /// true; 0 otherwise.
+    pub newly_lost: u64,
+    /// Segments in flight as Linux's `tcp_packets_in_flight` counts them:
+    /// outstanding, neither SACKed nor marked lost (see `newly_lost`; a
+    /// timeout marks everything outstanding), plus retransmissions sent and
+    /// not yet delivered. Counted, as `rate`, only for an algorithm whose
+    /// `uses_delivery_rate` is true; `None` otherwise.
+    pub packets_in_flight: Option<u64>,
     /// The ACK reports a new congestion mark: RFC 3168's ECN-Echo, or with
     /// AccECN a rise of the receiver's CE byte count.
     pub ece: bool,
@@ -175,6 +189,8 @@ impl AckSample {
             in_flight: 0,
             pipe: None,
             phase: AckPhase::Open,
+            newly_lost: 0,
+            packets_in_flight: None,
             ece: false,
             ce_bytes: None,
             snd_una: 0,

@@ -31,6 +31,15 @@ pub struct TxSnapshot {
     pub app_limited: bool,
     /// Not yet delivered (SACKed or acknowledged).
     pub pending: bool,
+    /// Segments the connection had marked lost when the segment was sent (the
+    /// draft's `P.lost`, Linux `tx.lost`).
+    pub lost: u64,
+    /// Segments in flight once the segment was sent, itself included (the
+    /// draft's `P.tx_in_flight`, Linux `tx.in_flight`); 32 bits, as Linux keeps it.
+    pub in_flight: u32,
+    /// A retransmission of a segment not yet delivered (Linux
+    /// `TCPCB_SACKED_RETRANS`): counted in flight until delivered or sent again.
+    pub retransmitted: bool,
 }
 
 impl TxSnapshot {
@@ -42,6 +51,9 @@ impl TxSnapshot {
         sent_time: 0,
         app_limited: false,
         pending: false,
+        lost: 0,
+        in_flight: 0,
+        retransmitted: false,
     };
 }
 
@@ -55,6 +67,11 @@ pub struct RateSample {
     pub prior_delivered: u64,
     /// The sample may understate the path's rate: the application was not sending enough.
     pub app_limited: bool,
+    /// Segments marked lost between the newest delivered segment's
+    /// transmission and this ACK (the draft's `RS.lost`, Linux `rs->lost`).
+    pub lost: u64,
+    /// Segments in flight when that segment was sent, itself included (`RS.tx_in_flight`).
+    pub tx_in_flight: u64,
 }
 
 impl RateSample {
@@ -71,6 +88,8 @@ struct Candidate {
     send_elapsed: Time,
     ack_elapsed: Time,
     app_limited: bool,
+    lost: u64,
+    in_flight: u32,
 }
 
 /// The connection's delivery state: the draft's `C.*` fields.
@@ -87,6 +106,10 @@ pub struct DeliveryRate {
     app_limited_until: u64,
     next_round_delivered: u64,
     rounds: u64,
+    /// Segments marked lost so far (the draft's `C.lost`, Linux `tp->lost`).
+    lost: u64,
+    /// Retransmissions sent and not yet delivered (Linux `retrans_out`), while sampling.
+    retrans_out: u64,
     candidate: Option<Candidate>,
 }
 
@@ -109,6 +132,8 @@ impl DeliveryRate {
             app_limited_until: 0,
             next_round_delivered: 0,
             rounds: 0,
+            lost: 0,
+            retrans_out: 0,
             candidate: None,
         }
     }
@@ -134,8 +159,45 @@ impl DeliveryRate {
         self.rounds
     }
 
-    /// A segment is being (re)transmitted; `flight_empty` if nothing else is outstanding.
-    pub fn on_send(&mut self, now: Time, flight_empty: bool) -> TxSnapshot {
+    /// Rate samples and round trips are measured.
+    pub fn sampling(&self) -> bool {
+        self.sampling
+    }
+
+    /// Segments marked lost so far.
+    pub fn lost(&self) -> u64 {
+        self.lost
+    }
+
+    /// The sender marked `segments` more segments lost.
+    pub fn on_lost(&mut self, segments: u64) {
+        self.lost += segments;
+    }
+
+    /// Segments whose latest transmission is a retransmission not yet
+    /// delivered; a retransmission lost again counts until the segment is
+    /// sent again or acknowledged.
+    pub fn retrans_out(&self) -> u64 {
+        self.retrans_out
+    }
+
+    /// The segment that `old` describes is being sent again: a retransmission
+    /// it held stops counting (the new transmission counts if it is one).
+    pub fn on_replaced(&mut self, old: &TxSnapshot) {
+        if old.pending && old.retransmitted {
+            self.retrans_out = self.retrans_out.saturating_sub(1);
+        }
+    }
+
+    /// A segment is being (re)transmitted; `flight_empty` if nothing else is
+    /// outstanding; `in_flight` segments are in flight with it.
+    pub fn on_send(
+        &mut self,
+        now: Time,
+        flight_empty: bool,
+        in_flight: u64,
+        retransmission: bool,
+    ) -> TxSnapshot {
         if flight_empty {
             // A new flight starts: neither its send nor its ACK interval may
             // reach back into the idle time before it.
@@ -147,6 +209,7 @@ impl DeliveryRate {
             // scoreboard keeps no snapshot ring for a sender that sends no more.
             return TxSnapshot { pending: true, ..TxSnapshot::NONE };
         }
+        self.retrans_out += u64::from(retransmission);
         TxSnapshot {
             delivered: self.delivered,
             delivered_time: self.delivered_time,
@@ -154,6 +217,9 @@ impl DeliveryRate {
             sent_time: now,
             app_limited: self.app_limited_until != 0,
             pending: true,
+            lost: self.lost,
+            in_flight: in_flight.min(u32::MAX as u64) as u32,
+            retransmitted: retransmission,
         }
     }
 
@@ -164,6 +230,9 @@ impl DeliveryRate {
             return;
         }
         tx.pending = false;
+        if tx.retransmitted {
+            self.retrans_out = self.retrans_out.saturating_sub(1);
+        }
         self.delivered += bytes;
         self.delivered_segments += 1;
         self.delivered_time = now;
@@ -179,6 +248,8 @@ impl DeliveryRate {
                 send_elapsed: tx.sent_time.saturating_sub(tx.first_sent_time),
                 ack_elapsed: now.saturating_sub(tx.delivered_time),
                 app_limited: tx.app_limited,
+                lost: tx.lost,
+                in_flight: tx.in_flight,
             });
             self.first_sent_time = tx.sent_time;
         }
@@ -211,6 +282,8 @@ impl DeliveryRate {
                 interval,
                 prior_delivered: c.prior_delivered,
                 app_limited: c.app_limited,
+                lost: self.lost.saturating_sub(c.lost),
+                tx_in_flight: c.in_flight as u64,
             }),
             round_start,
         )
@@ -236,14 +309,20 @@ mod tests {
         // Ten segments sent 1 ms apart into an empty pipe; ACKs return 1 ms apart
         // after 50 ms: 1000 B/ms = 1 MB/s.
         let mut r = DeliveryRate::default();
-        let mut sent: Vec<TxSnapshot> = (0..10).map(|i| r.on_send(millis(i), i == 0)).collect();
+        let mut sent: Vec<TxSnapshot> = (0..10).map(|i| r.on_send(millis(i), i == 0, 1, false)).collect();
         let mut last = None;
         for (i, tx) in sent.iter_mut().enumerate() {
             r.on_delivered(millis(50 + i as u64), tx, SEG);
             last = r.finish_ack(millis(40)).0.or(last);
         }
-        let s =
-            last.unwrap_or(RateSample { delivered: 0, interval: 1, prior_delivered: 0, app_limited: false });
+        let s = last.unwrap_or(RateSample {
+            delivered: 0,
+            interval: 1,
+            prior_delivered: 0,
+            app_limited: false,
+            lost: 0,
+            tx_in_flight: 0,
+        });
         // The last ACK: 10 segments since segment 0's delivery state (delivered 0 at t = 0),
         // send interval 9 ms, ACK interval 59 ms: the longer one wins.
         assert_eq!(s.delivered, 10 * SEG);
@@ -254,17 +333,24 @@ mod tests {
     fn the_sample_takes_the_longer_of_the_send_and_ack_intervals() {
         // Five segments leave together at t = 0 and are ACKed 2 ms apart from t = 100 ms.
         let mut r = DeliveryRate::default();
-        let mut first: Vec<TxSnapshot> = (0..5).map(|i| r.on_send(0, i == 0)).collect();
+        let mut first: Vec<TxSnapshot> = (0..5).map(|i| r.on_send(0, i == 0, 1, false)).collect();
         for (i, tx) in first.iter_mut().enumerate() {
             r.on_delivered(millis(100 + 2 * i as u64), tx, SEG);
             r.finish_ack(0);
         }
         // A segment sent at 108 ms carries that state: delivered at 108 ms, and a
         // flight whose newest delivered segment was sent at 0.
-        let mut next = r.on_send(millis(108), false);
+        let mut next = r.on_send(millis(108), false, 1, false);
         r.on_delivered(millis(208), &mut next, SEG);
         let (s, _) = r.finish_ack(millis(50));
-        let s = s.unwrap_or(RateSample { delivered: 0, interval: 1, prior_delivered: 0, app_limited: false });
+        let s = s.unwrap_or(RateSample {
+            delivered: 0,
+            interval: 1,
+            prior_delivered: 0,
+            app_limited: false,
+            lost: 0,
+            tx_in_flight: 0,
+        });
         assert_eq!(s.delivered, SEG);
         // Send interval 108 - 0 ms beats the ACK interval 208 - 108 ms (draft §3.3).
         assert_eq!(s.interval, millis(108));
@@ -273,7 +359,7 @@ mod tests {
     #[test]
     fn a_sacked_segment_is_not_counted_again_when_cumulatively_acked() {
         let mut r = DeliveryRate::default();
-        let mut tx = r.on_send(0, true);
+        let mut tx = r.on_send(0, true, 1, false);
         r.on_delivered(millis(10), &mut tx, SEG);
         r.finish_ack(0);
         r.on_delivered(millis(20), &mut tx, SEG);
@@ -284,7 +370,7 @@ mod tests {
     #[test]
     fn samples_shorter_than_the_minimum_rtt_are_discarded() {
         let mut r = DeliveryRate::default();
-        let mut tx = r.on_send(0, true);
+        let mut tx = r.on_send(0, true, 1, false);
         r.on_delivered(millis(5), &mut tx, SEG);
         let (sample, round_start) = r.finish_ack(millis(10));
         assert!(sample.is_none());
@@ -294,14 +380,14 @@ mod tests {
     #[test]
     fn rounds_advance_once_per_flight() {
         let mut r = DeliveryRate::default();
-        let mut a: Vec<TxSnapshot> = (0..3).map(|i| r.on_send(0, i == 0)).collect();
+        let mut a: Vec<TxSnapshot> = (0..3).map(|i| r.on_send(0, i == 0, 1, false)).collect();
         let mut starts = Vec::new();
         for tx in a.iter_mut() {
             r.on_delivered(millis(100), tx, SEG);
             starts.push(r.finish_ack(0).1);
         }
         // Segments sent after the first delivery belong to the next round.
-        let mut b = r.on_send(millis(100), false);
+        let mut b = r.on_send(millis(100), false, 1, false);
         r.on_delivered(millis(200), &mut b, SEG);
         starts.push(r.finish_ack(0).1);
         assert_eq!(starts, [true, false, false, true]);
@@ -309,11 +395,47 @@ mod tests {
     }
 
     #[test]
+    fn a_sample_counts_the_losses_marked_since_its_segment_left_and_the_flight_it_left_with() {
+        // Draft §2.3 RS.lost and RS.tx_in_flight: two segments marked lost before
+        // segment b was sent do not count; one marked after does.
+        let mut r = DeliveryRate::default();
+        r.on_lost(2);
+        let mut a = r.on_send(0, true, 7, false);
+        let mut b = r.on_send(millis(1), false, 8, false);
+        r.on_lost(1);
+        r.on_delivered(millis(50), &mut a, SEG);
+        r.on_delivered(millis(51), &mut b, SEG);
+        let (s, _) = r.finish_ack(0);
+        assert_eq!(s.map(|s| (s.lost, s.tx_in_flight)), Some((1, 8)), "the newest delivered segment, b");
+        assert_eq!(r.lost(), 3);
+    }
+
+    #[test]
+    fn retransmissions_count_in_flight_until_delivered_or_sent_again() {
+        let mut r = DeliveryRate::default();
+        let mut a = r.on_send(0, true, 1, true);
+        let b = r.on_send(0, false, 2, true);
+        assert_eq!(r.retrans_out(), 2);
+        r.on_delivered(millis(50), &mut a, SEG);
+        assert_eq!(r.retrans_out(), 1);
+        r.on_delivered(millis(51), &mut a, SEG);
+        assert_eq!(r.retrans_out(), 1, "delivered once");
+        // b is lost and sent again: one retransmission in flight, not two.
+        r.on_replaced(&b);
+        let mut b = r.on_send(millis(60), false, 1, true);
+        assert_eq!(r.retrans_out(), 1);
+        r.on_delivered(millis(100), &mut b, SEG);
+        let mut c = r.on_send(millis(60), false, 1, false);
+        r.on_delivered(millis(100), &mut c, SEG);
+        assert_eq!(r.retrans_out(), 0, "new data is not a retransmission");
+    }
+
+    #[test]
     fn app_limited_marks_samples_until_the_bubble_is_delivered() {
         let mut r = DeliveryRate::default();
-        let mut a = r.on_send(0, true);
+        let mut a = r.on_send(0, true, 1, false);
         r.on_app_limited(SEG);
-        let mut b = r.on_send(millis(1), false);
+        let mut b = r.on_send(millis(1), false, 1, false);
         assert!(!a.app_limited && b.app_limited);
         r.on_delivered(millis(50), &mut a, SEG);
         r.finish_ack(0);
@@ -321,7 +443,7 @@ mod tests {
         let (s, _) = r.finish_ack(0);
         assert!(s.is_some_and(|s| s.app_limited));
         // Delivered (2000 B) now exceeds the mark (0 + 1000 B in flight): the bubble is gone.
-        let c = r.on_send(millis(52), true);
+        let c = r.on_send(millis(52), true, 1, false);
         assert!(!c.app_limited);
     }
 }

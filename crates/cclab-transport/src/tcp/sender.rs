@@ -238,6 +238,54 @@ pub struct TransmitRecord {
     pub buffer_end: u64,
 }
 
+/// The segments marked lost so far, for the delivery-rate sampler's `lost`
+/// count (Linux `tp->lost`): a segment is marked once, when RFC 6675 IsLost
+/// first deems it lost, when a fast retransmit or partial ACK resends it, or
+/// when a timeout finds it outstanding. Marks go in sequence order, so one
+/// bound says what is marked.
+#[derive(Clone, Copy, Debug, Default)]
+struct LossMarks {
+    /// Every segment below this that was not SACKed when its mark came is marked.
+    to: u64,
+    /// Marked since the last ACK sample took them (`AckSample::newly_lost`).
+    unreported: u64,
+}
+
+impl LossMarks {
+    /// Marks the segments below `end` not SACKed and not marked before.
+    fn below(&mut self, s: &SenderState, rate: &mut DeliveryRate, end: u64) {
+        if !rate.sampling() {
+            return;
+        }
+        let from = self.to.max(s.snd_una);
+        let end = end.min(s.snd_max);
+        if end <= from {
+            return;
+        }
+        let lost = (end - from) - s.scoreboard.sacked_in(from, end);
+        self.to = end;
+        self.unreported += lost;
+        rate.on_lost(lost);
+    }
+
+    /// Linux's `tcp_packets_in_flight`: outstanding segments neither SACKed
+    /// nor marked lost, plus retransmissions not yet delivered (kept while the
+    /// rate is sampled).
+    fn packets_in_flight(&self, s: &SenderState, rate: &DeliveryRate) -> u64 {
+        let from = self.to.clamp(s.snd_una, s.snd_max);
+        (s.snd_max - from) - s.scoreboard.sacked_in(from, s.snd_max) + rate.retrans_out()
+    }
+
+    /// Loss recovery resends `seg` outright: the lowest segment not yet
+    /// marked is lost (a retransmission further up, which marks cannot reach
+    /// in order, is not counted).
+    fn resent(&mut self, s: &SenderState, rate: &mut DeliveryRate, seg: u64) {
+        if seg == self.to.max(s.snd_una) {
+            self.below(s, rate, seg + 1);
+        }
+    }
+}
+
 /// A send buffer sized by a policy, within the limit the host set.
 struct SendBuffer {
     policy: Box<dyn SendBufferPolicy>,
@@ -313,6 +361,7 @@ pub struct TcpSender {
     /// ECN, no new reduction for a mark or a loss until an ACK covers more.
     ecn_recover: Recover,
     rate: DeliveryRate,
+    loss_marks: LossMarks,
     send_buffer: Option<SendBuffer>,
     counters: SenderCounters,
     /// Bytes the application wrote (`App::Stream`).
@@ -383,6 +432,7 @@ impl TcpSender {
             after_timeout: false,
             ecn_recover: Recover::default(),
             rate: DeliveryRate::new(measure_rate),
+            loss_marks: LossMarks::default(),
             send_buffer: None,
             counters: SenderCounters::default(),
             written: 0,
@@ -562,6 +612,10 @@ impl TcpSender {
             c.rtt_samples += 1;
         }
 
+        if self.rate.sampling() {
+            // Before congestion control sees the ACK, as Linux marks losses before its rate sample.
+            self.loss_marks.below(s, &mut self.rate, Sack::lost_bound(s));
+        }
         let (rate_sample, round_start) = self.rate.finish_ack(s.rtt.min_rtt());
         if let (Some(log), Some(r)) = (self.rate_log.as_mut(), rate_sample) {
             log.push((now, r));
@@ -580,6 +634,9 @@ impl TcpSender {
         sample.in_flight = self.recovery.in_network(s);
         sample.pipe = self.cc_owns_cwnd.then(|| s.pipe_without_retransmissions());
         sample.phase = if self.recovery.in_recovery() { AckPhase::Recovery } else { AckPhase::Open };
+        sample.newly_lost = std::mem::take(&mut self.loss_marks.unreported);
+        sample.packets_in_flight =
+            self.rate.sampling().then(|| self.loss_marks.packets_in_flight(s, &self.rate));
         sample.ece = marked;
         sample.ce_bytes = ce_bytes;
         sample.snd_una = s.snd_una;
@@ -676,6 +733,7 @@ impl TcpSender {
         }
         if let Some(seg) = o.retransmit {
             self.force_retransmit = Some(seg);
+            self.loss_marks.resent(s, &mut self.rate, seg);
         }
         if o.go_back {
             s.snd_nxt = s.snd_una;
@@ -691,6 +749,8 @@ impl TcpSender {
             return;
         }
         self.counters.timeouts += 1;
+        // Linux marks everything outstanding lost on entering its Loss state.
+        self.loss_marks.below(&self.state, &mut self.rate, self.state.snd_max);
         let repeated = self.timer_retransmitted == Some(self.state.snd_una);
         let loss_window = if repeated {
             1.0
@@ -780,6 +840,9 @@ impl TcpSender {
     }
 
     fn transmit(&mut self, now: Time, tx: Transmission, out: &mut Outbox) {
+        // The flight this segment joins, for the rate sample's `tx_in_flight`.
+        let in_flight =
+            if self.rate.sampling() { self.loss_marks.packets_in_flight(&self.state, &self.rate) } else { 0 };
         let s = &mut self.state;
         let seg = tx.seg;
         let len = s.segment_len(seg);
@@ -801,7 +864,17 @@ impl TcpSender {
         if retransmission {
             c.retransmits += 1;
         }
-        let snapshot = self.rate.on_send(now, s.flight_size() == 0);
+        // A retransmission counts in flight while it may still be delivered: a
+        // segment delivered before (its SACK forgotten at a timeout) delivers
+        // nothing when resent; one resent again replaces its earlier copy.
+        let mut counts = retransmission;
+        if retransmission && self.rate.sampling() {
+            if let Some(old) = s.scoreboard.get(seg).map(|r| r.tx) {
+                self.rate.on_replaced(&old);
+                counts = old.pending;
+            }
+        }
+        let snapshot = self.rate.on_send(now, s.flight_size() == 0, in_flight + 1, counts);
         s.scoreboard.on_transmit_with(seg, now, retransmission, snapshot);
         if tx.limited_transmit {
             s.limited_transmit_sent += 1;

@@ -777,3 +777,71 @@ fn cwnd_grows_only_while_in_use_when_the_flow_asks() {
     assert!((19.0..=21.0).contains(&limited), "slow start stops near 2 x rwnd: {limited}");
     assert_eq!(run(CwndGrowth::Always, None), run(CwndGrowth::CwndLimited, None));
 }
+
+// ---------------------------------------------------------------- losses for the rate sampler
+
+/// Per ACK: `newly_lost`, the rate sample's `lost` and `tx_in_flight`, and `packets_in_flight`.
+type LossEntries = std::rc::Rc<std::cell::RefCell<Vec<(u64, Option<(u64, u64)>, Option<u64>)>>>;
+
+/// Reno that records what each ACK sample says of losses.
+struct LossLog(LossEntries);
+
+impl crate::cc::CongestionControl for LossLog {
+    fn name(&self) -> &'static str {
+        "loss-log"
+    }
+    fn uses_delivery_rate(&self) -> bool {
+        true
+    }
+    fn on_ack(&mut self, w: &mut crate::cc::Window, ack: &crate::cc::AckSample) {
+        self.0.borrow_mut().push((
+            ack.newly_lost,
+            ack.rate.map(|r| (r.lost, r.tx_in_flight)),
+            ack.packets_in_flight,
+        ));
+        crate::cc::reno::Reno.on_ack(w, ack);
+    }
+    fn on_congestion(
+        &mut self,
+        w: &crate::cc::Window,
+        e: &crate::cc::CongestionEvent,
+    ) -> crate::cc::Response {
+        crate::cc::reno::Reno.on_congestion(w, e)
+    }
+}
+
+/// A segment is marked lost once: when RFC 6675 IsLost first deems it lost on
+/// an ACK (reported to congestion control with that ACK), or, at a timeout,
+/// with everything outstanding not SACKed (reported with the next ACK). The
+/// rate sample's `lost` counts the marks since its segment was sent, and its
+/// `tx_in_flight` the flight that segment joined; the flight counts neither
+/// SACKed nor marked segments, but retransmissions in flight.
+#[test]
+fn losses_are_marked_once_and_reported_with_the_ack_that_revealed_them() {
+    let cfg = config(10, true);
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let cc = Box::new(LossLog(log.clone()));
+    let mut s = TcpSender::new(&cfg, cc, defaults::loss_recovery("sack").unwrap(), None);
+    start(&mut s); // 0..9 outstanding
+    ack(&mut s, millis(100), 0, &[(1, 3)]);
+    ack(&mut s, millis(101), 0, &[(1, 4)]); // 3 SACKed above 0: 0 is lost
+    ack(&mut s, millis(102), 0, &[(1, 4), (5, 8)]); // 5, 6, 7 above 4: 4 is lost, 0 not again
+    let newly: Vec<u64> = log.borrow().iter().map(|e| e.0).collect();
+    assert_eq!(newly, [0, 1, 1]);
+    // The sample's segment is 5 (all left together at 0, and the sampler keeps
+    // the first of equals): it joined a flight of 6, before either mark.
+    assert_eq!(log.borrow()[2].1, Some((2, 6)));
+    // Recovery sent new data from 10 on; at the timeout everything outstanding
+    // and not SACKed is lost: 8 and up (0 and 4 were marked already).
+    let snd_max = s.state().snd_max;
+    assert!(snd_max > 10, "{snd_max}");
+    let mut out = Outbox::default();
+    s.on_timer(secs(5), &mut out);
+    ack(&mut s, secs(5) + millis(100), 0, &[(9, 10)]);
+    assert_eq!(log.borrow().last().map(|e| e.0), Some(snd_max - 8));
+    // In flight now: nothing that was outstanding at the timeout but the
+    // retransmissions not yet delivered: the timeout's of segment 0, and
+    // recovery's of segment 4, which counts until it is sent again or
+    // acknowledged (Linux would have marked it lost at the timeout).
+    assert_eq!(log.borrow().last().map(|e| e.2), Some(Some(2)));
+}
