@@ -500,3 +500,18 @@ def test_a_plot_start_that_is_not_a_time_is_named_in_one_line(tmp_path: Path, st
     assert proc.stderr.strip() == (
         f"cclab: error: argument --from: '{start}' is not a time (seconds, or e.g. 250ms); see cclab plot --help"
     )
+
+
+def test_a_prague_flow_on_a_path_without_l4s_marking_runs_with_a_warning(tmp_path: Path, dumbbell: Path) -> None:
+    import cclab as api
+
+    scenario = tmp_path / "prague.toml"
+    text = dumbbell.read_text().replace('cc = "reno"', 'cc = "prague"').replace('duration = "20s"', 'duration = "6s"')
+    scenario.write_text(text)
+    proc = cclab("run", str(scenario), "--json")
+    assert proc.returncode == 0, proc.stderr
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("cclab: warning:")]
+    assert 'cc = "prague"' in line and "no link on its path marks L4S traffic" in line, line
+    assert json.loads(proc.stdout)["warnings"] == [line.removeprefix("cclab: warning: ")]
+    marked = text.replace('queue = "droptail"', 'queue = "step"\nqueue_params = { threshold = 20 }')
+    assert api.run(marked, seed=1).warnings == []

@@ -283,6 +283,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         written = "; nothing written" if args.out is not None else ""
         print(f"cclab: interrupted: {e.args[0]}{written}", file=sys.stderr)
         return EXIT_INTERRUPTED
+    for warning in result.warnings:
+        print(f"cclab: warning: {warning}", file=sys.stderr)
     if args.out is not None:
         _write_run(Path(args.out), result, text, name)
     if args.json:

@@ -344,6 +344,8 @@ def summary_items(
         )
     if "trace" in header:
         yield "trace", header["trace"]
+    if header.get("warnings"):
+        yield "warnings", header["warnings"]
 
 
 class Result:
@@ -501,6 +503,12 @@ class Result:
     def transfers(self) -> pl.DataFrame:
         """One row per finite transfer: its size, start and completion time (see :func:`transfer_schema`)."""
         return self._core_table("transfers")
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the scenario allows but a researcher should hear about, one line
+        each (an L4S flow whose path never marks it)."""
+        return list(self._header.get("warnings", []))
 
     @property
     def connections(self) -> dict[str, int]:
