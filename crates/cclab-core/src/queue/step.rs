@@ -2,11 +2,12 @@
 //! SIGCOMM 2010, §3.1): an arriving packet is marked CE when the queue it
 //! joins is above a threshold K, with no averaging and no randomness.
 //!
-//! "Above K" counts the packets the arrival finds waiting, with the one being
-//! transmitted: so an arrival is marked when at least K packets wait (not
-//! counting the one on the wire, this link's occupancy), as ns-3's
+//! An arrival is marked when at least K packets wait ahead of it, not
+//! counting the one being transmitted (this link's occupancy): the queue
+//! including the packet on the wire is then above K, RFC 8257's words. ns-3's
 //! `RedQueueDisc` configured as a step (MinTh = MaxTh = K, QW = 1, ECN on)
-//! marks when the packets queued at the arrival reach MaxTh.
+//! marks when the packets queued at the arrival reach MaxTh, and only if more
+//! than one is queued, so for K <= 1 it marks less than this rule.
 //!
 //! A packet that is not ECN-capable is dropped where it would be marked
 //! (`not_ect = "drop"`, what RED with ECN does in Linux and ns-3, the way
@@ -35,7 +36,7 @@ pub const DESCRIPTOR: QueueDescriptor = Descriptor {
             max: 1e9,
             default: ParamDefault::Required,
             meaning: "K: an arrival that finds this many packets waiting or more is marked; at most the buffer \
-                      (RFC 8257 §3.1 and the DCTCP paper suggest K > BDP / 7)",
+                      (the DCTCP paper, §3.3, suggests K > BDP / 7)",
         },
         Parameter {
             name: "not_ect",

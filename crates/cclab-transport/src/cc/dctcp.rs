@@ -18,14 +18,14 @@
 //! - An ACK that echoes a mark cuts the window once per window of data, as
 //!   RFC 3168 (the sender enforces that): cwnd = ssthresh = cwnd (1 - alpha /
 //!   2) (step 9), at least 2 segments (Linux `dctcp_ssthresh`).
-//! - A loss is answered as standard TCP (§3.4: "MUST react to loss ...
-//!   as a conventional TCP"): Reno's halving, and one segment after a timeout.
-//! - The window grows as Reno's (slow start, then one segment per RTT), not
-//!   on ACKs that echo a mark (RFC 3168 §6.1.2, as every ECN flow here).
+//! - A loss is answered as standard TCP (§3.5): Reno's halving, and one
+//!   segment after a timeout.
+//! - The window grows as Reno's (slow start, then one segment per RTT, §3.4),
+//!   not on ACKs that echo a mark (RFC 3168 §6.1.2, as every ECN flow here).
 //!
-//! alpha starts at 1 (`alpha_init`), as Linux's `dctcp_alpha_on_init`:
-//! §3.3 leaves the initial value open and a value of 1 makes the first marks
-//! halve the window, as classic ECN would, until alpha has been measured.
+//! alpha starts at 1 (`alpha_init`), as §3.3 initialises it and Linux's
+//! `dctcp_alpha_on_init` does: the first marks halve the window, as classic
+//! ECN would, until alpha has been measured.
 //!
 //! Where this departs from its sources, and why:
 //! - Step 4 of §3.3 stops while the ACK is at or below `window_end`, so a
@@ -57,7 +57,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
     role: Role::CongestionControl,
     summary:
         "Reno whose response to ECN marks is cwnd x (1 - alpha/2), alpha the EWMA of the marked fraction",
-    source: "RFC 8257 §3.3-§3.4; Linux net/ipv4/tcp_dctcp.c (g = 1/16, alpha starts at 1)",
+    source: "RFC 8257 §3.3-§3.5; Linux net/ipv4/tcp_dctcp.c (g = 1/16, alpha starts at 1)",
     parameters: &[
         Parameter {
             name: "g",
@@ -66,7 +66,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
             min: 1e-6,
             max: 1.0,
             default: ParamDefault::Value("0.0625"),
-            meaning: "the EWMA gain of alpha per observation window (RFC 8257 §3.3 recommends 1/16)",
+            meaning: "the EWMA gain of alpha per observation window (1/16: the DCTCP paper, Linux)",
         },
         Parameter {
             name: "alpha_init",
@@ -75,7 +75,7 @@ pub const DESCRIPTOR: CcDescriptor = Descriptor {
             min: 0.0,
             max: 1.0,
             default: ParamDefault::Value("1"),
-            meaning: "alpha before the first window is measured (Linux dctcp_alpha_on_init: 1)",
+            meaning: "alpha before the first window is measured (RFC 8257 §3.3 and Linux: 1)",
         },
     ],
     metrics: &[
@@ -190,7 +190,7 @@ mod tests {
     }
 
     #[test]
-    fn the_descriptor_defaults_are_rfc_8257s_g_and_linuxs_initial_alpha() {
+    fn the_descriptor_defaults_are_linuxs_g_and_rfc_8257s_initial_alpha() {
         let d = &DESCRIPTOR.parameters;
         assert_eq!(d[0].default, ParamDefault::Value("0.0625"), "g = 1/16");
         assert_eq!(d[1].default, ParamDefault::Value("1"));
@@ -250,7 +250,7 @@ mod tests {
         );
     }
 
-    /// §3.4: a loss halves the window as standard TCP, whatever alpha is.
+    /// §3.5: a loss halves the window as standard TCP, whatever alpha is.
     #[test]
     fn a_loss_or_timeout_is_answered_as_reno() {
         let mut d = Dctcp::new(G, 0.1);

@@ -373,6 +373,14 @@ pub trait CongestionControl {
         false
     }
 
+    /// True if a loss detected within a window of data already reduced for
+    /// a congestion mark is still answered (Prague: Linux enters loss
+    /// recovery from its CWR state and halves the window); otherwise the
+    /// loss is only retransmitted (RFC 3168 §6.1.2). Asked once.
+    fn answers_loss_after_mark(&self) -> bool {
+        false
+    }
+
     /// True if this algorithm reads [`AckSample::rate`] or
     /// [`AckSample::round_start`] (BBR, Vegas); otherwise the sender does not
     /// measure them (1.6 % of the steady state's instructions in the pacing

@@ -9,12 +9,14 @@
 //!
 //! - **The marked fraction.** Per packet-timed round (from SND.NXT when the
 //!   round began until SND.UNA reaches it), alpha = (1 - g) alpha + g F, F the
-//!   fraction of delivered segments the receiver reported CE-marked (AccECN,
-//!   rounded to segments), g = 1/16. Alpha is not updated before the first
-//!   mark ("proof that there's an AQM on the path").
+//!   fraction of delivered segments the receiver reported CE-marked (AccECN's
+//!   CE bytes over the segment size; at most 1), g = 1/16. Alpha is not
+//!   updated before the first mark ("proof that there's an AQM on the path").
 //! - **The window** is a fractional `frac_cwnd`; the sender's cwnd follows
 //!   it one segment per ACK, up or down, to ceil(frac_cwnd), at least 2 (on
-//!   a step down ssthresh = cwnd).
+//!   a step down ssthresh = cwnd), in loss recovery too: Prague owns cwnd,
+//!   as Linux's `cong_control` does (no proportional rate reduction, no
+//!   NewReno inflation).
 //! - **Growth.** In slow start, cwnd += the unmarked segments delivered (up
 //!   to ssthresh), frac_cwnd = cwnd. After it, frac_cwnd += a x unmarked /
 //!   frac_cwnd per ACK: only unmarked segments grow the window, so with a
@@ -29,11 +31,14 @@
 //!   "halve"`: alpha starts at 0), or alpha starts at 1 (`"one"`), Linux
 //!   `prague_alpha_mode`.
 //! - **A mark** reduces frac_cwnd by alpha / 2 of itself, once per window of
-//!   data (the sender's rule, Linux's CWR state).
-//! - **A loss** halves frac_cwnd, as Reno (the draft's §2.4.1: a classic
-//!   response to loss), and the window does not grow until recovery ends; a
-//!   timeout leaves a loss window of one segment, from where cwnd climbs one
-//!   segment per ACK back to frac_cwnd.
+//!   data (the sender's rule, Linux's CWR state); ssthresh is left as it is
+//!   (Linux `prague_ssthresh`), and cwnd steps down on the next ACKs.
+//! - **A loss** halves frac_cwnd, as Reno (the draft's classic response to
+//!   loss), also within a window already reduced for a mark (Linux enters
+//!   recovery from CWR), and the window does not grow until the loss episode
+//!   ends (SND.UNA passes what was outstanding at the loss, or recovery
+//!   ends); a timeout leaves a loss window of one segment, from where cwnd
+//!   climbs one segment per ACK back to frac_cwnd; ssthresh is left as it is.
 //! - **Pacing** at mss x max(frac_cwnd, in flight) / srtt, doubled while
 //!   cwnd is below half ssthresh (slow start).
 //!
@@ -49,8 +54,10 @@
 //! - The rate paces whole packets from a payload rate, as BBR here does: with
 //!   40-byte headers on 1000-byte segments the flow paces 4 % below
 //!   cwnd / srtt.
-//! - Linux enters CWR (and reduces) before the ACK's window update; here the
-//!   ACK's update comes first and the sender then asks for the reduction.
+//! - Linux enters CWR (and reduces, with the alpha it had) before the ACK's
+//!   window update and EWMA; here the ACK's update and a round's EWMA come
+//!   first and the sender then asks for the reduction, with the new alpha (so
+//!   in "halve" mode the first mark also cuts by g F / 2 after halving).
 //!   Within RTT independence a mark less than rtt_target after the last
 //!   reduction is not reduced for, and the next marked ACK asks again (Linux
 //!   waits for its CWR episode to end).
@@ -177,6 +184,8 @@ pub struct Prague {
     in_loss: bool,
     /// SND.NXT when the loss was detected: the loss episode ends when SND.UNA passes it.
     loss_end: u64,
+    /// SND.NXT after the last ACK.
+    snd_max: u64,
     /// Rounds since slow start ended.
     round: u64,
     /// The round ends when SND.UNA reaches this segment.
@@ -201,6 +210,7 @@ impl Prague {
             saw_ce: false,
             in_loss: false,
             loss_end: 0,
+            snd_max: 0,
             round: 0,
             round_end: 0,
             round_delivered: 0,
@@ -258,7 +268,7 @@ impl Prague {
             }
             self.saw_ce = true;
         }
-        let unmarked = ack.delivered as f64 - marked;
+        let unmarked = (ack.delivered as f64 - marked).max(0.0);
         if unmarked > 0.0 && !self.in_loss && ack.cwnd_limited && ack.phase == AckPhase::Open {
             if w.in_slow_start() {
                 w.cwnd = (w.cwnd + unmarked).min(w.ssthresh);
@@ -286,11 +296,13 @@ impl Prague {
         if self.rtt_independent() && ack.now < self.last_alpha_update + self.config.rtt_target {
             return;
         }
-        if self.saw_ce && self.round_delivered > 0 {
-            let fraction = (self.round_marked / self.round_delivered as f64).min(1.0);
+        if self.saw_ce {
+            // Marks may be reported on an ACK that delivers nothing new (a
+            // duplicate): counted in the round, and the fraction capped.
+            let fraction = (self.round_marked / self.round_delivered.max(1) as f64).min(1.0);
             self.alpha = (1.0 - self.config.g) * self.alpha + self.config.g * fraction;
+            self.last_alpha_update = ack.now;
         }
-        self.last_alpha_update = ack.now;
         self.round_end = ack.snd_max;
         self.round_delivered = 0;
         self.round_marked = 0.0;
@@ -313,13 +325,13 @@ impl CongestionControl for Prague {
         if self.in_loss && ack.phase == AckPhase::Open && ack.snd_una >= self.loss_end {
             self.in_loss = false;
         }
-        let marked = Self::marked_segments(ack).min(ack.delivered as f64);
+        let marked = Self::marked_segments(ack);
         self.round_delivered += ack.delivered;
         self.round_marked += marked;
         self.update_window(w, ack, marked);
         self.in_slow_start = w.in_slow_start();
         self.end_round_if_due(ack);
-        self.loss_end = self.loss_end.max(ack.snd_max);
+        self.snd_max = ack.snd_max;
     }
 
     fn on_congestion(&mut self, w: &Window, event: &CongestionEvent) -> Response {
@@ -335,17 +347,25 @@ impl CongestionControl for Prague {
                 self.last_reduction = Some(event.now);
                 self.frac_cwnd -= self.alpha * self.frac_cwnd / 2.0;
                 // cwnd follows frac_cwnd on the next ACKs; the response keeps
-                // it so that the sender counts this window as reduced for.
-                Response::Reduce { ssthresh: w.ssthresh.min(w.cwnd), cwnd: w.cwnd }
+                // both so that the sender counts this window as reduced for.
+                Response::Reduce { ssthresh: w.ssthresh, cwnd: w.cwnd }
             }
             EventKind::FastRetransmit | EventKind::Timeout => {
                 self.frac_cwnd /= 2.0;
                 self.in_loss = true;
-                let halved = self.frac_cwnd.max(2.0);
-                let cwnd = if event.kind == EventKind::Timeout { 1.0 } else { halved };
-                Response::Reduce { ssthresh: halved, cwnd }
+                self.loss_end = self.snd_max;
+                let cwnd = if event.kind == EventKind::Timeout { 1.0 } else { w.cwnd };
+                Response::Reduce { ssthresh: w.ssthresh, cwnd }
             }
         }
+    }
+
+    fn owns_cwnd_in_recovery(&self) -> bool {
+        true
+    }
+
+    fn answers_loss_after_mark(&self) -> bool {
+        true
     }
 
     fn on_recovery_exit(&mut self, _w: &mut Window, _now: Time) {
@@ -499,16 +519,30 @@ mod tests {
         assert_eq!((p.round_end, p.round), (20, 1));
     }
 
+    /// Before any mark alpha keeps its initial value (1 in mode "one", where
+    /// an update with F = 0 would lower it); the first mark starts the EWMA.
     #[test]
     fn alpha_waits_for_the_first_mark() {
-        let mut p = prague();
-        let mut w = Window { cwnd: 10.0, ssthresh: 10.0 };
-        p.on_ack(&mut w, &ack(0, 10, 0, 10, 20, 50));
-        assert_eq!(p.alpha, 0.0);
         let mut one = Prague::new(Config { halve_on_first_mark: false, ..Config::default() });
+        let mut w = Window { cwnd: 10.0, ssthresh: 10.0 };
         assert_eq!(one.alpha, 1.0, "alpha_mode one");
         one.on_ack(&mut w, &ack(0, 10, 0, 10, 20, 50));
         assert_eq!(one.alpha, 1.0, "no AQM seen yet: alpha is not updated");
+        assert_eq!(one.round_end, 20, "the round still ended");
+        one.on_ack(&mut w, &ack(1, 10, 5, 20, 30, 50));
+        assert!((one.alpha - ((1.0 - G) + G * 0.5)).abs() < 1e-12, "{}", one.alpha);
+    }
+
+    /// Marks reported on an ACK that delivers nothing new (a duplicate ACK
+    /// without SACK) still count toward the round's fraction.
+    #[test]
+    fn marks_on_a_duplicate_ack_count_toward_alpha() {
+        let mut p = prague();
+        (p.saw_ce, p.in_slow_start, p.frac_cwnd, p.round_end) = (true, false, 10.0, 10);
+        let mut w = Window { cwnd: 10.0, ssthresh: 10.0 };
+        p.on_ack(&mut w, &ack(0, 0, 2, 5, 15, 50));
+        p.on_ack(&mut w, &ack(1, 8, 0, 10, 20, 50));
+        assert!((p.alpha - G * 0.25).abs() < 1e-12, "F = 2 / 8: {}", p.alpha);
     }
 
     /// Once RTT-independent, the EWMA moves at most once per rtt_target.
@@ -537,7 +571,7 @@ mod tests {
         let w = Window { cwnd: 40.0, ssthresh: 100.0 };
         let r = p.on_congestion(&w, &event(EventKind::Mark, 40.0));
         assert_eq!(p.frac_cwnd, 30.0);
-        assert_eq!(r, Response::Reduce { ssthresh: 40.0, cwnd: 40.0 }, "cwnd follows on the next ACKs");
+        assert_eq!(r, Response::Reduce { ssthresh: 100.0, cwnd: 40.0 }, "cwnd follows on the next ACKs");
     }
 
     #[test]
@@ -555,19 +589,27 @@ mod tests {
         assert!(matches!(p.on_congestion(&w, &at(126)), Response::Reduce { .. }));
     }
 
+    /// The loss episode ends when SND.UNA passes SND.NXT of the loss, however
+    /// far SND.NXT has moved since; the window steps down to the halved
+    /// frac_cwnd meanwhile (Prague owns cwnd in recovery).
     #[test]
     fn a_loss_halves_the_window_and_stops_growth_until_the_episode_ends() {
         let mut p = prague();
         (p.frac_cwnd, p.in_slow_start) = (40.0, false);
         let mut w = Window { cwnd: 40.0, ssthresh: 40.0 };
-        p.on_ack(&mut w, &ack(0, 1, 0, 10, 50, 50));
+        p.on_ack(&mut w, &ack(0, 0, 0, 10, 50, 50));
         let r = p.on_congestion(&w, &event(EventKind::FastRetransmit, 40.0));
-        assert!((p.frac_cwnd - 20.0 - 0.5 / 40.0).abs() < 1e-9);
-        assert!(matches!(r, Response::Reduce { ssthresh, cwnd } if ssthresh == cwnd && cwnd == p.frac_cwnd));
+        assert_eq!(p.frac_cwnd, 20.0);
+        assert_eq!(r, Response::Reduce { ssthresh: 40.0, cwnd: 40.0 }, "Linux keeps both; cwnd steps down");
+        assert!(p.owns_cwnd_in_recovery() && p.answers_loss_after_mark());
         let frac = p.frac_cwnd;
-        p.on_ack(&mut w, &ack(1, 5, 0, 20, 50, 50));
-        assert_eq!(p.frac_cwnd, frac, "no growth in the loss episode");
-        p.on_ack(&mut w, &ack(2, 5, 0, 50, 60, 50));
+        let mut in_recovery = ack(1, 5, 0, 20, 60, 50);
+        in_recovery.phase = AckPhase::Recovery;
+        p.on_ack(&mut w, &in_recovery);
+        assert_eq!((p.frac_cwnd, w.cwnd), (frac, 39.0), "no growth; one step down");
+        p.on_ack(&mut w, &ack(2, 5, 0, 45, 70, 50));
+        assert!(p.in_loss, "SND.NXT moved on to 70, but the loss's was 50");
+        p.on_ack(&mut w, &ack(3, 5, 0, 50, 80, 50));
         assert!(!p.in_loss, "SND.UNA passed the data outstanding at the loss");
         let timeout = p.on_congestion(&w, &event(EventKind::Timeout, 40.0));
         assert!(matches!(timeout, Response::Reduce { cwnd, .. } if cwnd == 1.0));

@@ -13,6 +13,13 @@
 //!   `SEG.SEQ <= Last.ACK.sent`, so a delayed ACK echoes the earlier segment and a
 //!   duplicate ACK echoes the last in-order one.
 //! - Congestion marks (CE) are echoed (ECE) on the next ACK.
+//! - ECN feedback: with RFC 3168 feedback ECN-Echo is set on the next ACK
+//!   after a CE mark only (no CWR is modelled, so it is not repeated until
+//!   one arrives, RFC 3168 §6.1.3: a lost ACK loses the mark); with AccECN
+//!   every ACK carries the count of CE-marked payload bytes, but the draft's
+//!   immediate ACK on a change of CE state is not modelled (with delayed
+//!   ACKs the count arrives up to one delayed-ACK interval later; it stays
+//!   exact).
 
 use super::timers::{Timer, Timers};
 use super::{EcnFeedback, TcpConfig};

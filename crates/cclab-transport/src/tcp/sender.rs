@@ -328,6 +328,7 @@ pub struct TcpSender {
     pacer: Option<Box<dyn Pacer>>,
     /// Fixed properties of the algorithms, asked once.
     cc_owns_cwnd: bool,
+    cc_answers_loss_after_mark: bool,
     recovery_timers: bool,
     rfc6298_timer: bool,
     header_bytes: u32,
@@ -407,6 +408,7 @@ impl TcpSender {
         Self {
             state,
             cc_owns_cwnd: cc.owns_cwnd_in_recovery(),
+            cc_answers_loss_after_mark: cc.answers_loss_after_mark(),
             recovery_timers: recovery.has_timers(),
             rfc6298_timer: !recovery.replaces_rto(),
             cc,
@@ -686,7 +688,8 @@ impl TcpSender {
     /// congestion control answers, then recovery starts from the new window.
     fn on_loss_detected(&mut self, now: Time, echoed: bool) {
         self.counters.recoveries += 1;
-        let window = if self.ecn.is_on() && !self.ecn_recover.covered_by(self.state.snd_una) {
+        let reduced_for_a_mark = self.ecn.is_on() && !self.ecn_recover.covered_by(self.state.snd_una);
+        let window = if reduced_for_a_mark && !self.cc_answers_loss_after_mark {
             // This window of data was already reduced for: retransmit only.
             self.state.window.cwnd
         } else {
