@@ -17,7 +17,7 @@
 
 cclab_wire::algorithms! {
     /// The queue disciplines a link can use (`queue = NAME`).
-    pub const QUEUE_DISCIPLINES: QueueDescriptor = [droptail, red, cw, codel, fq_codel, pie, step];
+    pub const QUEUE_DISCIPLINES: QueueDescriptor = [droptail, red, cw, codel, fq_codel, pie, step, dualpi2];
 }
 pub mod avg_queue;
 pub mod fifo;

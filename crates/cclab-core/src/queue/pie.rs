@@ -658,7 +658,8 @@ mod tests {
     }
 
     fn queued(bytes: u32, ect: bool, at: Time) -> Queued {
-        let packet = PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
+        let packet =
+            PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
         Queued { packet, enqueued_at: at, flow: 0, seq: Seq::default() }
     }
 
