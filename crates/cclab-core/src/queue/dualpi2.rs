@@ -76,6 +76,16 @@
 //! - §2.5.1.1's packets of the "wrong" codepoint in a queue do not occur:
 //!   classification is by codepoint alone.
 //!
+//! ## Against ns-3
+//!
+//! ns-3 has no DualPI2 in its releases; the port read for comparison
+//! (`DualPi2QueueDisc`, NITK and Tom Henderson's update to draft -10, in
+//! AlexandruTabacaru/ns-3-dev-git-rp at commit
+//! 01649ee7ac9226dc68596e50f3c107eea4270365) predates the RFC: its update
+//! reads the C head alone, its defaults are Tupdate 15 ms, alpha 0.15,
+//! beta 3, a 475 us step and a 2-MTU floor on C drops, and it has no
+//! overload rule (p_CL is capped at 1). Nothing here follows it.
+//!
 //! ## Against Linux
 //!
 //! Linux `net/sched/sch_dualpi2.c` as merged (read at gregkh/linux commit
