@@ -19,6 +19,7 @@ mod delivery_rate;
 mod departures;
 mod dequeue;
 mod determinism;
+mod dualpi2;
 mod errors;
 mod golden;
 mod high_speed_pacing;

@@ -6,10 +6,10 @@
 //!   *whether* (and with which mark) an arriving packet joins. On a link of
 //!   constant rate and delay the link then computes the packet's departure at
 //!   admission, the fast path: one event per hop at most.
-//! - a dequeuing discipline ([`DequeueDiscipline`]: CoDel, FQ-CoDel, PIE)
-//!   holds its packets and chooses, when the transmitter asks, which to send
-//!   next and which to drop or mark at the head, seeing each packet's sojourn
-//!   time. A link of varying rate or delay pulls from every discipline this
+//! - a dequeuing discipline ([`DequeueDiscipline`]: CoDel, FQ-CoDel, PIE,
+//!   DualPI2) holds its packets and chooses, when the transmitter asks, which
+//!   to send next and which to drop or mark at the head, seeing each packet's
+//!   sojourn time. A link of varying rate or delay pulls from every discipline this
 //!   way (a FIFO one through [`fifo::FifoQueue`]).
 //!
 //! The occupancy a discipline sees counts packets waiting behind the one being
@@ -17,10 +17,11 @@
 
 cclab_wire::algorithms! {
     /// The queue disciplines a link can use (`queue = NAME`).
-    pub const QUEUE_DISCIPLINES: QueueDescriptor = [droptail, red, cw, codel, fq_codel, pie, step];
+    pub const QUEUE_DISCIPLINES: QueueDescriptor = [droptail, red, cw, codel, fq_codel, pie, step, dualpi2];
 }
 pub mod avg_queue;
 pub mod fifo;
+pub mod periodic;
 #[cfg(test)]
 mod test_support;
 

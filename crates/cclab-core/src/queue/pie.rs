@@ -77,7 +77,8 @@
 //! it would have seen at its own time. Updates draw nothing. Once
 //! `drop_prob`, `qdelay` and `qdelay_old` are all 0 an update changes only
 //! the burst allowance, so a long idle period is skipped in one step. A
-//! metric sampled between calls shows the state of the last call.
+//! metric sampled between calls shows the state of the last call. The
+//! catch-up is `periodic.rs`'s, shared with DualPI2.
 //!
 //! ## Against Linux and ns-3
 //!
@@ -106,6 +107,7 @@
 //!   threshold waits; here it is §5.2's dequeue time with weight
 //!   `dq_threshold / 2^16`.
 
+use super::periodic::{self, Clock, Periodic};
 use super::{
     droptail, Admission, BufferLimit, DequeueDiscipline, Dequeued, Discipline, Dropped, QueueDescriptor,
     QueueLink, QueueOccupancy, Queued,
@@ -429,7 +431,7 @@ pub struct Pie {
     state: Controller,
     rate: RateEstimator,
     /// When the next periodic update is due.
-    next_update: Time,
+    clock: Clock,
     /// Derandomization's accumulated probability (RFC 8033 `accu_prob_`).
     accu_prob: f64,
     /// Arrivals the random test dropped.
@@ -456,7 +458,7 @@ impl Pie {
                 burst_allowance: config.max_burst,
             },
             rate: RateEstimator::new(config.dq_threshold),
-            next_update: config.tupdate,
+            clock: Clock::new(config.tupdate),
             accu_prob: 0.0,
             drops: 0,
             rng: link.rng,
@@ -489,36 +491,9 @@ impl Pie {
         self.updates.push(self.state.drop_prob);
     }
 
-    /// Whether an update would change nothing but the burst allowance: with
-    /// `drop_prob`, the delay and the old delay all 0, the step is at most 0
-    /// (alpha >= 0) and the bound brings the probability back to 0.
-    fn at_rest(&self) -> bool {
-        let s = &self.state;
-        s.drop_prob == 0.0 && s.qdelay == 0.0 && s.qdelay_old == 0.0 && self.next_qdelay() == 0.0
-    }
-
     /// Runs every update due at or before `now`, in order.
     fn advance(&mut self, now: Time) {
-        let period = self.config.tupdate;
-        while self.next_update <= now {
-            if self.at_rest() {
-                let due = (now - self.next_update) / period + 1;
-                let span = due.saturating_mul(period);
-                self.state.burst_allowance = self.state.burst_allowance.saturating_sub(span);
-                self.next_update = self.next_update.saturating_add(span);
-                #[cfg(test)]
-                {
-                    self.updates.extend(std::iter::repeat_n(0.0, due as usize));
-                    self.skipped += due;
-                }
-                return;
-            }
-            self.update();
-            match self.next_update.checked_add(period) {
-                Some(next) => self.next_update = next,
-                None => return,
-            }
-        }
+        periodic::catch_up(self, now);
     }
 
     /// The random draw below `drop_prob` (none when it is 0).
@@ -555,6 +530,33 @@ impl Pie {
             true
         } else {
             self.draw()
+        }
+    }
+}
+
+impl Periodic for Pie {
+    fn clock(&mut self) -> &mut Clock {
+        &mut self.clock
+    }
+
+    fn update_at(&mut self, _: Time) {
+        self.update();
+    }
+
+    /// With `drop_prob`, the delay and the old delay all 0, an update's step
+    /// is at most 0 (alpha >= 0) and the bound brings the probability back
+    /// to 0: it changes only the burst allowance.
+    fn at_rest(&self) -> bool {
+        let s = &self.state;
+        s.drop_prob == 0.0 && s.qdelay == 0.0 && s.qdelay_old == 0.0 && self.next_qdelay() == 0.0
+    }
+
+    fn rest(&mut self, _due: u64, span: Time) {
+        self.state.burst_allowance = self.state.burst_allowance.saturating_sub(span);
+        #[cfg(test)]
+        {
+            self.updates.extend(std::iter::repeat_n(0.0, _due as usize));
+            self.skipped += _due;
         }
     }
 }
@@ -656,7 +658,8 @@ mod tests {
     }
 
     fn queued(bytes: u32, ect: bool, at: Time) -> Queued {
-        let packet = PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
+        let packet =
+            PacketRef { id: 0, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
         Queued { packet, enqueued_at: at, flow: 0, seq: Seq::default() }
     }
 
@@ -1112,9 +1115,9 @@ mod tests {
         let mut q = pie_seeded(config, BufferLimit::Packets(40), seed);
         let mut dropped = Vec::new();
         let tick_to = |q: &mut Pie, t: Time| {
-            while q.next_update <= t {
+            while q.clock.next <= t {
                 q.update();
-                q.next_update += q.config.tupdate;
+                q.clock.next += q.config.tupdate;
             }
         };
         let mut run = Run { admissions: Vec::new(), states: Vec::new(), updates: Vec::new(), skipped: 0 };
