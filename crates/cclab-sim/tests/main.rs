@@ -25,6 +25,7 @@ mod golden;
 mod high_speed_pacing;
 mod highspeed;
 mod invariants;
+mod l4s;
 mod metrics;
 mod pacing;
 mod phase;
