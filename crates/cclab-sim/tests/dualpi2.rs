@@ -1,8 +1,8 @@
 //! DualPI2 (RFC 9332) in whole simulations with Classic traffic only: the
 //! PI2 base AQM keeps the queueing delay near its 15 ms target at full
 //! utilisation, ECT(0) flows are marked where Not-ECT ones are dropped, and
-//! packets are conserved and delivered once. L4S (ECT(1)) traffic waits for
-//! an L4S congestion control; the discipline's unit tests cover the L queue.
+//! packets are conserved and delivered once. The L queue with L4S traffic
+//! (Prague) is tested in tests/l4s.rs and the discipline's unit tests.
 
 use crate::common;
 

@@ -80,11 +80,11 @@ fn prague_and_cubic_share_dualpi2_with_prague_below_two_milliseconds() {
         let (l4s, classic) = (goodput(&r, "l4s"), goodput(&r, "classic"));
         let ratio = l4s / classic;
         let l_p99 = quantile(&r, "dualpi2.l_sojourn_ms", 10.0, 0.99);
-        let c_mean = quantile(&r, "dualpi2.c_sojourn_ms", 10.0, 0.5);
+        let c_median = quantile(&r, "dualpi2.c_sojourn_ms", 10.0, 0.5);
         let b = bottleneck(&r);
         eprintln!(
             "{rate}: prague {:.1} Mbit/s, cubic {:.1} Mbit/s (ratio {ratio:.2}), L sojourn p99 {l_p99:.3} ms, \
-             C sojourn median {c_mean:.1} ms, utilisation {:.3}, {} marks, {} drops",
+             C sojourn median {c_median:.1} ms, utilisation {:.3}, {} marks, {} drops",
             l4s / 1e6,
             classic / 1e6,
             b.utilization,
@@ -94,6 +94,7 @@ fn prague_and_cubic_share_dualpi2_with_prague_below_two_milliseconds() {
         assert!((0.5..=2.0).contains(&ratio), "{rate}: prague/cubic {ratio}");
         assert!(l_p99 < 2.0, "{rate}: L queue p99 {l_p99} ms");
         assert!(b.utilization > 0.9, "{rate}: utilisation {}", b.utilization);
+        assert!((7.5..=22.5).contains(&c_median), "{rate}: C queue median {c_median} ms (target 15)");
     }
 }
 
