@@ -117,8 +117,9 @@ fn one_flow_keeps_a_100_mbits_link_busy_with_little_loss_and_probes_rtt_every_5_
         r.flows[0].goodput_bps / 1e6,
         link.queue_mean_pkts
     );
-    assert!(link.utilization > 0.9, "{}", link.utilization);
-    assert!(loss < 0.02, "{loss}");
+    // Measured: 0.934 busy (pacing from payload: 1000 of 1040 bytes), no drop.
+    assert!(link.utilization > 0.92, "{}", link.utilization);
+    assert!(loss < 0.001, "{loss}");
     let state = common::series(r.timeseries.as_ref().expect("observed"), "f", "cc.state");
     let entries: Vec<f64> =
         state.windows(2).filter(|w| w[1].1 == 3.0 && w[0].1 != 3.0).map(|w| w[1].0).collect();

@@ -115,6 +115,20 @@
 //!   keeps in integers (segments, 1/256 gains) are reals here.
 //! - is_cwnd_limited (C.is_cwnd_limited) is judged at ACKs: the flight before
 //!   an ACK reached cwnd in this round or the last.
+//! - Without SACK (`recovery` tahoe, reno or newreno) the draft's two rules
+//!   hold: any loss in a sample is too high (§5.5.10.2) and a loss found in
+//!   fast recovery ends STARTUP (§5.3.1.3); the sender says which at build.
+//! - Known, not yet fixed (an independent review): samples are marked
+//!   application-limited while they arrive in PROBE_RTT, where the draft and
+//!   Linux mark those of segments sent in it, so the round after PROBE_RTT
+//!   may advance max_bw's cycle count; segments sent at the same instant
+//!   give the first one's sample, not the highest-numbered (§4.1.2.3
+//!   IsNewestPacket), understating tx_in_flight in a burst; the flight before
+//!   an ACK is rebuilt as inflight + delivered + newly lost, which after a
+//!   timeout overstates it (Linux keeps `prior_in_flight`); the quantisation
+//!   budget's floor is 4 segments (the draft and Linux: 6), a timeout sets
+//!   cwnd to 1 (the draft: inflight + 1), and STARTUP's loss exit counts ACKs
+//!   that marked losses (Linux), not discontiguous lost ranges (the draft).
 
 use super::{
     AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind,
@@ -477,6 +491,9 @@ pub struct Bbr3 {
     ecn_eligible: bool,
     /// The last round's marked fraction exceeded `ecn_thresh` (set on the ACK that ends it).
     ecn_too_high: bool,
+    /// The receiver sends SACK blocks; without them any loss is too much
+    /// (§5.5.10.2) and STARTUP ends at a loss in recovery (§5.3.1.3).
+    selective_acks: bool,
     startup_ecn_rounds: u64,
     /// The loss round, which restarts at its first loss (Linux `loss_round_delivered`).
     loss_round_delivered: u64,
@@ -554,6 +571,7 @@ impl Bbr3 {
             ecn_alpha: config.ecn_alpha_init,
             ecn_eligible: false,
             ecn_too_high: false,
+            selective_acks: true,
             startup_ecn_rounds: 0,
             // Linux starts the first loss round after the first delivery.
             loss_round_delivered: 1,
@@ -769,10 +787,12 @@ impl Bbr3 {
         self.inflight_hi = self.inflight(self.max_bw(), 1.0).max(self.inflight_latest);
     }
 
-    /// §5.5.10.2 IsInflightTooHigh (Linux `bbr_is_inflight_too_high`); marks per round.
+    /// §5.5.10.2 IsInflightTooHigh (Linux `bbr_is_inflight_too_high`); marks
+    /// per round. Without SACK any loss is too high: the sender then sees
+    /// about one loss a round trip, and the loss rate says nothing.
     fn inflight_too_high(&self, s: &Sample) -> bool {
         let lossy = s.lost > 0.0 && s.tx_in_flight > 0.0 && s.lost > s.tx_in_flight * self.config.loss_thresh;
-        lossy || self.ecn_too_high
+        lossy || (s.lost > 0.0 && !self.selective_acks) || self.ecn_too_high
     }
 
     /// §5.5.10.3 UpdateLatestDeliverySignals.
@@ -864,6 +884,11 @@ impl Bbr3 {
         }
         if ack.newly_lost > 0 {
             self.loss_events_in_round = (self.loss_events_in_round + 1).min(15);
+            // §5.3.1.3: without SACK, any loss found in fast recovery ends STARTUP.
+            if !self.selective_acks && ack.phase == AckPhase::Recovery {
+                self.handle_queue_too_high_in_startup();
+                return;
+            }
         }
         let events = self.config.full_loss_events;
         if events > 0
@@ -1284,6 +1309,10 @@ impl CongestionControl for Bbr3 {
         self.draws = SplitMix64::new(seed);
     }
 
+    fn set_selective_acks(&mut self, negotiated: bool) {
+        self.selective_acks = negotiated;
+    }
+
     fn owns_cwnd_in_recovery(&self) -> bool {
         true
     }
@@ -1650,6 +1679,33 @@ mod tests {
         assert_eq!(startup_loss_round(5, 3, 100, AckPhase::Recovery).mode(), Mode::Startup, "5 events");
         assert_eq!(startup_loss_round(6, 2, 100, AckPhase::Recovery).mode(), Mode::Startup, "2 %: not above");
         assert_eq!(startup_loss_round(6, 3, 100, AckPhase::Open).mode(), Mode::Startup, "not in recovery");
+    }
+
+    /// §5.3.1.3 and §5.5.10.2 without SACK: one loss marked in recovery ends
+    /// STARTUP, and any loss in a sample is "too high" (with SACK, 1 of 100 is not).
+    #[test]
+    fn without_sack_one_loss_in_recovery_ends_startup_and_any_loss_is_too_high() {
+        let mut b = startup_loss_round(0, 0, 100, AckPhase::Recovery);
+        assert_eq!(b.mode(), Mode::Startup);
+        b.set_selective_acks(false);
+        let mut w = window(200.0);
+        let mut a = with_rate(&b, ack(millis(50), 2, 150), BW, false);
+        a.newly_lost = 1;
+        a.phase = AckPhase::Recovery;
+        b.on_ack(&mut w, &a);
+        assert!(b.full_bw_reached(), "one loss event in recovery, no SACK");
+        let one_in_a_hundred = Sample {
+            bw: BW,
+            delivered: 10.0,
+            prior_delivered: 0,
+            lost: 1.0,
+            tx_in_flight: 100.0,
+            app_limited: false,
+        };
+        assert!(b.inflight_too_high(&one_in_a_hundred));
+        b.set_selective_acks(true);
+        assert!(!b.inflight_too_high(&one_in_a_hundred), "1 % is below loss_thresh");
+        assert_eq!(startup_loss_round(1, 0, 100, AckPhase::Recovery).mode(), Mode::Startup, "with SACK");
     }
 
     #[test]

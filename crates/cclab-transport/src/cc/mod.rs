@@ -373,6 +373,11 @@ pub trait CongestionControl {
         false
     }
 
+    /// Whether the connection's receiver sends SACK blocks (the flow's loss
+    /// recovery reads them): told once, by the sender as it is built. BBRv3
+    /// reads losses differently without them (draft-ietf-ccwg-bbr §5.5.10.2).
+    fn set_selective_acks(&mut self, _negotiated: bool) {}
+
     /// True if a loss detected within a window of data already reduced for
     /// a congestion mark is still answered (Prague: Linux enters loss
     /// recovery from its CWR state and halves the window); otherwise the

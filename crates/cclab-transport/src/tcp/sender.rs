@@ -375,10 +375,11 @@ pub struct TcpSender {
 impl TcpSender {
     pub fn new(
         cfg: &TcpConfig,
-        cc: Box<dyn CongestionControl>,
+        mut cc: Box<dyn CongestionControl>,
         recovery: Box<dyn LossRecovery>,
         pacer: Option<Box<dyn Pacer>>,
     ) -> Self {
+        cc.set_selective_acks(cfg.sack);
         let mss = cfg.mss.max(1);
         let (total_segments, last_segment_len) = match cfg.app {
             App::Bulk => (None, mss),
