@@ -142,7 +142,7 @@ def quick_study_command(study: str, out: Path) -> list[str]:
 
 #: The studies whose quick reproduction is simulation only (the real ones time real transfers, which
 #: their own tests run).
-SIMULATED_STUDIES = ("buffers", "pacing", "recovery", "udt", "wireless")
+SIMULATED_STUDIES = ("buffers", "l4s", "pacing", "recovery", "udt", "wireless")
 
 
 def quick_study_dir(config: pytest.Config, study: str) -> Path:

@@ -10,6 +10,7 @@ from cclab.studies.base import Study, StudyContext, StudyOptions
 STUDIES = {
     "buffers": "cclab.studies.buffers",
     "buffers-real": "cclab.studies.buffers_real",
+    "l4s": "cclab.studies.l4s",
     "pacing": "cclab.studies.pacing",
     "recovery": "cclab.studies.recovery",
     "udt": "cclab.studies.udt",
