@@ -672,7 +672,7 @@ fn unknown_names_list_the_valid_ones() {
     expect(
         &BASE.replace("buffer = \"1bdp\"", "buffer = \"1bdp\"\nqueue = \"sfq\""),
         "topology.bottleneck.queue",
-        "unknown queue discipline \"sfq\" (one of droptail, red, cw, codel, fq_codel, pie, step)",
+        "unknown queue discipline \"sfq\" (one of droptail, red, cw, codel, fq_codel, pie, step, dualpi2)",
     );
     expect(&tcp_with("pacing = \"fq\""), "flows[0].pacing", "(one of none, rtt, linux)");
 }
