@@ -6,20 +6,23 @@ timestamps, an ACK per segment, initial window 4, a 1 s minimum RTO, and
 buffers large enough never to limit the window.
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ns import ns
 
 
-def configure_tcp(socket_type: str, segment: int, *, limited_transmit: bool | None = None) -> None:
-    """Sets ns-3's TCP defaults for every socket created afterwards."""
+def configure_tcp(
+    socket_type: str, segment: int, *, limited_transmit: bool | None = None, delayed_ack_count: int = 1
+) -> None:
+    """Sets ns-3's TCP defaults for every socket created afterwards (an ACK per
+    `delayed_ack_count` in-order segments: 1 unless asked, ns-3's own default is 2)."""
     ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.StringValue(socket_type))
     ns.Config.SetDefault(
         "ns3::TcpL4Protocol::RecoveryType", ns.TypeIdValue(ns.TypeId.LookupByName("ns3::TcpClassicRecovery"))
     )
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(segment))
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(4))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(1))
+    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(delayed_ack_count))
     ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(1 << 30))
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(1 << 30))
     ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
@@ -73,11 +76,13 @@ def bulk_send(node: ns.Node, to: ns.Ipv4Address, port: int, segment: int, start_
 
 
 class Dumbbell(NamedTuple):
-    """What `dumbbell` built: flow i's sender is node i, its receiver node n + 2 + i (n flows)."""
+    """What `dumbbell` built: flow i's sender is node i, its receiver node n + 2 + i (n flows);
+    `discs` the bottleneck's queue discs (forward first) when one was asked for."""
 
     nodes: ns.NodeContainer
     receivers: list[ns.Ipv4Address]
     bottleneck: ns.NetDeviceContainer
+    discs: ns.QueueDiscContainer | None = None
 
     def sender(self, flow: int) -> ns.Node:
         return self.nodes.Get(flow)
@@ -86,11 +91,22 @@ class Dumbbell(NamedTuple):
         return self.nodes.Get(len(self.receivers) + 2 + flow)
 
 
-def dumbbell(rtts_ms: list[float], bottleneck: str, bottleneck_delay_ms: float, buffer_packets: int) -> Dumbbell:
-    """cclab's dumbbell: one sender and one receiver per flow, each behind its own 1 Gbit/s access
-    link whose delay gives the flow its base RTT `rtts_ms[i]`, and the bottleneck from router n to
-    router n + 1 with a DropTail buffer of `buffer_packets` waiting (traffic control removed). Routes
-    are computed; the sockets' settings (configure_tcp) are left to the caller."""
+def dumbbell(
+    rtts_ms: list[float],
+    bottleneck: str,
+    bottleneck_delay_ms: float,
+    buffer_packets: int,
+    *,
+    access_rate: str = "1Gbps",
+    queue_disc: ns.TrafficControlHelper | None = None,
+) -> Dumbbell:
+    """cclab's dumbbell: one sender and one receiver per flow, each behind its own access link
+    (`access_rate`) whose delay gives the flow its base RTT `rtts_ms[i]`, and the bottleneck from
+    router n to router n + 1 with a DropTail buffer of `buffer_packets` waiting (traffic control
+    removed). With `queue_disc`, that helper's root queue disc is installed on both bottleneck
+    devices instead (before the addresses, so no default one is), above a device queue of
+    `buffer_packets` (give 1, so that the queue builds in the queue disc). Routes are computed; the
+    sockets' settings (configure_tcp) are left to the caller."""
     n = len(rtts_ms)
     nodes = ns.NodeContainer()
     nodes.Create(2 * n + 2)
@@ -99,13 +115,14 @@ def dumbbell(rtts_ms: list[float], bottleneck: str, bottleneck_delay_ms: float, 
     receivers = []
     for flow, rtt in enumerate(rtts_ms):
         access_ms = (rtt / 2 - bottleneck_delay_ms) / 2
-        address(point_to_point(nodes, flow, left, "1Gbps", access_ms, "100000p"), f"10.{1 + 2 * flow}.0.0")
-        far = point_to_point(nodes, right, n + 2 + flow, "1Gbps", access_ms, "100000p")
+        address(point_to_point(nodes, flow, left, access_rate, access_ms, "100000p"), f"10.{1 + 2 * flow}.0.0")
+        far = point_to_point(nodes, right, n + 2 + flow, access_rate, access_ms, "100000p")
         receivers.append(address(far, f"10.{2 + 2 * flow}.0.0").GetAddress(1))
     middle = point_to_point(nodes, left, right, bottleneck, bottleneck_delay_ms, f"{buffer_packets}p")
-    address(middle, "10.99.0.0")
+    discs = queue_disc.Install(middle) if queue_disc is not None else None
+    address(middle, "10.99.0.0", queue_disc=queue_disc is not None)
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-    return Dumbbell(nodes, receivers, middle)
+    return Dumbbell(nodes, receivers, middle, discs)
 
 
 def one_flow_path(rtt_ms: float, bottleneck: str, bottleneck_delay_ms: float, buffer_packets: int, loss: float,
@@ -131,3 +148,25 @@ def one_flow_path(rtt_ms: float, bottleneck: str, bottleneck_delay_ms: float, bu
     sink_apps = packet_sink(nodes.Get(3), port)
     bulk_send(nodes.Get(0), far.GetAddress(1), port, segment, 0.0)
     return sink_apps
+
+
+def attributes_of(obj: Any) -> dict[str, str]:
+    """Every attribute of ns-3 object `obj` (and its parents' types) as the object holds it."""
+    values = {}
+    tid = obj.GetInstanceTypeId()
+    while True:
+        for i in range(tid.GetAttributeN()):
+            info = tid.GetAttribute(i)
+            if not (info.flags & ns.TypeId.ATTR_GET and info.accessor.HasGetter()):
+                continue  # e.g. RedQueueDisc's Alpha has only a setter; getting it is fatal
+            value = ns.StringValue()
+            try:
+                obj.GetAttribute(info.name, value)  # ns-3 serializes any attribute into a StringValue
+            except Exception:  # noqa: BLE001, S112 (lists of pointers and the like do not serialize)
+                continue
+            values[str(info.name)] = str(value.Get())
+        if tid.GetName() == "ns3::Object":
+            return values
+        tid = tid.GetParent()
+        if tid == ns.TypeId.LookupByName("ns3::ObjectBase"):
+            return values

@@ -297,35 +297,13 @@ void Setup(Ptr<QueueDisc> q, Ptr<NetDevice> dev, ApplicationContainer sink_apps,
 """
 
 
-def attributes_of(obj: Any) -> dict[str, str]:
-    """Every attribute of ns-3 object `obj` (and its parents' types) as the object holds it."""
-    from ns import ns
-
-    values = {}
-    tid = obj.GetInstanceTypeId()
-    while True:
-        for i in range(tid.GetAttributeN()):
-            info = tid.GetAttribute(i)
-            value = ns.StringValue()
-            try:
-                obj.GetAttribute(info.name, value)  # ns-3 serializes any attribute into a StringValue
-            except Exception:  # noqa: BLE001, S112 (lists of pointers and the like do not serialize)
-                continue
-            values[str(info.name)] = str(value.Get())
-        if tid.GetName() == "ns3::Object":
-            return values
-        tid = tid.GetParent()
-        if tid == ns.TypeId.LookupByName("ns3::ObjectBase"):
-            return values
-
-
 def run_case(disc: str, flows: int) -> dict[str, Any]:
     """Runs one discipline with `flows` flows; returns its measurements."""
     import cppyy
     from ns import ns
 
     sys.path.insert(0, str(HERE.parent))
-    from ns3_tcp import address, configure_tcp, packet_sink, point_to_point
+    from ns3_tcp import address, attributes_of, configure_tcp, packet_sink, point_to_point
 
     cppyy.cppdef(CPP)
     configure_tcp("ns3::TcpNewReno", SEGMENT)
