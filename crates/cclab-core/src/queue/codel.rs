@@ -377,7 +377,8 @@ pub(super) mod tests {
     use cclab_wire::MetricLog;
 
     pub(in crate::queue) fn queued(id: u32, flow: u64, bytes: u32, at: Time, ect: bool) -> Queued {
-        let packet = PacketRef { id, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
+        let packet =
+            PacketRef { id, dst: 0, wire_bytes: bytes, ect: crate::queue::test_support::codepoint(ect) };
         Queued { packet, enqueued_at: at, flow, seq: Seq { made_at: at, id: id as u64 } }
     }
 

@@ -97,9 +97,9 @@
 //!   as the loss recoveries that keep that point (`tahoe`, `newreno`, `sack`,
 //!   `sack1`) tell; with `reno` recovery, cwnd only regrows toward the target.
 
-use super::{EcnUse, 
-    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response,
-    Window,
+use super::{
+    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind,
+    Response, Window,
 };
 use crate::windowed_filter::{Extreme, WindowedFilter};
 use cclab_wire::random::SplitMix64;
@@ -671,7 +671,14 @@ mod tests {
     /// A delivery-rate sample of `bytes_per_second` over one RTprop.
     fn rate(bytes_per_second: f64) -> RateSample {
         let delivered = (bytes_per_second * 0.04).round() as u64;
-        RateSample { delivered, interval: RTPROP, prior_delivered: 0, app_limited: false, lost: 0, tx_in_flight: 0 }
+        RateSample {
+            delivered,
+            interval: RTPROP,
+            prior_delivered: 0,
+            app_limited: false,
+            lost: 0,
+            tx_in_flight: 0,
+        }
     }
 
     /// PROBE_BW in phase `index` with the model BW x RTPROP, RTprop measured at 0.

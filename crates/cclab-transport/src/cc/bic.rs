@@ -43,8 +43,9 @@
 //! `fast_convergence` do.
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::{
     Descriptor, MetricDesc, Metrics, ParamDefault, ParamError, ParamType, Parameter, Params, Role,

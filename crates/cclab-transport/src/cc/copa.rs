@@ -90,7 +90,8 @@
 //!   packets; at a gain of 2 the header bytes do not make it bind.
 
 use super::{
-    AckSample, CcBuilder, CcDescriptor, EcnUse, CongestionControl, CongestionEvent, EventKind, Response, Window,
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::time::{secs, to_secs_f64};
 use cclab_wire::{

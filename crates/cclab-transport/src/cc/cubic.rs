@@ -33,8 +33,9 @@
 //!   §4.9's undo of spurious congestion events is not implemented.
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{

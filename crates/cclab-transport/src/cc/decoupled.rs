@@ -28,8 +28,9 @@
 //!   ssthresh = ABE x RTT and cwnd = 1.
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use crate::estimate::wabe::{Wabe, GAIN, IA_GAIN};
 use crate::estimate::{BandwidthEstimator, DeliveredBytes};

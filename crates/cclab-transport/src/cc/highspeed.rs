@@ -77,8 +77,9 @@
 //!   mark does not grow the window, as Reno (RFC 3168 §6.1.2).
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::{Descriptor, MetricDesc, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
 use std::collections::HashMap;

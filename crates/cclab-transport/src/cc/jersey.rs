@@ -25,9 +25,9 @@
 //! formula and rate control were read in two ns-3 implementations.
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, MarkStatus, Response,
-    Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, MarkStatus,
+    Response, Window,
 };
 use crate::estimate::jersey::TimeSlidingWindow;
 use crate::estimate::BandwidthEstimator;

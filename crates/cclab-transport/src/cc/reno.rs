@@ -12,8 +12,9 @@
 //! - A congestion mark (ECN-Echo) is answered like a loss, without a
 //!   retransmission, and an ACK echoing a mark does not grow cwnd (RFC 3168 §6.1.2).
 
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 

@@ -38,8 +38,9 @@
 //!   not grow the window, as Reno (RFC 3168 §6.1.2).
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use cclab_wire::{Descriptor, ParamDefault, ParamError, ParamType, Parameter, Params, Role};
 

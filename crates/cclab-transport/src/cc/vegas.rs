@@ -84,8 +84,9 @@
 //!   incremented by 1 us (`vrtt = rtt_us + 1` only guards against zero).
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, Response, Window,
+use super::{
+    AckPhase, AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, Response,
+    Window,
 };
 use cclab_wire::time::to_secs_f64;
 use cclab_wire::{

@@ -30,8 +30,9 @@
 //!   bw_rttmin is the floor of 2 segments.
 
 use super::reno::Reno;
-use super::{EcnUse, 
-    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EventKind, Response, Window,
+use super::{
+    AckSample, CcBuilder, CcDescriptor, CongestionControl, CongestionEvent, EcnUse, EventKind, Response,
+    Window,
 };
 use crate::estimate::{self, BandwidthEstimator};
 use cclab_wire::time::to_secs_f64;

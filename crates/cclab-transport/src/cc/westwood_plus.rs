@@ -7,7 +7,7 @@
 //! cwnd = ssthresh = BWE x RTTmin when recovery ends).
 
 use super::westwood::{BweResponse, METRICS, RESPONSE};
-use super::{EcnUse, CcBuilder, CcDescriptor, CongestionControl};
+use super::{CcBuilder, CcDescriptor, CongestionControl, EcnUse};
 use cclab_wire::{Descriptor, ParamError, Params, Role};
 
 pub const DESCRIPTOR: CcDescriptor = Descriptor {
